@@ -1,0 +1,116 @@
+//! What every agent backend gives the broker: a stream of [`BackendEvent`]s
+//! and a way to send answers back ([`Backend`]).
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+
+use crate::model::{Answers, QuestionRequest};
+
+/// A question as a backend saw it, before the broker checked it.
+#[derive(Debug, Clone)]
+pub struct Incoming {
+    pub request: QuestionRequest,
+    /// Backend-specific routing for the reply (OpenCode: the directory the
+    /// question came from).
+    pub route: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub enum BackendEvent {
+    Connected,
+    Disconnected {
+        error: String,
+    },
+    /// Everything the server lists as pending right after a (re)connect: the
+    /// event stream has no replay, so this is how missed questions and missed
+    /// answers are found.
+    Snapshot(Vec<Incoming>),
+    Asked(Incoming),
+    Replied {
+        request_id: String,
+    },
+    Rejected {
+        request_id: String,
+    },
+    /// The tool call behind a question finished; `ok` is false for `error`.
+    ToolEnded {
+        call_id: String,
+        ok: bool,
+    },
+    /// The session stopped (aborted, errored or idle): its questions are moot.
+    SessionEnded {
+        session_id: String,
+    },
+    /// Input the backend could not use, worth telling the person about.
+    Invalid {
+        error: String,
+    },
+}
+
+/// Where a server's events go: tagged with the server's name.
+pub type EventSink = tokio::sync::mpsc::UnboundedSender<(Arc<str>, BackendEvent)>;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    /// The server does not know the question (answered elsewhere, or gone).
+    #[error("{server}: question not found (already answered elsewhere, or its session ended)")]
+    NotFound { server: String },
+    #[error("{server}: 401 Unauthorized: check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME")]
+    Unauthorized { server: String },
+    #[error("{server}: the server refused the request (400): {message}")]
+    BadRequest { server: String, message: String },
+    #[error("{server}: server error {status}: {message}")]
+    Server {
+        server: String,
+        status: u16,
+        message: String,
+    },
+    #[error("{server}: answered {status} with {kind} instead of JSON: is this an OpenCode server, and is the route right?")]
+    NotJson {
+        server: String,
+        status: u16,
+        kind: String,
+    },
+    #[error("{server}: no answer within {seconds} s")]
+    Timeout { server: String, seconds: u64 },
+    #[error("{server}: {message}")]
+    Connect { server: String, message: String },
+}
+
+impl BackendError {
+    /// Whether sending the same thing again may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            BackendError::Server { .. } | BackendError::Timeout { .. } | BackendError::Connect { .. }
+        )
+    }
+}
+
+/// Describes a backend for the editor (`source` in `askQuestions/ask`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Source {
+    pub backend: &'static str,
+    pub url: String,
+    pub directory: Option<String>,
+}
+
+pub trait Backend: Send + Sync {
+    fn source(&self, route: Option<&str>) -> Source;
+    fn reply<'a>(
+        &'a self,
+        request: &'a QuestionRequest,
+        route: Option<&'a str>,
+        answers: &'a Answers,
+    ) -> BoxFuture<'a, Result<(), BackendError>>;
+    fn reject<'a>(
+        &'a self,
+        request: &'a QuestionRequest,
+        route: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<(), BackendError>>;
+    /// Runs the event loop until the task is aborted: connects, resyncs,
+    /// reconnects with backoff.
+    fn run(self: Arc<Self>, name: Arc<str>, sink: EventSink) -> BoxFuture<'static, ()>;
+}

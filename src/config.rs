@@ -1,0 +1,242 @@
+//! Configuration from `initializationOptions`, `didChangeConfiguration` or
+//! command-line flags, checked once into typed values.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::policy::{Policies, PolicyError};
+
+pub const DEFAULT_URL: &str = "http://127.0.0.1:4096";
+
+/// A password that never shows up in `Debug` output or logs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: String) -> Self {
+        Secret(value)
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSpec {
+    pub name: Arc<str>,
+    /// Base URL without a trailing slash.
+    pub url: String,
+    pub directory: Option<String>,
+    pub username: String,
+    pub password: Option<Secret>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Surface {
+    /// The extension when the client opted in, else `showMessageRequest`.
+    #[default]
+    Auto,
+    Extension,
+    MessageRequest,
+    /// Only code actions and commands.
+    None,
+}
+
+#[derive(Debug)]
+pub struct Config {
+    pub servers: Vec<ServerSpec>,
+    pub surface: Surface,
+    pub policies: Policies,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("invalid ask-lsp configuration: {0}")]
+    Shape(String),
+    #[error("invalid ask-lsp configuration: servers[{index}].url {url:?}: {reason}")]
+    Url {
+        index: usize,
+        url: String,
+        reason: String,
+    },
+    #[error("invalid ask-lsp configuration: two servers are named {0:?}")]
+    DuplicateName(String),
+    #[error("invalid ask-lsp configuration: {0}")]
+    Policy(#[from] PolicyError),
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawConfig {
+    servers: Option<Vec<RawServer>>,
+    surface: Option<Surface>,
+    policy: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RawServer {
+    pub name: Option<String>,
+    pub url: Option<String>,
+    pub directory: Option<String>,
+    pub username: Option<String>,
+    pub password: Option<String>,
+}
+
+/// Values the environment supplies where the configuration is silent.
+#[derive(Debug, Clone, Default)]
+pub struct EnvDefaults {
+    pub url: Option<String>,
+    pub username: Option<String>,
+    pub password: Option<String>,
+}
+
+impl EnvDefaults {
+    pub fn from_process() -> Self {
+        let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
+        EnvDefaults {
+            url: var("ASK_LSP_URL"),
+            username: var("OPENCODE_SERVER_USERNAME"),
+            password: var("OPENCODE_SERVER_PASSWORD"),
+        }
+    }
+}
+
+impl Config {
+    /// Reads the configuration object; `{"askLsp": {...}}` (the shape of
+    /// `didChangeConfiguration` settings) is unwrapped. `null` or absent means
+    /// one server at the default URL.
+    pub fn from_json(value: Option<&Value>, env: &EnvDefaults) -> Result<Config, ConfigError> {
+        let value = match value {
+            Some(Value::Object(map)) if map.contains_key("askLsp") => map.get("askLsp"),
+            other => other,
+        };
+        let raw: RawConfig = match value {
+            None | Some(Value::Null) => RawConfig::default(),
+            Some(v) => RawConfig::deserialize(v).map_err(|e| ConfigError::Shape(e.to_string()))?,
+        };
+        let servers = raw.servers.unwrap_or_else(|| vec![RawServer::default()]);
+        Ok(Config {
+            servers: servers_from_raw(servers, env)?,
+            surface: raw.surface.unwrap_or_default(),
+            policies: Policies::from_json(raw.policy.as_ref())?,
+        })
+    }
+}
+
+pub fn servers_from_raw(
+    servers: Vec<RawServer>,
+    env: &EnvDefaults,
+) -> Result<Vec<ServerSpec>, ConfigError> {
+    let mut specs: Vec<ServerSpec> = Vec::with_capacity(servers.len());
+    for (index, raw) in servers.into_iter().enumerate() {
+        let name = raw.name.unwrap_or_else(|| match index {
+            0 => "default".to_owned(),
+            n => format!("server{}", n + 1),
+        });
+        if specs.iter().any(|s| *s.name == *name) {
+            return Err(ConfigError::DuplicateName(name));
+        }
+        let url = raw
+            .url
+            .or_else(|| env.url.clone())
+            .unwrap_or_else(|| DEFAULT_URL.to_owned());
+        let parsed = reqwest::Url::parse(&url).map_err(|e| ConfigError::Url {
+            index,
+            url: url.clone(),
+            reason: e.to_string(),
+        })?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
+            return Err(ConfigError::Url {
+                index,
+                url,
+                reason: "expected an http:// or https:// URL with a host".into(),
+            });
+        }
+        let password = raw
+            .password
+            .or_else(|| env.password.clone())
+            .map(Secret::new);
+        specs.push(ServerSpec {
+            name: name.into(),
+            url: url.trim_end_matches('/').to_owned(),
+            directory: raw.directory.filter(|d| !d.is_empty()),
+            username: raw
+                .username
+                .or_else(|| env.username.clone())
+                .unwrap_or_else(|| "opencode".to_owned()),
+            password,
+        });
+    }
+    Ok(specs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_come_from_the_environment() {
+        let env = EnvDefaults {
+            url: Some("http://127.0.0.1:5000/".into()),
+            username: None,
+            password: Some("s3cret".into()),
+        };
+        let config = Config::from_json(None, &env).unwrap();
+        assert_eq!(
+            config.servers,
+            vec![ServerSpec {
+                name: "default".into(),
+                url: "http://127.0.0.1:5000".into(),
+                directory: None,
+                username: "opencode".into(),
+                password: Some(Secret::new("s3cret".into())),
+            }]
+        );
+        assert_eq!(config.surface, Surface::Auto);
+        assert!(!format!("{config:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn settings_wrapper_and_several_servers() {
+        let value = json!({"askLsp": {"surface": "messageRequest", "servers": [
+            {"url": "http://a:1", "directory": "/p"}, {"name": "b", "url": "https://b"}]}});
+        let config = Config::from_json(Some(&value), &EnvDefaults::default()).unwrap();
+        assert_eq!(config.surface, Surface::MessageRequest);
+        let names: Vec<_> = config.servers.iter().map(|s| (&*s.name, s.url.as_str())).collect();
+        assert_eq!(names, vec![("default", "http://a:1"), ("b", "https://b")]);
+        assert_eq!(config.servers[0].directory.as_deref(), Some("/p"));
+    }
+
+    #[test]
+    fn bad_values_are_clear_errors() {
+        let env = EnvDefaults::default();
+        let err = Config::from_json(Some(&json!({"servers": [{"url": "ftp://x"}]})), &env).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid ask-lsp configuration: servers[0].url \"ftp://x\": expected an http:// or https:// URL with a host"
+        );
+        let err = Config::from_json(Some(&json!({"servrs": []})), &env).unwrap_err();
+        assert!(err.to_string().contains("unknown field `servrs`"), "{err}");
+        let err = Config::from_json(
+            Some(&json!({"servers": [{"name": "a"}, {"name": "a"}]})),
+            &env,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid ask-lsp configuration: two servers are named \"a\""
+        );
+    }
+}

@@ -1,0 +1,90 @@
+//! `ask-lsp demo`: a simulated agent server asks a few questions and terminal
+//! mode answers them, so the whole flow can be seen with nothing installed.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::broker::BrokerHandle;
+use crate::config::{EnvDefaults, RawServer, servers_from_raw};
+use crate::model::QuestionInfo;
+use crate::opencode::Timing;
+use crate::policy::Policies;
+use crate::sim::{Received, Sim, SimOptions};
+use crate::terminal::Watch;
+
+fn questions(value: serde_json::Value) -> Vec<QuestionInfo> {
+    serde_json::from_value(value).expect("the demo's questions are well-formed")
+}
+
+/// The agent's side of the demo: ask, wait for the outcome, say what came back.
+async fn agent(sim: Sim) {
+    let script = [
+        questions(json!([{
+            "header": "Database", "question": "Which database should the new service use?",
+            "options": [{"label": "Postgres", "description": "Relational, the team's default"},
+                        {"label": "SQLite", "description": "Embedded, zero setup"}]}])),
+        questions(json!([{
+            "header": "Checks", "question": "Which checks should run before merging?", "multiple": true,
+            "options": [{"label": "Unit tests", "description": "cargo test"},
+                        {"label": "Lint", "description": "clippy and fmt"},
+                        {"label": "End-to-end", "description": "the slow suite"}]}])),
+        questions(json!([
+            {"header": "Target", "question": "Where should this deploy?", "custom": false,
+             "options": [{"label": "Staging", "description": ""}, {"label": "Production", "description": ""}]},
+            {"header": "Release name", "question": "What should the release be called?", "options": []}])),
+        questions(json!([{
+            "header": "Migration", "question": "Run the database migration now?",
+            "options": [{"label": "Yes", "description": ""}, {"label": "No", "description": ""}]}])),
+    ];
+    let last = script.len() - 1;
+    for (n, questions) in script.into_iter().enumerate() {
+        let request = sim.ask(Some("ses_demo"), questions);
+        if n == last {
+            println!("\n(this one will be answered in another editor in 5 s: watch it disappear)");
+            let elsewhere = sim.clone();
+            let id = request.id.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                elsewhere.answer_elsewhere(&id, vec![vec!["No".into()]]);
+            });
+        }
+        while sim.pending().iter().any(|r| r.id == request.id) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let outcome = sim.received().into_iter().find_map(|r| match r {
+            Received::Reply { id, answers } if id == request.id => Some(format!("answers {answers:?}")),
+            Received::Reject { id } if id == request.id => Some("a rejection".to_owned()),
+            _ => None,
+        });
+        println!(
+            "  agent received {}",
+            outcome.unwrap_or_else(|| "an answer from another client".into())
+        );
+    }
+}
+
+pub async fn run() -> std::io::Result<()> {
+    let sim = Sim::start(SimOptions::default()).await?;
+    println!("ask-lsp demo: a simulated OpenCode server is running at {}.", sim.url());
+    println!("Its agent will ask four questions; answer them here.");
+    let servers = servers_from_raw(
+        vec![RawServer {
+            name: Some("demo".into()),
+            url: Some(sim.url()),
+            ..Default::default()
+        }],
+        &EnvDefaults::default(),
+    )
+    .expect("the demo server's URL is valid");
+    let policies = Policies::from_json(None).expect("no policy is a valid policy");
+    let (broker, updates) = BrokerHandle::spawn(servers, policies, Timing::default());
+    let watch = Watch::new(broker, std::io::stdout(), false);
+    let input = tokio::io::BufReader::new(tokio::io::stdin());
+    tokio::select! {
+        _ = watch.run(updates, input) => {}
+        _ = agent(sim.clone()) => println!("\nDemo finished. Next: `ask-lsp watch --url http://127.0.0.1:4096` against a real `opencode serve`, or an editor plugin from editors/."),
+    }
+    sim.stop();
+    Ok(())
+}

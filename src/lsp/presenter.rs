@@ -1,0 +1,384 @@
+//! Shows pending questions in the client, one request at a time, oldest
+//! first: as `askQuestions/ask` when the client opted in, else as
+//! `window/showMessageRequest`, one question after another.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tower::Service;
+use tower_lsp_server::Client;
+use tower_lsp_server::jsonrpc::{self, Id, Request};
+use tower_lsp_server::ls_types::notification::Cancel;
+use tower_lsp_server::ls_types::{CancelParams, MessageType, NumberOrString};
+
+use super::proto::{self, AskResult};
+use crate::backend::BackendError;
+use crate::broker::{BrokerError, BrokerHandle, Human, Outcome, Pending, Reason, Update};
+use crate::config::Surface;
+
+/// The title of the reject action in `showMessageRequest`.
+pub const REJECT_ACTION: &str = "✗ Reject";
+
+pub enum Input {
+    /// The client answered (or failed) the request with this id.
+    Response {
+        id: i64,
+        result: Result<Value, jsonrpc::Error>,
+    },
+    /// The broker finished a decision taken on a shown request.
+    Decided {
+        key: String,
+        result: Result<Outcome, BrokerError>,
+    },
+    /// `askLsp.show`: present this request (or the oldest) again.
+    Show(Option<String>),
+    Surface(Surface),
+}
+
+struct Shown {
+    key: String,
+    id: i64,
+    /// For `showMessageRequest`: which question is on screen.
+    question: usize,
+    /// The client has answered; no cancel needed any more.
+    answered: bool,
+}
+
+pub struct Presenter {
+    client: Client,
+    broker: BrokerHandle,
+    inputs: mpsc::UnboundedSender<Input>,
+    surface: Surface,
+    extension: bool,
+    queue: VecDeque<Arc<Pending>>,
+    deferred: HashSet<String>,
+    shown: Option<Shown>,
+    server_errors: HashMap<String, String>,
+}
+
+impl Presenter {
+    pub fn new(
+        client: Client,
+        broker: BrokerHandle,
+        inputs: mpsc::UnboundedSender<Input>,
+        surface: Surface,
+        extension: bool,
+    ) -> Self {
+        Presenter {
+            client,
+            broker,
+            inputs,
+            surface,
+            extension,
+            queue: VecDeque::new(),
+            deferred: HashSet::new(),
+            shown: None,
+            server_errors: HashMap::new(),
+        }
+    }
+
+    pub async fn run(
+        mut self,
+        mut updates: mpsc::UnboundedReceiver<Update>,
+        mut inputs: mpsc::UnboundedReceiver<Input>,
+    ) {
+        loop {
+            tokio::select! {
+                update = updates.recv() => match update {
+                    Some(update) => self.update(update).await,
+                    None => return,
+                },
+                Some(input) = inputs.recv() => self.input(input).await,
+            }
+        }
+    }
+
+    /// The surface in force: `auto` and an `extension` the client did not opt
+    /// into both mean `showMessageRequest`.
+    fn effective_surface(&self) -> Surface {
+        match self.surface {
+            Surface::Auto | Surface::Extension if self.extension => Surface::Extension,
+            Surface::Auto | Surface::Extension => Surface::MessageRequest,
+            other => other,
+        }
+    }
+
+    async fn update(&mut self, update: Update) {
+        match update {
+            Update::Added(pending) => {
+                if !self.queue.iter().any(|p| p.key == pending.key) {
+                    self.queue.push_back(pending);
+                }
+                self.present_next().await;
+            }
+            Update::Resolved(resolution) => {
+                self.queue.retain(|p| p.key != resolution.key);
+                self.deferred.remove(&resolution.key);
+                if let Some(shown) = self.shown.take_if(|s| s.key == resolution.key) {
+                    if !shown.answered {
+                        self.client
+                            .send_notification::<Cancel>(CancelParams {
+                                id: NumberOrString::Number(shown.id as i32),
+                            })
+                            .await;
+                    }
+                }
+                let here = matches!(resolution.reason, Reason::AnsweredHere | Reason::RejectedHere);
+                if self.extension {
+                    self.client
+                        .send_notification::<Resolved>(proto::resolved_params(&resolution))
+                        .await;
+                } else if !here {
+                    self.client
+                        .show_message(MessageType::INFO, &resolution.message)
+                        .await;
+                }
+                if matches!(resolution.reason, Reason::Policy | Reason::Timeout) {
+                    self.client
+                        .log_message(MessageType::INFO, format!("ask-lsp: {}", resolution.message))
+                        .await;
+                }
+                self.present_next().await;
+            }
+            Update::Status(status) => {
+                for server in &status.servers {
+                    match &server.error {
+                        Some(error) if self.server_errors.get(&server.name) != Some(error) => {
+                            self.server_errors.insert(server.name.clone(), error.clone());
+                            self.client
+                                .show_message(MessageType::WARNING, format!("ask-lsp: {error}"))
+                                .await;
+                        }
+                        Some(_) => {}
+                        None => {
+                            self.server_errors.remove(&server.name);
+                        }
+                    }
+                }
+                if self.extension {
+                    self.client
+                        .send_notification::<StatusNotification>(proto::status_params(&status))
+                        .await;
+                }
+            }
+            Update::Notice { error, message } => {
+                let level = if error { MessageType::ERROR } else { MessageType::INFO };
+                self.client.show_message(level, format!("ask-lsp: {message}")).await;
+            }
+        }
+    }
+
+    async fn input(&mut self, input: Input) {
+        match input {
+            Input::Response { id, result } => self.response(id, result).await,
+            Input::Decided { key, result } => self.decided(key, result).await,
+            Input::Show(key) => {
+                match key {
+                    Some(key) => {
+                        self.deferred.remove(&key);
+                        if let Some(index) = self.queue.iter().position(|p| p.key == key) {
+                            let pending = self.queue.remove(index).expect("index in range");
+                            self.queue.push_front(pending);
+                        }
+                    }
+                    None => self.deferred.clear(),
+                }
+                self.present_next().await;
+            }
+            Input::Surface(surface) => {
+                self.surface = surface;
+                self.present_next().await;
+            }
+        }
+    }
+
+    async fn present_next(&mut self) {
+        if self.shown.is_some() {
+            return;
+        }
+        let surface = self.effective_surface();
+        if surface == Surface::None {
+            return;
+        }
+        let Some(pending) = self
+            .queue
+            .iter()
+            .find(|p| !self.deferred.contains(&p.key))
+            .cloned()
+        else {
+            return;
+        };
+        let (method, params) = match surface {
+            Surface::Extension => (proto::ASK, proto::ask_params(&pending, self.queue.len())),
+            _ => ("window/showMessageRequest", message_request(&pending, 0)),
+        };
+        let id = self.send_request(method, params);
+        self.shown = Some(Shown {
+            key: pending.key.clone(),
+            id,
+            question: 0,
+            answered: false,
+        });
+    }
+
+    /// Sends a request with an id we know, so it can be cancelled later.
+    fn send_request(&self, method: &'static str, params: Value) -> i64 {
+        let Id::Number(id) = self.client.next_request_id() else {
+            unreachable!("tower-lsp-server numbers its requests")
+        };
+        let request = Request::build(method).id(id).params(params).finish();
+        let mut client = self.client.clone();
+        let inputs = self.inputs.clone();
+        tokio::spawn(async move {
+            let result = match client.call(request).await {
+                Ok(Some(response)) => response.into_parts().1,
+                _ => Err(jsonrpc::Error::internal_error()),
+            };
+            let _ = inputs.send(Input::Response { id, result });
+        });
+        id
+    }
+
+    fn decide(&self, key: String, human: Human) {
+        let broker = self.broker.clone();
+        let inputs = self.inputs.clone();
+        tokio::spawn(async move {
+            let result = broker.decide(&key, human).await;
+            let _ = inputs.send(Input::Decided { key, result });
+        });
+    }
+
+    async fn response(&mut self, id: i64, result: Result<Value, jsonrpc::Error>) {
+        let Some(shown) = self.shown.as_mut().filter(|s| s.id == id) else {
+            return; // the answer to a request we already cancelled
+        };
+        shown.answered = true;
+        let key = shown.key.clone();
+        let question = shown.question;
+        let value = match result {
+            Ok(value) => value,
+            Err(error) => {
+                tracing::info!(%key, "client answered with an error ({}); deferring", error.message);
+                return self.defer(key).await;
+            }
+        };
+        if self.effective_surface() == Surface::Extension {
+            match serde_json::from_value::<AskResult>(value) {
+                Ok(AskResult::Answered { answers }) => self.decide(key, Human::Answers(answers)),
+                Ok(AskResult::Rejected) => self.decide(key, Human::Reject),
+                Ok(AskResult::Deferred) => self.defer(key).await,
+                Err(e) => {
+                    self.client
+                        .show_message(
+                            MessageType::ERROR,
+                            format!("ask-lsp: the editor's answer to {key} is not valid: {e}"),
+                        )
+                        .await;
+                    self.defer(key).await;
+                }
+            }
+            return;
+        }
+        match value.get("title").and_then(Value::as_str) {
+            None => self.defer(key).await,
+            Some(REJECT_ACTION) => self.decide(key, Human::Reject),
+            Some(label) => self.decide(
+                key,
+                Human::One {
+                    index: question,
+                    answer: vec![label.to_owned()],
+                },
+            ),
+        }
+    }
+
+    async fn decided(&mut self, key: String, result: Result<Outcome, BrokerError>) {
+        let is_shown = self.shown.as_ref().is_some_and(|s| s.key == key);
+        match result {
+            // The broker's `Resolved` update moves on.
+            Ok(Outcome::Sent) => {}
+            Ok(Outcome::Partial { remaining }) => {
+                let Some(pending) = self.queue.iter().find(|p| p.key == key).cloned() else {
+                    return;
+                };
+                if !is_shown {
+                    return;
+                }
+                let question = remaining[0];
+                let id = self.send_request(
+                    "window/showMessageRequest",
+                    message_request(&pending, question),
+                );
+                self.shown = Some(Shown {
+                    key,
+                    id,
+                    question,
+                    answered: false,
+                });
+            }
+            Err(error) => {
+                self.client
+                    .show_message(MessageType::ERROR, format!("ask-lsp: {error}"))
+                    .await;
+                let gone = matches!(error, BrokerError::Backend(BackendError::NotFound { .. }));
+                // Not sent: show it again so the answer is not lost.
+                if is_shown && !gone {
+                    self.shown = None;
+                    self.present_next().await;
+                }
+            }
+        }
+    }
+
+    async fn defer(&mut self, key: String) {
+        self.deferred.insert(key);
+        self.shown = None;
+        self.present_next().await;
+    }
+}
+
+fn message_request(pending: &Pending, index: usize) -> Value {
+    let questions = &pending.request.questions;
+    let question = &questions[index];
+    let mut message = String::new();
+    if questions.len() > 1 {
+        message.push_str(&format!("({} of {}) ", index + 1, questions.len()));
+    }
+    if !question.header.is_empty() {
+        message.push_str(&format!("[{}] ", question.header));
+    }
+    message.push_str(&question.question);
+    for option in &question.options {
+        message.push_str(&format!("\n  {}", option.label));
+        if !option.description.is_empty() {
+            message.push_str(&format!(": {}", option.description));
+        }
+    }
+    if question.multiple || question.custom {
+        message.push_str(&format!(
+            "\n(For several options or a typed answer, use a code action or the {} command.)",
+            proto::CMD_ANSWER
+        ));
+    }
+    let mut actions: Vec<Value> = question
+        .options
+        .iter()
+        .map(|o| json!({"title": o.label}))
+        .collect();
+    actions.push(json!({"title": REJECT_ACTION}));
+    json!({"type": 3, "message": message, "actions": actions})
+}
+
+enum Resolved {}
+impl tower_lsp_server::ls_types::notification::Notification for Resolved {
+    type Params = Value;
+    const METHOD: &'static str = proto::RESOLVED;
+}
+
+enum StatusNotification {}
+impl tower_lsp_server::ls_types::notification::Notification for StatusNotification {
+    type Params = Value;
+    const METHOD: &'static str = proto::STATUS;
+}

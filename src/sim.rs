@@ -1,0 +1,486 @@
+//! A simulated OpenCode server: the routes ask-lsp uses, with the event
+//! shapes of the real 1.18.33 server, plus a control API to ask questions,
+//! answer them "elsewhere", abort sessions and inject faults. The demo runs it
+//! in-process; tests and editor suites use it as their fake server. See
+//! `docs/sim.md`.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, watch};
+
+use crate::model::{QuestionInfo, QuestionRequest, ToolRef};
+
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    pub port: u16,
+    pub password: Option<String>,
+    pub heartbeat: Duration,
+    /// The directory reported on `/global/event`.
+    pub directory: String,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            port: 0,
+            password: None,
+            heartbeat: Duration::from_secs(10),
+            directory: "/sim/project".into(),
+        }
+    }
+}
+
+/// What the server received from clients, in order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Received {
+    Reply { id: String, answers: Vec<Vec<String>> },
+    Reject { id: String },
+}
+
+/// How the next replies/rejects are mishandled (fault injection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Fault {
+    /// 500 with OpenCode's error body; nothing recorded.
+    Status500,
+    /// 200 with an HTML page, like OpenCode's unknown routes.
+    Html,
+    /// Never answers.
+    Hang,
+}
+
+/// The server's state; [`Sim`] derefs to it for the control methods.
+pub struct SimState {
+    options: SimOptions,
+    pending: Mutex<Vec<QuestionRequest>>,
+    log: Mutex<Vec<Received>>,
+    faults: Mutex<VecDeque<Fault>>,
+    counter: Mutex<u64>,
+    events: broadcast::Sender<Arc<str>>,
+    /// Bumped to close every open stream.
+    generation: watch::Sender<u64>,
+    events_up: watch::Sender<bool>,
+}
+
+/// A running simulated server. Dropping it does not stop it; call [`Sim::stop`].
+#[derive(Clone)]
+pub struct Sim {
+    inner: Arc<SimState>,
+    pub addr: SocketAddr,
+    shutdown: Arc<watch::Sender<bool>>,
+}
+
+impl Sim {
+    pub async fn start(options: SimOptions) -> std::io::Result<Sim> {
+        let listener =
+            tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], options.port))).await?;
+        let addr = listener.local_addr()?;
+        let (events, _) = broadcast::channel(65_536);
+        let inner = Arc::new(SimState {
+            options,
+            pending: Mutex::default(),
+            log: Mutex::default(),
+            faults: Mutex::default(),
+            counter: Mutex::new(0),
+            events,
+            generation: watch::channel(0).0,
+            events_up: watch::channel(true).0,
+        });
+        let app = Router::new()
+            .route("/global/health", get(|| async { axum::Json(json!({"healthy": true, "version": "sim"})) }))
+            .route("/event", get(event_stream))
+            .route("/global/event", get(global_event_stream))
+            .route("/question", get(list))
+            .route("/question/{id}/reply", post(reply))
+            .route("/question/{id}/reject", post(reject))
+            .route("/_sim/ask", post(control_ask))
+            .route("/_sim/answer/{id}", post(control_answer))
+            .route("/_sim/abort/{session}", post(control_abort))
+            .route("/_sim/drop", post(control_drop))
+            .route("/_sim/log", get(control_log))
+            .fallback(|| async {
+                // Like OpenCode: unknown routes get the web app's HTML, 200.
+                ([(header::CONTENT_TYPE, "text/html")], "<!doctype html><html><title>OpenCode</title></html>")
+            })
+            .layer(middleware::from_fn_with_state(inner.clone(), basic_auth))
+            .with_state(inner.clone());
+        let (shutdown, mut stop) = watch::channel(false);
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                })
+                .await;
+        });
+        Ok(Sim {
+            inner,
+            addr,
+            shutdown: Arc::new(shutdown),
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn stop(&self) {
+        self.drop_streams();
+        let _ = self.shutdown.send(true);
+    }
+}
+
+impl std::ops::Deref for Sim {
+    type Target = SimState;
+    fn deref(&self) -> &SimState {
+        &self.inner
+    }
+}
+
+impl SimState {
+    fn next(&self, prefix: &str) -> String {
+        let mut counter = self.counter.lock().expect("not poisoned");
+        *counter += 1;
+        format!("{prefix}_sim{:06}", *counter)
+    }
+
+    /// Asks a question as OpenCode's question tool does; returns the request.
+    pub fn ask(&self, session_id: Option<&str>, questions: Vec<QuestionInfo>) -> QuestionRequest {
+        let request = QuestionRequest {
+            id: self.next("que"),
+            session_id: session_id.map_or_else(|| self.next("ses"), str::to_owned),
+            questions,
+            tool: Some(ToolRef {
+                message_id: self.next("msg"),
+                call_id: self.next("call"),
+            }),
+        };
+        self.pending.lock().expect("not poisoned").push(request.clone());
+        let part = |status: &str| tool_part(&request, status, json!({}));
+        self.emit("message.part.updated", part("pending"));
+        self.emit("question.asked", serde_json::to_value(&request).expect("serializable"));
+        self.emit(
+            "message.part.updated",
+            tool_part(&request, "running", json!({"questions": request.questions})),
+        );
+        request
+    }
+
+    /// Answers a question as another client would (events included).
+    pub fn answer_elsewhere(&self, id: &str, answers: Vec<Vec<String>>) -> bool {
+        let Some(request) = self.take(id) else {
+            return false;
+        };
+        self.emit(
+            "question.replied",
+            json!({"sessionID": request.session_id, "requestID": id, "answers": answers}),
+        );
+        self.emit("message.part.updated", tool_part(&request, "completed", json!({})));
+        true
+    }
+
+    /// Removes a question with no event at all, as if its events were missed.
+    pub fn forget(&self, id: &str) -> bool {
+        self.take(id).is_some()
+    }
+
+    /// Aborts a session like the real server: error + idle events, and the
+    /// question stays listed.
+    pub fn abort(&self, session_id: &str) {
+        self.emit(
+            "session.error",
+            json!({"sessionID": session_id, "error": {"name": "MessageAbortedError", "data": {"message": "Aborted"}}}),
+        );
+        self.emit("session.idle", json!({"sessionID": session_id}));
+    }
+
+    /// Sends any event, e.g. `message.part.delta` noise.
+    pub fn emit(&self, kind: &str, properties: Value) {
+        let id = self.next("evt");
+        let event = json!({"id": id, "type": kind, "properties": properties});
+        let _ = self.events.send(event.to_string().into());
+    }
+
+    /// Sends raw bytes to every open stream (malformed framing tests). Only
+    /// `/event` streams get them verbatim.
+    pub fn emit_raw(&self, raw: &str) {
+        let _ = self.events.send(format!("\u{0}{raw}").into());
+    }
+
+    pub fn drop_streams(&self) {
+        self.generation.send_modify(|g| *g += 1);
+    }
+
+    /// While down, `/event` answers 503 (a restarting server).
+    pub fn set_events_up(&self, up: bool) {
+        self.events_up.send_replace(up);
+        if !up {
+            self.drop_streams();
+        }
+    }
+
+    pub fn push_fault(&self, fault: Fault) {
+        self.faults.lock().expect("not poisoned").push_back(fault);
+    }
+
+    pub fn received(&self) -> Vec<Received> {
+        self.log.lock().expect("not poisoned").clone()
+    }
+
+    pub fn pending(&self) -> Vec<QuestionRequest> {
+        self.pending.lock().expect("not poisoned").clone()
+    }
+
+    /// Open event streams.
+    pub fn subscribers(&self) -> usize {
+        self.events.receiver_count()
+    }
+
+    fn take(&self, id: &str) -> Option<QuestionRequest> {
+        let mut pending = self.pending.lock().expect("not poisoned");
+        let index = pending.iter().position(|r| r.id == id)?;
+        Some(pending.remove(index))
+    }
+}
+
+fn tool_part(request: &QuestionRequest, status: &str, input: Value) -> Value {
+    let tool = request.tool.as_ref();
+    json!({
+        "sessionID": request.session_id,
+        "part": {
+            "id": format!("prt_{}", request.id),
+            "messageID": tool.map(|t| t.message_id.as_str()),
+            "sessionID": request.session_id,
+            "type": "tool", "tool": "question",
+            "callID": tool.map(|t| t.call_id.as_str()),
+            "state": {"status": status, "input": input},
+        },
+        "time": 0,
+    })
+}
+
+async fn basic_auth(
+    State(inner): State<Arc<SimState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Some(password) = &inner.options.password {
+        let expected = format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("opencode:{password}"))
+        );
+        let given = request.headers().get(header::AUTHORIZATION);
+        if given.and_then(|v| v.to_str().ok()) != Some(expected.as_str()) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Basic realm=\"Secure Area\"")],
+            )
+                .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+async fn event_stream(State(inner): State<Arc<SimState>>) -> Response {
+    stream(inner, false)
+}
+
+async fn global_event_stream(State(inner): State<Arc<SimState>>) -> Response {
+    stream(inner, true)
+}
+
+fn stream(inner: Arc<SimState>, global: bool) -> Response {
+    if !*inner.events_up.borrow() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "restarting").into_response();
+    }
+    let mut events = inner.events.subscribe();
+    let mut generation = inner.generation.subscribe();
+    generation.mark_unchanged();
+    let directory = inner.options.directory.clone();
+    let heartbeat = inner.options.heartbeat;
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(1024);
+    let frame = move |event: &str| -> Bytes {
+        if let Some(raw) = event.strip_prefix('\u{0}') {
+            return Bytes::from(raw.to_owned());
+        }
+        let data = if global {
+            let is_server_event = event.contains("\"type\":\"server.");
+            if is_server_event {
+                format!("{{\"payload\":{event}}}")
+            } else {
+                format!("{{\"directory\":{},\"project\":\"global\",\"payload\":{event}}}", json!(directory))
+            }
+        } else {
+            event.to_owned()
+        };
+        Bytes::from(format!("data: {data}\n\n"))
+    };
+    tokio::spawn(async move {
+        let connected = json!({"id": "evt_connected", "type": "server.connected", "properties": {}});
+        if tx.send(frame(&connected.to_string())).await.is_err() {
+            return;
+        }
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
+        loop {
+            let bytes = tokio::select! {
+                _ = generation.changed() => return,
+                _ = ticks.tick() => frame(&json!({"id": "evt_hb", "type": "server.heartbeat", "properties": {}}).to_string()),
+                event = events.recv() => match event {
+                    Ok(event) => frame(&event),
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!("sim: a slow subscriber missed {n} events");
+                        continue;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+            };
+            if tx.send(bytes).await.is_err() {
+                return;
+            }
+        }
+    });
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|bytes| (Ok::<_, Infallible>(bytes), rx))
+    });
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(Body::from_stream(body))
+        .expect("static response parts")
+}
+
+async fn list(State(inner): State<Arc<SimState>>) -> Response {
+    axum::Json(inner.pending.lock().expect("not poisoned").clone()).into_response()
+}
+
+fn not_found(id: &str) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        axum::Json(json!({"_tag": "QuestionNotFoundError", "requestID": id,
+            "message": format!("Question request not found: {id}")})),
+    )
+        .into_response()
+}
+
+fn bad_request(message: &str) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        axum::Json(json!({"name": "BadRequest", "data": {"message": message, "kind": "Payload"}})),
+    )
+        .into_response()
+}
+
+/// Applies the next injected fault, if any.
+async fn fault(inner: &SimState) -> Option<Response> {
+    let fault = inner.faults.lock().expect("not poisoned").pop_front()?;
+    Some(match fault {
+        Fault::Status500 => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            axum::Json(json!({"name": "UnknownError", "data": {"message": "Unexpected server error. Check server logs for details."}})),
+        )
+            .into_response(),
+        Fault::Html => ([(header::CONTENT_TYPE, "text/html")], "<!doctype html><html></html>").into_response(),
+        Fault::Hang => std::future::pending().await,
+    })
+}
+
+async fn reply(State(inner): State<Arc<SimState>>, Path(id): Path<String>, body: Bytes) -> Response {
+    if !id.starts_with("que") {
+        return bad_request(&format!("Expected a string starting with \"que\", got {id:?}"));
+    }
+    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(json!({"name": "UnknownError"}))).into_response();
+    };
+    let Some(answers) = body
+        .get("answers")
+        .and_then(|a| serde_json::from_value::<Vec<Vec<String>>>(a.clone()).ok())
+    else {
+        return bad_request("Expected QuestionAnswer at [\"answers\"]");
+    };
+    if let Some(response) = fault(&inner).await {
+        return response;
+    }
+        let Some(request) = inner.take(&id) else {
+        return not_found(&id);
+    };
+    inner.log.lock().expect("not poisoned").push(Received::Reply {
+        id: id.clone(),
+        answers: answers.clone(),
+    });
+    inner.emit(
+        "question.replied",
+        json!({"sessionID": request.session_id, "requestID": id, "answers": answers}),
+    );
+    inner.emit("message.part.updated", tool_part(&request, "completed", json!({})));
+    axum::Json(true).into_response()
+}
+
+async fn reject(State(inner): State<Arc<SimState>>, Path(id): Path<String>) -> Response {
+    if !id.starts_with("que") {
+        return bad_request(&format!("Expected a string starting with \"que\", got {id:?}"));
+    }
+    if let Some(response) = fault(&inner).await {
+        return response;
+    }
+        let Some(request) = inner.take(&id) else {
+        return not_found(&id);
+    };
+    inner.log.lock().expect("not poisoned").push(Received::Reject { id: id.clone() });
+    inner.emit("question.rejected", json!({"sessionID": request.session_id, "requestID": id}));
+    inner.emit("message.part.updated", tool_part(&request, "error", json!({})));
+    inner.emit("session.idle", json!({"sessionID": request.session_id}));
+    axum::Json(true).into_response()
+}
+
+#[derive(Deserialize)]
+struct AskBody {
+    #[serde(rename = "sessionID")]
+    session_id: Option<String>,
+    questions: Vec<QuestionInfo>,
+}
+
+async fn control_ask(State(inner): State<Arc<SimState>>, body: Bytes) -> Response {
+    match serde_json::from_slice::<AskBody>(&body) {
+        Ok(ask) => axum::Json(inner.ask(ask.session_id.as_deref(), ask.questions)).into_response(),
+        Err(e) => bad_request(&e.to_string()),
+    }
+}
+
+async fn control_answer(State(inner): State<Arc<SimState>>, Path(id): Path<String>, body: Bytes) -> Response {
+    let answers = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|b| serde_json::from_value::<Vec<Vec<String>>>(b.get("answers")?.clone()).ok());
+    match answers {
+        Some(answers) if inner.answer_elsewhere(&id, answers.clone()) => axum::Json(true).into_response(),
+        Some(_) => not_found(&id),
+        None => bad_request("expected {\"answers\": string[][]}"),
+    }
+}
+
+async fn control_abort(State(inner): State<Arc<SimState>>, Path(session): Path<String>) -> Response {
+    inner.abort(&session);
+    axum::Json(true).into_response()
+}
+
+async fn control_drop(State(inner): State<Arc<SimState>>) -> Response {
+    inner.drop_streams();
+    axum::Json(true).into_response()
+}
+
+async fn control_log(State(inner): State<Arc<SimState>>, _headers: HeaderMap) -> Response {
+    axum::Json(inner.log.lock().expect("not poisoned").clone()).into_response()
+}
