@@ -57,7 +57,9 @@ pub enum BackendError {
     /// The server does not know the question (answered elsewhere, or gone).
     #[error("{server}: question not found (already answered elsewhere, or its session ended)")]
     NotFound { server: String },
-    #[error("{server}: 401 Unauthorized: check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME")]
+    #[error(
+        "{server}: 401 Unauthorized: check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME"
+    )]
     Unauthorized { server: String },
     #[error("{server}: the server refused the request (400): {message}")]
     BadRequest { server: String, message: String },
@@ -67,7 +69,9 @@ pub enum BackendError {
         status: u16,
         message: String,
     },
-    #[error("{server}: answered {status} with {kind} instead of JSON: is this an OpenCode server, and is the route right?")]
+    #[error(
+        "{server}: answered {status} with {kind} instead of JSON: is this an OpenCode server, and is the route right?"
+    )]
     NotJson {
         server: String,
         status: u16,
@@ -84,7 +88,9 @@ impl BackendError {
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            BackendError::Server { .. } | BackendError::Timeout { .. } | BackendError::Connect { .. }
+            BackendError::Server { .. }
+                | BackendError::Timeout { .. }
+                | BackendError::Connect { .. }
         )
     }
 }

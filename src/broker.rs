@@ -50,7 +50,13 @@ impl Pending {
 fn title(request: &QuestionRequest) -> String {
     let first = request.questions.first();
     let name = first
-        .map(|q| if q.header.is_empty() { &q.question } else { &q.header })
+        .map(|q| {
+            if q.header.is_empty() {
+                &q.question
+            } else {
+                &q.header
+            }
+        })
         .map(|s| s.chars().take(80).collect::<String>())
         .unwrap_or_default();
     match request.questions.len() {
@@ -122,14 +128,19 @@ pub enum Update {
     Status(Status),
     /// Something the person should know (a question that cannot be shown, a
     /// failed automatic answer).
-    Notice { error: bool, message: String },
+    Notice {
+        error: bool,
+        message: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Sent,
     /// Answers recorded for some questions; these indices still need one.
-    Partial { remaining: Vec<usize> },
+    Partial {
+        remaining: Vec<usize>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -227,7 +238,7 @@ impl BrokerHandle {
             order: BTreeMap::new(),
             next_seq: 0,
             resolved: LruCache::new(NonZeroUsize::new(RESOLVED_MEMORY).expect("non-zero")),
-            policies: Policies::default(),
+            policies: Policies::from_json(None).expect("no policy is a valid policy"),
             counters: Counters::default(),
             updates,
             inbox: inbox.clone(),
@@ -363,7 +374,11 @@ impl Broker {
         self.policies = policies;
         let keep: Vec<Arc<str>> = servers
             .iter()
-            .filter(|spec| self.servers.get(&spec.name).is_some_and(|s| s.spec == **spec))
+            .filter(|spec| {
+                self.servers
+                    .get(&spec.name)
+                    .is_some_and(|s| s.spec == **spec)
+            })
             .map(|spec| spec.name.clone())
             .collect();
         let dropped: Vec<Arc<str>> = self
@@ -398,11 +413,7 @@ impl Broker {
     }
 
     fn start_server(&mut self, spec: ServerSpec, backend: Arc<dyn Backend>) {
-        let task = tokio::spawn(
-            backend
-                .clone()
-                .run(spec.name.clone(), self.events.clone()),
-        );
+        let task = tokio::spawn(backend.clone().run(spec.name.clone(), self.events.clone()));
         self.servers.insert(
             spec.name.clone(),
             Server {
@@ -421,7 +432,9 @@ impl Broker {
         }
         match event {
             BackendEvent::Connected => self.set_connection(&server, true, None),
-            BackendEvent::Disconnected { error } => self.set_connection(&server, false, Some(error)),
+            BackendEvent::Disconnected { error } => {
+                self.set_connection(&server, false, Some(error))
+            }
             BackendEvent::Snapshot(all) => {
                 let listed: Vec<String> = all
                     .iter()
@@ -453,7 +466,11 @@ impl Broker {
             BackendEvent::ToolEnded { call_id, ok } => {
                 let key = self.entries.values().find_map(|e| {
                     let same_call = e.pending.server == server
-                        && e.pending.request.tool.as_ref().is_some_and(|t| t.call_id == call_id);
+                        && e.pending
+                            .request
+                            .tool
+                            .as_ref()
+                            .is_some_and(|t| t.call_id == call_id);
                     same_call.then(|| e.pending.key.clone())
                 });
                 if let Some(key) = key {
@@ -468,7 +485,9 @@ impl Broker {
                 let keys: Vec<String> = self
                     .entries
                     .values()
-                    .filter(|e| e.pending.server == server && e.pending.request.session_id == session_id)
+                    .filter(|e| {
+                        e.pending.server == server && e.pending.request.session_id == session_id
+                    })
                     .map(|e| e.pending.key.clone())
                     .collect();
                 for key in keys {
@@ -585,12 +604,12 @@ impl Broker {
     }
 
     fn present(&mut self, key: &str) {
-        if let Some(entry) = self.entries.get_mut(key) {
-            if !entry.presented {
-                entry.presented = true;
-                let pending = entry.pending.clone();
-                self.emit(Update::Added(pending));
-            }
+        if let Some(entry) = self.entries.get_mut(key)
+            && !entry.presented
+        {
+            entry.presented = true;
+            let pending = entry.pending.clone();
+            self.emit(Update::Added(pending));
         }
     }
 
@@ -610,7 +629,10 @@ impl Broker {
                 Err(e) => {
                     self.emit(Update::Notice {
                         error: true,
-                        message: format!("{}: the automatic answer is not valid ({e}); asking you instead", entry.pending.title()),
+                        message: format!(
+                            "{}: the automatic answer is not valid ({e}); asking you instead",
+                            entry.pending.title()
+                        ),
                     });
                     None
                 }
@@ -694,7 +716,13 @@ impl Broker {
         let answers = match human {
             Human::Reject => {
                 let message = format!("Rejected {title}");
-                self.start_send(&key, Sending::Reject(Reason::RejectedHere), None, message, Some(reply));
+                self.start_send(
+                    &key,
+                    Sending::Reject(Reason::RejectedHere),
+                    None,
+                    message,
+                    Some(reply),
+                );
                 return;
             }
             Human::Answers(answers) => match request.validate_answers(answers) {
@@ -725,7 +753,13 @@ impl Broker {
             }
         };
         let message = format!("Answered {title}");
-        self.start_send(&key, Sending::Answer(Reason::AnsweredHere), Some(answers), message, Some(reply));
+        self.start_send(
+            &key,
+            Sending::Answer(Reason::AnsweredHere),
+            Some(answers),
+            message,
+            Some(reply),
+        );
     }
 
     fn start_send(
@@ -856,7 +890,13 @@ impl Broker {
         }
     }
 
-    fn resolve(&mut self, key: &str, state: State, reason: Reason, message: impl FnOnce(String) -> String) {
+    fn resolve(
+        &mut self,
+        key: &str,
+        state: State,
+        reason: Reason,
+        message: impl FnOnce(String) -> String,
+    ) {
         let Some(entry) = self.entries.remove(key) else {
             return;
         };

@@ -214,7 +214,11 @@ mod tests {
             {"url": "http://a:1", "directory": "/p"}, {"name": "b", "url": "https://b"}]}});
         let config = Config::from_json(Some(&value), &EnvDefaults::default()).unwrap();
         assert_eq!(config.surface, Surface::MessageRequest);
-        let names: Vec<_> = config.servers.iter().map(|s| (&*s.name, s.url.as_str())).collect();
+        let names: Vec<_> = config
+            .servers
+            .iter()
+            .map(|s| (&*s.name, s.url.as_str()))
+            .collect();
         assert_eq!(names, vec![("default", "http://a:1"), ("b", "https://b")]);
         assert_eq!(config.servers[0].directory.as_deref(), Some("/p"));
     }
@@ -222,7 +226,8 @@ mod tests {
     #[test]
     fn bad_values_are_clear_errors() {
         let env = EnvDefaults::default();
-        let err = Config::from_json(Some(&json!({"servers": [{"url": "ftp://x"}]})), &env).unwrap_err();
+        let err =
+            Config::from_json(Some(&json!({"servers": [{"url": "ftp://x"}]})), &env).unwrap_err();
         assert_eq!(
             err.to_string(),
             "invalid ask-lsp configuration: servers[0].url \"ftp://x\": expected an http:// or https:// URL with a host"

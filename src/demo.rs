@@ -53,7 +53,9 @@ async fn agent(sim: Sim) {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let outcome = sim.received().into_iter().find_map(|r| match r {
-            Received::Reply { id, answers } if id == request.id => Some(format!("answers {answers:?}")),
+            Received::Reply { id, answers } if id == request.id => {
+                Some(format!("answers {answers:?}"))
+            }
             Received::Reject { id } if id == request.id => Some("a rejection".to_owned()),
             _ => None,
         });
@@ -66,7 +68,10 @@ async fn agent(sim: Sim) {
 
 pub async fn run() -> std::io::Result<()> {
     let sim = Sim::start(SimOptions::default()).await?;
-    println!("ask-lsp demo: a simulated OpenCode server is running at {}.", sim.url());
+    println!(
+        "ask-lsp demo: a simulated OpenCode server is running at {}.",
+        sim.url()
+    );
     println!("Its agent will ask four questions; answer them here.");
     let servers = servers_from_raw(
         vec![RawServer {

@@ -214,7 +214,10 @@ impl LanguageServer for Front {
         Ok(Some(actions))
     }
 
-    async fn execute_command(&self, params: ExecuteCommandParams) -> jsonrpc::Result<Option<Value>> {
+    async fn execute_command(
+        &self,
+        params: ExecuteCommandParams,
+    ) -> jsonrpc::Result<Option<Value>> {
         let arguments = params.arguments;
         match params.command.as_str() {
             proto::CMD_LIST => {

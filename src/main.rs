@@ -27,7 +27,11 @@ OPENCODE_SERVER_USERNAME, ASK_LSP_LOG (log filter, e.g. debug; logs go to stderr
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let command = args.first().map(String::as_str).unwrap_or("lsp");
-    let default_log = if command == "lsp" { "ask_lsp=info" } else { "ask_lsp=warn" };
+    let default_log = if command == "lsp" {
+        "ask_lsp=info"
+    } else {
+        "ask_lsp=warn"
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
@@ -86,7 +90,16 @@ async fn watch(args: &[String]) -> Result<(), String> {
     let mut servers = Vec::new();
     let mut directory = None;
     let mut policy = serde_json::Map::new();
-    for (flag, value) in flags(args, &["--url", "--directory", "--policy", "--timeout-ms", "--policy-json"])? {
+    for (flag, value) in flags(
+        args,
+        &[
+            "--url",
+            "--directory",
+            "--policy",
+            "--timeout-ms",
+            "--policy-json",
+        ],
+    )? {
         match flag {
             "--url" => servers.push(RawServer {
                 url: Some(value.to_owned()),
@@ -97,7 +110,9 @@ async fn watch(args: &[String]) -> Result<(), String> {
                 policy.insert("mode".into(), json!(value));
             }
             "--timeout-ms" => {
-                let ms: u64 = value.parse().map_err(|_| format!("--timeout-ms {value:?}: not a number"))?;
+                let ms: u64 = value
+                    .parse()
+                    .map_err(|_| format!("--timeout-ms {value:?}: not a number"))?;
                 policy.insert("timeoutMs".into(), json!(ms));
             }
             _ => {
@@ -116,15 +131,21 @@ async fn watch(args: &[String]) -> Result<(), String> {
     for server in &mut servers {
         server.directory = directory.clone();
     }
-    let servers = servers_from_raw(servers, &EnvDefaults::from_process()).map_err(|e| e.to_string())?;
-    let policy = (!policy.is_empty()).then(|| serde_json::Value::Object(policy));
+    let servers =
+        servers_from_raw(servers, &EnvDefaults::from_process()).map_err(|e| e.to_string())?;
+    let policy = (!policy.is_empty()).then_some(serde_json::Value::Object(policy));
     let policies = Policies::from_json(policy.as_ref()).map_err(|e| e.to_string())?;
     for server in &servers {
-        println!("ask-lsp: watching {} for questions (Ctrl-D to quit)", server.url);
+        println!(
+            "ask-lsp: watching {} for questions (Ctrl-D to quit)",
+            server.url
+        );
     }
     let (broker, updates) = BrokerHandle::spawn(servers, policies, Timing::from_env());
     let input = tokio::io::BufReader::new(tokio::io::stdin());
-    Watch::new(broker, std::io::stdout(), true).run(updates, input).await;
+    Watch::new(broker, std::io::stdout(), true)
+        .run(updates, input)
+        .await;
     Ok(())
 }
 
@@ -132,15 +153,23 @@ async fn sim(args: &[String]) -> Result<(), String> {
     let mut options = SimOptions::default();
     for (flag, value) in flags(args, &["--port", "--password", "--heartbeat-ms"])? {
         match flag {
-            "--port" => options.port = value.parse().map_err(|_| format!("--port {value:?}: not a port"))?,
+            "--port" => {
+                options.port = value
+                    .parse()
+                    .map_err(|_| format!("--port {value:?}: not a port"))?
+            }
             "--password" => options.password = Some(value.to_owned()),
             _ => {
-                let ms: u64 = value.parse().map_err(|_| format!("--heartbeat-ms {value:?}: not a number"))?;
+                let ms: u64 = value
+                    .parse()
+                    .map_err(|_| format!("--heartbeat-ms {value:?}: not a number"))?;
                 options.heartbeat = Duration::from_millis(ms.max(1));
             }
         }
     }
-    let sim = Sim::start(options).await.map_err(|e| format!("cannot listen: {e}"))?;
+    let sim = Sim::start(options)
+        .await
+        .map_err(|e| format!("cannot listen: {e}"))?;
     println!("listening on {}", sim.url());
     // Runs until killed, or until stdin is closed when it is a pipe.
     tokio::signal::ctrl_c().await.map_err(|e| e.to_string())?;

@@ -103,7 +103,9 @@ impl QuestionRequest {
         check_len("request id", &self.id, limits::ID_LEN)?;
         check_len("session id", &self.session_id, limits::ID_LEN)?;
         if self.id.is_empty() {
-            return Err(ModelError::Empty { field: "request id" });
+            return Err(ModelError::Empty {
+                field: "request id",
+            });
         }
         if self.questions.is_empty() {
             return Err(ModelError::NoQuestions);
@@ -290,8 +292,8 @@ mod tests {
     #[test]
     fn parses_the_captured_shape_with_opencode_defaults() {
         let r = color();
-        assert_eq!(r.questions[0].custom, true);
-        assert_eq!(r.questions[0].multiple, false);
+        assert!(r.questions[0].custom);
+        assert!(!r.questions[0].multiple);
         assert_eq!(r.tool, None);
     }
 
@@ -336,11 +338,16 @@ mod tests {
 
     #[test]
     fn multi_select_allows_several_but_no_duplicates() {
-        let r = request(json!([{ "question": "Sizes?", "header": "Sizes", "multiple": true,
-            "options": [{"label": "S", "description": ""}, {"label": "M", "description": ""}]}]))
+        let r = request(
+            json!([{ "question": "Sizes?", "header": "Sizes", "multiple": true,
+            "options": [{"label": "S", "description": ""}, {"label": "M", "description": ""}]}]),
+        )
         .into_checked()
         .unwrap();
-        assert!(r.validate_answers(vec![vec!["S".into(), "M".into()]]).is_ok());
+        assert!(
+            r.validate_answers(vec![vec!["S".into(), "M".into()]])
+                .is_ok()
+        );
         assert!(r.validate_answers(vec![vec![]]).is_ok());
         assert_eq!(
             r.validate_answers(vec![vec!["S".into(), "S".into()]]),
@@ -356,10 +363,7 @@ mod tests {
         let err = request(json!([{ "question": "q", "header": "h", "options": options }]))
             .into_checked()
             .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "question 0 has 10000 options (at most 64)"
-        );
+        assert_eq!(err.to_string(), "question 0 has 10000 options (at most 64)");
         let err = request(json!([{ "question": "x".repeat(9000), "header": "h", "options": [] }]))
             .into_checked()
             .unwrap_err();

@@ -165,7 +165,12 @@ pub fn parse_event(data: &str, global: bool) -> Result<Parsed, serde_json::Error
         // The hot path: one per streamed token. Only question tool parts matter.
         "message.part.updated" if props().contains("\"question\"") => {
             let PartUpdated { part } = serde_json::from_str(props())?;
-            match (part.kind.as_str(), part.tool.as_deref(), part.call_id, part.state) {
+            match (
+                part.kind.as_str(),
+                part.tool.as_deref(),
+                part.call_id,
+                part.state,
+            ) {
                 ("tool", Some("question"), Some(call_id), Some(state)) => {
                     match state.status.as_str() {
                         "running" => OcEvent::ToolRunning { call_id },
@@ -217,7 +222,9 @@ impl OpenCode {
         path: &str,
         directory: Option<&str>,
     ) -> reqwest::RequestBuilder {
-        let mut builder = self.http.request(method, format!("{}{}", self.spec.url, path));
+        let mut builder = self
+            .http
+            .request(method, format!("{}{}", self.spec.url, path));
         if let Some(dir) = directory.or(self.spec.directory.as_deref()) {
             builder = builder.query(&[("directory", dir)]);
         }
@@ -228,7 +235,10 @@ impl OpenCode {
     }
 
     /// Sends a request whose answer must be JSON, mapping failures to clear errors.
-    async fn call(&self, builder: reqwest::RequestBuilder) -> Result<serde_json::Value, BackendError> {
+    async fn call(
+        &self,
+        builder: reqwest::RequestBuilder,
+    ) -> Result<serde_json::Value, BackendError> {
         let server = self.server();
         let seconds = self.timing.request.as_secs();
         let exchange = async {
@@ -367,7 +377,11 @@ impl OpenCode {
     /// One connection: subscribe, resync, then follow events until the
     /// stream ends or stalls.
     async fn stream_once(&self, emit: &impl Fn(BackendEvent) -> bool) -> StreamEnd {
-        let path = if self.global() { "/global/event" } else { "/event" };
+        let path = if self.global() {
+            "/global/event"
+        } else {
+            "/event"
+        };
         let response = match tokio::time::timeout(
             self.timing.request,
             self.request(reqwest::Method::GET, path, None)
@@ -395,7 +409,12 @@ impl OpenCode {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| ct.starts_with("text/event-stream"));
         if status == 401 {
-            return StreamEnd::Failed(BackendError::Unauthorized { server: self.server() }.to_string());
+            return StreamEnd::Failed(
+                BackendError::Unauthorized {
+                    server: self.server(),
+                }
+                .to_string(),
+            );
         }
         if status != 200 || !is_sse {
             return StreamEnd::Failed(format!(
@@ -434,7 +453,11 @@ impl OpenCode {
                 }
                 Ok(None) => return StreamEnd::Closed,
                 Ok(Some(Err(e))) => {
-                    return StreamEnd::Failed(format!("{}: {}", self.server(), connect_message(&e)));
+                    return StreamEnd::Failed(format!(
+                        "{}: {}",
+                        self.server(),
+                        connect_message(&e)
+                    ));
                 }
                 Ok(Some(Ok(chunk))) => chunk,
             };
@@ -468,20 +491,27 @@ impl OpenCode {
                         seen_calls.put(call_id.clone(), ());
                         match self.list(route.as_deref()).await {
                             Ok(list) => match list.into_iter().find(|i| {
-                                i.request.tool.as_ref().is_some_and(|t| t.call_id == call_id)
+                                i.request
+                                    .tool
+                                    .as_ref()
+                                    .is_some_and(|t| t.call_id == call_id)
                             }) {
                                 Some(incoming) => BackendEvent::Asked(incoming),
                                 None => continue,
                             },
                             Err(e) => BackendEvent::Invalid {
-                                error: format!("could not look up question for call {call_id}: {e}"),
+                                error: format!(
+                                    "could not look up question for call {call_id}: {e}"
+                                ),
                             },
                         }
                     }
                     OcEvent::Replied { request_id } => BackendEvent::Replied { request_id },
                     OcEvent::Rejected { request_id } => BackendEvent::Rejected { request_id },
                     OcEvent::ToolEnded { call_id, ok } => BackendEvent::ToolEnded { call_id, ok },
-                    OcEvent::SessionEnded { session_id } => BackendEvent::SessionEnded { session_id },
+                    OcEvent::SessionEnded { session_id } => {
+                        BackendEvent::SessionEnded { session_id }
+                    }
                     OcEvent::Connected
                     | OcEvent::Heartbeat
                     | OcEvent::ToolRunning { .. }
@@ -613,7 +643,10 @@ mod tests {
                 ok: false
             }
         );
-        assert_eq!(parse_event(&part("pending"), false).unwrap().event, OcEvent::Other);
+        assert_eq!(
+            parse_event(&part("pending"), false).unwrap().event,
+            OcEvent::Other
+        );
         let aborted = r#"{"id":"e","type":"session.error","properties":{"sessionID":"ses_x","error":{"name":"MessageAbortedError","data":{"message":"Aborted"}}}}"#;
         assert_eq!(
             parse_event(aborted, false).unwrap().event,

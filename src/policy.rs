@@ -25,6 +25,8 @@ impl Policies {
         Decision::Forward { timeout: None }
     }
     pub fn timeout_fallback(_request: &QuestionRequest) -> Decision {
-        Decision::Reject { reason: String::new() }
+        Decision::Reject {
+            reason: String::new(),
+        }
     }
 }

@@ -48,8 +48,13 @@ impl Default for SimOptions {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Received {
-    Reply { id: String, answers: Vec<Vec<String>> },
-    Reject { id: String },
+    Reply {
+        id: String,
+        answers: Vec<Vec<String>>,
+    },
+    Reject {
+        id: String,
+    },
 }
 
 /// How the next replies/rejects are mishandled (fault injection).
@@ -102,7 +107,10 @@ impl Sim {
             events_up: watch::channel(true).0,
         });
         let app = Router::new()
-            .route("/global/health", get(|| async { axum::Json(json!({"healthy": true, "version": "sim"})) }))
+            .route(
+                "/global/health",
+                get(|| async { axum::Json(json!({"healthy": true, "version": "sim"})) }),
+            )
             .route("/event", get(event_stream))
             .route("/global/event", get(global_event_stream))
             .route("/question", get(list))
@@ -115,7 +123,10 @@ impl Sim {
             .route("/_sim/log", get(control_log))
             .fallback(|| async {
                 // Like OpenCode: unknown routes get the web app's HTML, 200.
-                ([(header::CONTENT_TYPE, "text/html")], "<!doctype html><html><title>OpenCode</title></html>")
+                (
+                    [(header::CONTENT_TYPE, "text/html")],
+                    "<!doctype html><html><title>OpenCode</title></html>",
+                )
             })
             .layer(middleware::from_fn_with_state(inner.clone(), basic_auth))
             .with_state(inner.clone());
@@ -169,10 +180,16 @@ impl SimState {
                 call_id: self.next("call"),
             }),
         };
-        self.pending.lock().expect("not poisoned").push(request.clone());
+        self.pending
+            .lock()
+            .expect("not poisoned")
+            .push(request.clone());
         let part = |status: &str| tool_part(&request, status, json!({}));
         self.emit("message.part.updated", part("pending"));
-        self.emit("question.asked", serde_json::to_value(&request).expect("serializable"));
+        self.emit(
+            "question.asked",
+            serde_json::to_value(&request).expect("serializable"),
+        );
         self.emit(
             "message.part.updated",
             tool_part(&request, "running", json!({"questions": request.questions})),
@@ -189,7 +206,10 @@ impl SimState {
             "question.replied",
             json!({"sessionID": request.session_id, "requestID": id, "answers": answers}),
         );
-        self.emit("message.part.updated", tool_part(&request, "completed", json!({})));
+        self.emit(
+            "message.part.updated",
+            tool_part(&request, "completed", json!({})),
+        );
         true
     }
 
@@ -273,11 +293,7 @@ fn tool_part(request: &QuestionRequest, status: &str, input: Value) -> Value {
     })
 }
 
-async fn basic_auth(
-    State(inner): State<Arc<SimState>>,
-    request: Request,
-    next: Next,
-) -> Response {
+async fn basic_auth(State(inner): State<Arc<SimState>>, request: Request, next: Next) -> Response {
     if let Some(password) = &inner.options.password {
         let expected = format!(
             "Basic {}",
@@ -322,7 +338,10 @@ fn stream(inner: Arc<SimState>, global: bool) -> Response {
             if is_server_event {
                 format!("{{\"payload\":{event}}}")
             } else {
-                format!("{{\"directory\":{},\"project\":\"global\",\"payload\":{event}}}", json!(directory))
+                format!(
+                    "{{\"directory\":{},\"project\":\"global\",\"payload\":{event}}}",
+                    json!(directory)
+                )
             }
         } else {
             event.to_owned()
@@ -330,14 +349,17 @@ fn stream(inner: Arc<SimState>, global: bool) -> Response {
         Bytes::from(format!("data: {data}\n\n"))
     };
     tokio::spawn(async move {
-        let connected = json!({"id": "evt_connected", "type": "server.connected", "properties": {}});
+        let connected =
+            json!({"id": "evt_connected", "type": "server.connected", "properties": {}});
         if tx.send(frame(&connected.to_string())).await.is_err() {
             return;
         }
-        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
+        let mut ticks =
+            tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
         loop {
             let bytes = tokio::select! {
                 _ = generation.changed() => return,
+                _ = tx.closed() => return,
                 _ = ticks.tick() => frame(&json!({"id": "evt_hb", "type": "server.heartbeat", "properties": {}}).to_string()),
                 event = events.recv() => match event {
                     Ok(event) => frame(&event),
@@ -354,7 +376,9 @@ fn stream(inner: Arc<SimState>, global: bool) -> Response {
         }
     });
     let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|bytes| (Ok::<_, Infallible>(bytes), rx))
+        rx.recv()
+            .await
+            .map(|bytes| (Ok::<_, Infallible>(bytes), rx))
     });
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
@@ -398,12 +422,22 @@ async fn fault(inner: &SimState) -> Option<Response> {
     })
 }
 
-async fn reply(State(inner): State<Arc<SimState>>, Path(id): Path<String>, body: Bytes) -> Response {
+async fn reply(
+    State(inner): State<Arc<SimState>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
     if !id.starts_with("que") {
-        return bad_request(&format!("Expected a string starting with \"que\", got {id:?}"));
+        return bad_request(&format!(
+            "Expected a string starting with \"que\", got {id:?}"
+        ));
     }
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {
-        return (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(json!({"name": "UnknownError"}))).into_response();
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            axum::Json(json!({"name": "UnknownError"})),
+        )
+            .into_response();
     };
     let Some(answers) = body
         .get("answers")
@@ -414,34 +448,53 @@ async fn reply(State(inner): State<Arc<SimState>>, Path(id): Path<String>, body:
     if let Some(response) = fault(&inner).await {
         return response;
     }
-        let Some(request) = inner.take(&id) else {
+    let Some(request) = inner.take(&id) else {
         return not_found(&id);
     };
-    inner.log.lock().expect("not poisoned").push(Received::Reply {
-        id: id.clone(),
-        answers: answers.clone(),
-    });
+    inner
+        .log
+        .lock()
+        .expect("not poisoned")
+        .push(Received::Reply {
+            id: id.clone(),
+            answers: answers.clone(),
+        });
     inner.emit(
         "question.replied",
         json!({"sessionID": request.session_id, "requestID": id, "answers": answers}),
     );
-    inner.emit("message.part.updated", tool_part(&request, "completed", json!({})));
+    inner.emit(
+        "message.part.updated",
+        tool_part(&request, "completed", json!({})),
+    );
     axum::Json(true).into_response()
 }
 
 async fn reject(State(inner): State<Arc<SimState>>, Path(id): Path<String>) -> Response {
     if !id.starts_with("que") {
-        return bad_request(&format!("Expected a string starting with \"que\", got {id:?}"));
+        return bad_request(&format!(
+            "Expected a string starting with \"que\", got {id:?}"
+        ));
     }
     if let Some(response) = fault(&inner).await {
         return response;
     }
-        let Some(request) = inner.take(&id) else {
+    let Some(request) = inner.take(&id) else {
         return not_found(&id);
     };
-    inner.log.lock().expect("not poisoned").push(Received::Reject { id: id.clone() });
-    inner.emit("question.rejected", json!({"sessionID": request.session_id, "requestID": id}));
-    inner.emit("message.part.updated", tool_part(&request, "error", json!({})));
+    inner
+        .log
+        .lock()
+        .expect("not poisoned")
+        .push(Received::Reject { id: id.clone() });
+    inner.emit(
+        "question.rejected",
+        json!({"sessionID": request.session_id, "requestID": id}),
+    );
+    inner.emit(
+        "message.part.updated",
+        tool_part(&request, "error", json!({})),
+    );
     inner.emit("session.idle", json!({"sessionID": request.session_id}));
     axum::Json(true).into_response()
 }
@@ -460,18 +513,27 @@ async fn control_ask(State(inner): State<Arc<SimState>>, body: Bytes) -> Respons
     }
 }
 
-async fn control_answer(State(inner): State<Arc<SimState>>, Path(id): Path<String>, body: Bytes) -> Response {
+async fn control_answer(
+    State(inner): State<Arc<SimState>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
     let answers = serde_json::from_slice::<Value>(&body)
         .ok()
         .and_then(|b| serde_json::from_value::<Vec<Vec<String>>>(b.get("answers")?.clone()).ok());
     match answers {
-        Some(answers) if inner.answer_elsewhere(&id, answers.clone()) => axum::Json(true).into_response(),
+        Some(answers) if inner.answer_elsewhere(&id, answers.clone()) => {
+            axum::Json(true).into_response()
+        }
         Some(_) => not_found(&id),
         None => bad_request("expected {\"answers\": string[][]}"),
     }
 }
 
-async fn control_abort(State(inner): State<Arc<SimState>>, Path(session): Path<String>) -> Response {
+async fn control_abort(
+    State(inner): State<Arc<SimState>>,
+    Path(session): Path<String>,
+) -> Response {
     inner.abort(&session);
     axum::Json(true).into_response()
 }

@@ -16,7 +16,9 @@ pub struct SseEvent {
 pub enum SseItem {
     Event(SseEvent),
     /// An event (or one line) went over the size bound and was dropped.
-    Oversized { bytes: usize },
+    Oversized {
+        bytes: usize,
+    },
 }
 
 #[derive(Debug)]
@@ -222,6 +224,9 @@ mod tests {
 
     #[test]
     fn invalid_utf8_is_replaced_not_fatal() {
-        assert_eq!(decode(&[b"data: \xff\xfe\n\n"], 64), vec![event("\u{fffd}\u{fffd}")]);
+        assert_eq!(
+            decode(&[b"data: \xff\xfe\n\n"], 64),
+            vec![event("\u{fffd}\u{fffd}")]
+        );
     }
 }

@@ -43,7 +43,12 @@ pub fn parse_line(question: &QuestionInfo, line: &str) -> Result<Typed, String> 
     let count = question.options.len();
     let numbers: Option<Vec<usize>> = line
         .split(',')
-        .map(|n| n.trim().parse::<usize>().ok().filter(|n| (1..=count).contains(n)))
+        .map(|n| {
+            n.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=count).contains(n))
+        })
         .collect();
     match numbers {
         Some(numbers) if question.multiple || numbers.len() == 1 => Ok(Typed::Answer(
@@ -87,16 +92,28 @@ impl<W: Write> Watch<W> {
                 }
             }
         });
+        // Lines typed ahead wait here until a question needs them.
+        let mut typed: VecDeque<String> = VecDeque::new();
         let mut input_open = true;
         loop {
+            while self.awaiting_input() {
+                let Some(line) = typed.pop_front() else { break };
+                self.line(&line).await;
+            }
+            if !input_open && typed.is_empty() && self.exit_on_eof {
+                // Show what the last answers led to before leaving.
+                while let Ok(update) = updates.try_recv() {
+                    self.update(update);
+                }
+                return;
+            }
             tokio::select! {
                 update = updates.recv() => match update {
                     Some(update) => self.update(update),
                     None => return,
                 },
-                line = lines.recv(), if input_open && self.awaiting_input() => match line {
-                    Some(line) => self.line(&line).await,
-                    None if self.exit_on_eof => return,
+                line = lines.recv(), if input_open => match line {
+                    Some(line) => typed.push_back(line),
                     None => input_open = false,
                 },
             }
@@ -159,7 +176,11 @@ impl<W: Write> Watch<W> {
         let total = pending.request.questions.len();
         self.say(format!(
             "\n── {} from {} (session {}) ──",
-            if total == 1 { "Question".to_owned() } else { format!("{total} questions") },
+            if total == 1 {
+                "Question".to_owned()
+            } else {
+                format!("{total} questions")
+            },
             pending.server,
             pending.request.session_id
         ));
@@ -202,7 +223,9 @@ impl<W: Write> Watch<W> {
     }
 
     async fn line(&mut self, line: &str) {
-        let Some(current) = &mut self.current else { return };
+        let Some(current) = &mut self.current else {
+            return;
+        };
         let index = current.answers.len();
         let question = &current.pending.request.questions[index];
         let key = current.pending.key.clone();
@@ -258,7 +281,10 @@ mod tests {
     #[test]
     fn numbers_text_and_empty_lines() {
         let single = question(false, true);
-        assert_eq!(parse_line(&single, " 2 "), Ok(Typed::Answer(vec!["Blue".into()])));
+        assert_eq!(
+            parse_line(&single, " 2 "),
+            Ok(Typed::Answer(vec!["Blue".into()]))
+        );
         assert_eq!(parse_line(&single, ""), Ok(Typed::Reject));
         assert_eq!(
             parse_line(&single, "Purple please"),

@@ -116,16 +116,19 @@ impl Presenter {
             Update::Resolved(resolution) => {
                 self.queue.retain(|p| p.key != resolution.key);
                 self.deferred.remove(&resolution.key);
-                if let Some(shown) = self.shown.take_if(|s| s.key == resolution.key) {
-                    if !shown.answered {
-                        self.client
-                            .send_notification::<Cancel>(CancelParams {
-                                id: NumberOrString::Number(shown.id as i32),
-                            })
-                            .await;
-                    }
+                if let Some(shown) = self.shown.take_if(|s| s.key == resolution.key)
+                    && !shown.answered
+                {
+                    self.client
+                        .send_notification::<Cancel>(CancelParams {
+                            id: NumberOrString::Number(shown.id as i32),
+                        })
+                        .await;
                 }
-                let here = matches!(resolution.reason, Reason::AnsweredHere | Reason::RejectedHere);
+                let here = matches!(
+                    resolution.reason,
+                    Reason::AnsweredHere | Reason::RejectedHere
+                );
                 if self.extension {
                     self.client
                         .send_notification::<Resolved>(proto::resolved_params(&resolution))
@@ -137,7 +140,10 @@ impl Presenter {
                 }
                 if matches!(resolution.reason, Reason::Policy | Reason::Timeout) {
                     self.client
-                        .log_message(MessageType::INFO, format!("ask-lsp: {}", resolution.message))
+                        .log_message(
+                            MessageType::INFO,
+                            format!("ask-lsp: {}", resolution.message),
+                        )
                         .await;
                 }
                 self.present_next().await;
@@ -146,7 +152,8 @@ impl Presenter {
                 for server in &status.servers {
                     match &server.error {
                         Some(error) if self.server_errors.get(&server.name) != Some(error) => {
-                            self.server_errors.insert(server.name.clone(), error.clone());
+                            self.server_errors
+                                .insert(server.name.clone(), error.clone());
                             self.client
                                 .show_message(MessageType::WARNING, format!("ask-lsp: {error}"))
                                 .await;
@@ -164,8 +171,14 @@ impl Presenter {
                 }
             }
             Update::Notice { error, message } => {
-                let level = if error { MessageType::ERROR } else { MessageType::INFO };
-                self.client.show_message(level, format!("ask-lsp: {message}")).await;
+                let level = if error {
+                    MessageType::ERROR
+                } else {
+                    MessageType::INFO
+                };
+                self.client
+                    .show_message(level, format!("ask-lsp: {message}"))
+                    .await;
             }
         }
     }

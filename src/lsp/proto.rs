@@ -84,7 +84,8 @@ pub enum AnswerArgs {
 }
 
 pub fn answer_args(arguments: &[Value]) -> Result<AnswerArgs, String> {
-    const USAGE: &str = "askLsp.answer takes [key, answers: string[][]] or [key, questionIndex, answer: string[]]";
+    const USAGE: &str =
+        "askLsp.answer takes [key, answers: string[][]] or [key, questionIndex, answer: string[]]";
     let key = key_arg(arguments).ok_or(USAGE)?;
     match arguments {
         [_, answers] => serde_json::from_value(answers.clone())
@@ -126,7 +127,10 @@ mod tests {
             })
         );
         let err = answer_args(&[json!("d/que_1"), json!("Red")]).unwrap_err();
-        assert!(err.contains("answers: invalid type: string \"Red\", expected a sequence"), "{err}");
+        assert!(
+            err.contains("answers: invalid type: string \"Red\", expected a sequence"),
+            "{err}"
+        );
         assert!(answer_args(&[json!(3)]).is_err());
     }
 
@@ -139,7 +143,10 @@ mod tests {
                 answers: vec![vec!["a".into()]]
             }
         );
-        assert_eq!(parse(json!({"outcome": "deferred"})).unwrap(), AskResult::Deferred);
+        assert_eq!(
+            parse(json!({"outcome": "deferred"})).unwrap(),
+            AskResult::Deferred
+        );
         assert!(parse(json!({"outcome": "maybe"})).is_err());
         assert!(parse(json!(null)).is_err());
     }

@@ -1,0 +1,78 @@
+//! Terminal mode and the demo, as a person runs them: the real binary with
+//! typed input.
+
+mod common;
+
+use std::process::Stdio;
+
+use common::*;
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+async fn run_with_input(args: &[&str], input: &str) -> (std::process::ExitStatus, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .await
+        .unwrap();
+    let output = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("finishes")
+        .unwrap();
+    (output.status, String::from_utf8(output.stdout).unwrap())
+}
+
+#[tokio::test]
+async fn demo_runs_start_to_finish_on_typed_answers() {
+    let (status, out) = run_with_input(&["demo"], "1\n3,1\nx\n2\nv1.2\n").await;
+    assert!(status.success(), "{out}");
+    assert!(
+        out.contains("agent received answers [[\"Postgres\"]]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("agent received answers [[\"End-to-end\", \"Unit tests\"]]"),
+        "{out}"
+    );
+    // "x" is not an option of a question without typed answers: asked again.
+    assert!(out.contains("  pick a number from 1 to 2"), "{out}");
+    assert!(
+        out.contains("agent received answers [[\"Production\"], [\"v1.2\"]]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("↷ \"Migration\" was answered elsewhere"),
+        "{out}"
+    );
+    assert!(out.contains("Demo finished."), "{out}");
+}
+
+#[tokio::test]
+async fn watch_answers_and_rejects_against_a_server() {
+    let sim = sim().await;
+    let first = sim.ask(None, checks());
+    let second = sim.ask(None, database());
+    let (status, out) = run_with_input(&["watch", "--url", &sim.url()], "2, 3\n\n").await;
+    assert!(status.success(), "{out}");
+    assert!(out.contains("[Checks] Which checks?\n  1. Unit\n  2. Lint\n  3. E2E\nNumbers separated by commas, or type your own answer; an empty line rejects."), "{out}");
+    assert!(out.contains("✓ Rejected \"Database\""), "{out}");
+    wait_for(|| sim.received().len() == 2).await;
+    assert_eq!(
+        sim.received(),
+        vec![
+            reply(&first.id, serde_json::json!([["Lint", "E2E"]])),
+            Received::Reject { id: second.id }
+        ]
+    );
+}
