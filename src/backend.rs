@@ -77,8 +77,11 @@ pub enum BackendError {
         status: u16,
         kind: String,
     },
-    #[error("{server}: no answer within {seconds} s")]
-    Timeout { server: String, seconds: u64 },
+    #[error("{server}: no answer within {after:?}")]
+    Timeout {
+        server: String,
+        after: std::time::Duration,
+    },
     #[error("{server}: {message}")]
     Connect { server: String, message: String },
 }

@@ -240,7 +240,6 @@ impl OpenCode {
         builder: reqwest::RequestBuilder,
     ) -> Result<serde_json::Value, BackendError> {
         let server = self.server();
-        let seconds = self.timing.request.as_secs();
         let exchange = async {
             let response = builder.send().await?;
             let status = response.status().as_u16();
@@ -257,7 +256,7 @@ impl OpenCode {
             .await
             .map_err(|_| BackendError::Timeout {
                 server: server.clone(),
-                seconds,
+                after: self.timing.request,
             })?
             .map_err(|e| BackendError::Connect {
                 server: server.clone(),
@@ -356,19 +355,24 @@ impl OpenCode {
         let emit = |event| sink.send((name.clone(), event)).is_ok();
         let mut backoff = self.timing.backoff_min;
         loop {
-            let last_error = match self.stream_once(&emit).await {
+            match self.stream_once(&emit).await {
+                // A clean close is worth a warning only if reconnecting fails.
                 StreamEnd::Closed => {
                     backoff = self.timing.backoff_min;
-                    format!("{}: the event stream closed", self.server())
+                    tracing::info!(server = %name, "event stream closed; reconnecting");
                 }
-                StreamEnd::Failed(error) => error,
-            };
-            if !emit(BackendEvent::Disconnected {
-                error: last_error.clone(),
-            }) {
+                StreamEnd::Failed(error) => {
+                    if !emit(BackendEvent::Disconnected {
+                        error: error.clone(),
+                    }) {
+                        return;
+                    }
+                    tracing::info!(server = %name, "event stream down ({error}); retrying in {backoff:?}");
+                }
+            }
+            if sink.is_closed() {
                 return;
             }
-            tracing::info!(server = %name, "event stream down ({last_error}); retrying in {backoff:?}");
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(self.timing.backoff_max);
         }
@@ -392,9 +396,9 @@ impl OpenCode {
         {
             Err(_) => {
                 return StreamEnd::Failed(format!(
-                    "{}: no answer to {path} within {} s",
+                    "{}: no answer to {path} within {:?}",
                     self.server(),
-                    self.timing.request.as_secs()
+                    self.timing.request
                 ));
             }
             Ok(Err(e)) => {
@@ -446,9 +450,9 @@ impl OpenCode {
             let chunk = match tokio::time::timeout(self.timing.stall, body.next()).await {
                 Err(_) => {
                     return StreamEnd::Failed(format!(
-                        "{}: no event or heartbeat for {} s",
+                        "{}: no event or heartbeat for {:?}",
                         self.server(),
-                        self.timing.stall.as_secs()
+                        self.timing.stall
                     ));
                 }
                 Ok(None) => return StreamEnd::Closed,

@@ -76,10 +76,13 @@ pub struct SimState {
     log: Mutex<Vec<Received>>,
     faults: Mutex<VecDeque<Fault>>,
     counter: Mutex<u64>,
+    /// Keeps ids unique across restarts, as real ids are.
+    instance: String,
     events: broadcast::Sender<Arc<str>>,
     /// Bumped to close every open stream.
     generation: watch::Sender<u64>,
     events_up: watch::Sender<bool>,
+    stalled: watch::Sender<bool>,
 }
 
 /// A running simulated server. Dropping it does not stop it; call [`Sim::stop`].
@@ -91,9 +94,12 @@ pub struct Sim {
 }
 
 impl Sim {
+    /// Starts serving on its own runtime thread, so that [`Sim::stop`] can
+    /// end every connection at once, the way a killed server process does.
     pub async fn start(options: SimOptions) -> std::io::Result<Sim> {
         let listener =
-            tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], options.port))).await?;
+            std::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], options.port)))?;
+        listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let (events, _) = broadcast::channel(65_536);
         let inner = Arc::new(SimState {
@@ -102,9 +108,16 @@ impl Sim {
             log: Mutex::default(),
             faults: Mutex::default(),
             counter: Mutex::new(0),
+            instance: format!(
+                "{:08x}",
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u32)
+            ),
             events,
             generation: watch::channel(0).0,
             events_up: watch::channel(true).0,
+            stalled: watch::channel(false).0,
         });
         let app = Router::new()
             .route(
@@ -131,12 +144,22 @@ impl Sim {
             .layer(middleware::from_fn_with_state(inner.clone(), basic_auth))
             .with_state(inner.clone());
         let (shutdown, mut stop) = watch::channel(false);
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stop.wait_for(|s| *s).await;
-                })
-                .await;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()?;
+        std::thread::spawn(move || {
+            runtime.block_on(async move {
+                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                    return;
+                };
+                tokio::select! {
+                    _ = axum::serve(listener, app) => {}
+                    _ = stop.wait_for(|s| *s) => {}
+                }
+            });
+            // Dropping the runtime drops every connection task: sockets close.
+            runtime.shutdown_background();
         });
         Ok(Sim {
             inner,
@@ -166,20 +189,12 @@ impl SimState {
     fn next(&self, prefix: &str) -> String {
         let mut counter = self.counter.lock().expect("not poisoned");
         *counter += 1;
-        format!("{prefix}_sim{:06}", *counter)
+        format!("{prefix}_sim{}_{:06}", self.instance, *counter)
     }
 
     /// Asks a question as OpenCode's question tool does; returns the request.
     pub fn ask(&self, session_id: Option<&str>, questions: Vec<QuestionInfo>) -> QuestionRequest {
-        let request = QuestionRequest {
-            id: self.next("que"),
-            session_id: session_id.map_or_else(|| self.next("ses"), str::to_owned),
-            questions,
-            tool: Some(ToolRef {
-                message_id: self.next("msg"),
-                call_id: self.next("call"),
-            }),
-        };
+        let request = self.new_request(session_id, questions);
         self.pending
             .lock()
             .expect("not poisoned")
@@ -195,6 +210,27 @@ impl SimState {
             tool_part(&request, "running", json!({"questions": request.questions})),
         );
         request
+    }
+
+    /// Makes a question pending with no event at all, as if its events were
+    /// lost (a resync must find it).
+    pub fn ask_silently(
+        &self,
+        session_id: Option<&str>,
+        questions: Vec<QuestionInfo>,
+    ) -> QuestionRequest {
+        let request = self.new_request(session_id, questions);
+        self.pending
+            .lock()
+            .expect("not poisoned")
+            .push(request.clone());
+        request
+    }
+
+    /// While stalled, open streams stay open and send nothing (not even
+    /// heartbeats), like a hung server.
+    pub fn set_stalled(&self, stalled: bool) {
+        self.stalled.send_replace(stalled);
     }
 
     /// Answers a question as another client would (events included).
@@ -270,6 +306,22 @@ impl SimState {
         self.events.receiver_count()
     }
 
+    fn new_request(
+        &self,
+        session_id: Option<&str>,
+        questions: Vec<QuestionInfo>,
+    ) -> QuestionRequest {
+        QuestionRequest {
+            id: self.next("que"),
+            session_id: session_id.map_or_else(|| self.next("ses"), str::to_owned),
+            questions,
+            tool: Some(ToolRef {
+                message_id: self.next("msg"),
+                call_id: self.next("call"),
+            }),
+        }
+    }
+
     fn take(&self, id: &str) -> Option<QuestionRequest> {
         let mut pending = self.pending.lock().expect("not poisoned");
         let index = pending.iter().position(|r| r.id == id)?;
@@ -325,6 +377,7 @@ fn stream(inner: Arc<SimState>, global: bool) -> Response {
     }
     let mut events = inner.events.subscribe();
     let mut generation = inner.generation.subscribe();
+    let mut stalled = inner.stalled.subscribe();
     generation.mark_unchanged();
     let directory = inner.options.directory.clone();
     let heartbeat = inner.options.heartbeat;
@@ -370,6 +423,14 @@ fn stream(inner: Arc<SimState>, global: bool) -> Response {
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
             };
+            if *stalled.borrow() {
+                tokio::select! {
+                    _ = stalled.wait_for(|s| !*s) => {}
+                    _ = generation.changed() => return,
+                    _ = tx.closed() => return,
+                }
+                continue; // what came in while stalled is lost
+            }
             if tx.send(bytes).await.is_err() {
                 return;
             }

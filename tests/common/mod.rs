@@ -180,6 +180,16 @@ impl LspClient {
         }
     }
 
+    /// Every message (noise included) that arrives until none has for `quiet`.
+    pub async fn drain(&mut self, quiet: Duration) -> Vec<Value> {
+        let mut drained: Vec<Value> = self.backlog.drain(..).collect();
+        while let Ok(Some(message)) = tokio::time::timeout(quiet, self.incoming.recv()).await {
+            self.seen.push(message.clone());
+            drained.push(message);
+        }
+        drained
+    }
+
     /// Asserts nothing but noise arrives for `quiet`.
     pub async fn expect_quiet(&mut self, quiet: Duration) {
         if let Some(message) = self.backlog.pop_front() {

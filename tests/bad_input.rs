@@ -1,0 +1,220 @@
+//! Bad input from either side: broken event streams, oversized or hostile
+//! questions, malformed answers from the editor. ask-lsp keeps working, shows
+//! nothing harmful and says clearly what it refused.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::json;
+
+#[tokio::test]
+async fn broken_frames_and_events_are_skipped_and_the_stream_keeps_working() {
+    let sim = sim().await;
+    // With a directory, events come unwrapped from `/event`.
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"servers": [{"url": sim.url(), "directory": "/p"}]}),
+        )
+        .await;
+    wait_for(|| sim.subscribers() > 0).await;
+    sim.emit_raw("data: {not json\n\n");
+    sim.emit_raw("data: {\"type\":\"question.asked\",\"properties\":{\"id\":7}}\n\n");
+    sim.emit_raw("data: {\"type\":\"question.asked\"}\n\n");
+    sim.emit_raw("data: {\"type\":\"brand.new.event\",\"properties\":[1,2,3]}\n\n");
+    sim.emit_raw("event: weird\nid: 1\nretry: x\n: a comment\n\n\n\n");
+    sim.emit_raw("data: [\"\u{0}\u{1b}[2J\"]\r\n\r\n");
+    sim.emit_raw(&format!("data: {}\n\n", "x".repeat(5 << 20)));
+    sim.emit(
+        "message.part.updated",
+        json!({"part": {"type": "tool", "tool": "question"}}),
+    );
+    let request = sim.ask(None, database());
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(request.id));
+    let logs = client.logs();
+    assert!(
+        logs.contains("skipped an event of 5242888 bytes (over the bound)"),
+        "{logs}"
+    );
+    for error in [
+        "key must be a string at line 1 column 2",
+        "invalid type: integer `7`, expected a string",
+        "invalid type: null, expected struct QuestionRequest",
+        "control character (\\u0000-\\u001F) found while parsing a string",
+    ] {
+        assert!(
+            logs.contains(&format!("skipped an undecodable event: {error}")),
+            "{error}: {logs}"
+        );
+    }
+    assert_eq!(
+        client
+            .seen
+            .iter()
+            .filter(|m| m["method"] == "askQuestions/ask")
+            .count(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn oversized_questions_are_refused_with_a_clear_message() {
+    let sim = sim().await;
+    let mut client = LspClient::with_extension(&sim).await;
+    let options: Vec<_> = (0..10_000)
+        .map(|n| json!({"label": format!("option {n}"), "description": ""}))
+        .collect();
+    let many = sim.ask(
+        None,
+        questions(json!([{"question": "Pick", "header": "Huge", "options": options}])),
+    );
+    let message = client.next_method("window/showMessage").await;
+    assert_eq!(
+        message["params"],
+        json!({"type": 1, "message": format!(
+            "ask-lsp: A question from default cannot be shown (default/{}): question 0 has 10000 options (at most 64). Answer it in the agent's own interface.",
+            many.id)})
+    );
+    let long = sim.ask(
+        None,
+        questions(json!([{"question": "y".repeat(100_000), "header": "Long", "options": []}])),
+    );
+    let message = client.next_method("window/showMessage").await;
+    assert!(
+        message["params"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("(default/{}): question is 100000 characters long (at most 8000). Answer it in the agent's own interface.", long.id)),
+        "{message}"
+    );
+    let fine = sim.ask(None, database());
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(fine.id));
+    // Refused ones are not offered anywhere, and are not shown again on resync.
+    let listed = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.list"}),
+        )
+        .await;
+    assert_eq!(listed["result"].as_array().unwrap().len(), 1);
+    sim.drop_streams();
+    wait_for(|| sim.subscribers() > 0).await;
+    client.expect_quiet(Duration::from_millis(300)).await;
+}
+
+#[tokio::test]
+async fn escapes_controls_and_bidi_overrides_are_shown_harmlessly() {
+    let sim = sim().await;
+    let mut client = LspClient::with_extension(&sim).await;
+    sim.ask(
+        None,
+        questions(json!([{
+            "question": "Delete \u{1b}[31mprod\u{1b}[0m?\u{7}\nReally\u{202e}?",
+            "header": "\u{1b}]0;pwned\u{7}Danger\u{0}",
+            "options": [{"label": "Yes\u{202e}oN", "description": "\u{1b}[2Jwipes\tall"},
+                        {"label": "No", "description": ""}]}])),
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["questions"],
+        json!([{"question": "Delete prod?\nReally?", "header": "Danger",
+                "options": [{"label": "YesoN", "description": "wipes all"}, {"label": "No", "description": ""}],
+                "multiple": false, "custom": true}])
+    );
+    // The sanitized label is what the agent gets back.
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "answers": [["YesoN"]]}),
+        )
+        .await;
+    wait_for(|| !sim.received().is_empty()).await;
+    assert_eq!(
+        sim.received()[0],
+        Received::Reply {
+            id: ask["params"]["requestID"].as_str().unwrap().into(),
+            answers: vec![vec!["YesoN".into()]]
+        }
+    );
+}
+
+#[tokio::test]
+async fn malformed_answers_from_the_editor_are_errors_and_nothing_is_sent() {
+    let sim = sim().await;
+    let mut client = LspClient::with_extension(&sim).await;
+    let request = sim.ask(None, database());
+    let key = format!("default/{}", request.id);
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "answers": "Postgres"}),
+        )
+        .await;
+    let message = client.next_method("window/showMessage").await;
+    assert_eq!(
+        message["params"],
+        json!({"type": 1, "message": format!(
+            "ask-lsp: the editor's answer to {key} is not valid: invalid type: string \"Postgres\", expected a sequence")})
+    );
+    let wrong_shapes = [
+        (
+            json!([key, "Postgres"]),
+            "askLsp.answer takes [key, answers: string[][]] or [key, questionIndex, answer: string[]]: answers: invalid type: string \"Postgres\", expected a sequence",
+        ),
+        (
+            json!([key, [["Postgres"], ["extra"]]]),
+            "expected 1 answers (one per question), got 2",
+        ),
+        (
+            json!([key, [["Postgres", "SQLite"]]]),
+            "question 0 takes exactly one answer, got 2",
+        ),
+        (json!([key, [[""]]]), "question 0: an answer is empty"),
+        (
+            json!([]),
+            "askLsp.answer takes [key, answers: string[][]] or [key, questionIndex, answer: string[]]",
+        ),
+    ];
+    for (arguments, message) in wrong_shapes {
+        let response = client
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "askLsp.answer", "arguments": arguments}),
+            )
+            .await;
+        assert_eq!(
+            response["error"],
+            json!({"code": -32602, "message": message}),
+            "{arguments}"
+        );
+    }
+    let unknown = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.nope"}),
+        )
+        .await;
+    assert_eq!(
+        unknown["error"]["message"],
+        "unknown command \"askLsp.nope\""
+    );
+    assert_eq!(sim.received(), vec![]);
+    // Still pending and answerable.
+    let sent = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.answer", "arguments": [key, [["Postgres"]]]}),
+        )
+        .await;
+    assert_eq!(sent["result"], json!({"state": "sent"}));
+    assert_eq!(
+        sim.received(),
+        vec![reply(&request.id, json!([["Postgres"]]))]
+    );
+}

@@ -1,0 +1,219 @@
+//! Fault injection: the server drops, restarts, stalls, fails or hangs on a
+//! reply; the client is slow; a burst arrives. In every case no question is
+//! lost and no answer is lost or sent twice — asserted on what the simulated
+//! server recorded.
+
+mod common;
+
+use std::time::Duration;
+
+use ask_lsp::sim::Fault;
+use common::*;
+use serde_json::{Value, json};
+
+async fn answer(client: &mut LspClient, ask: &Value, label: &str) {
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "answers": [[label]]}),
+        )
+        .await;
+}
+
+#[tokio::test]
+async fn stream_dropped_mid_event_then_resync_finds_the_question() {
+    let sim = sim().await;
+    let mut client = LspClient::with_extension(&sim).await;
+    let request = sim.ask_silently(None, database());
+    let frame = json!({"id": "evt_x", "type": "question.asked", "properties": request}).to_string();
+    sim.emit_raw(&format!("data: {}", &frame[..frame.len() / 2]));
+    sim.drop_streams();
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(request.id));
+    answer(&mut client, &ask, "SQLite").await;
+    client.next_method("askQuestions/resolved").await;
+    assert_eq!(
+        sim.received(),
+        vec![reply(&request.id, json!([["SQLite"]]))]
+    );
+}
+
+#[tokio::test]
+async fn server_restart_on_the_same_port_reconnects_and_reconciles() {
+    let sim = sim().await;
+    let mut client = LspClient::with_extension(&sim).await;
+    let before = sim.ask(None, database());
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(before.id));
+    sim.stop();
+    wait_for(|| sim.subscribers() == 0).await;
+    // A new process: the old question is gone, a new one is pending.
+    let restarted = Sim::start(SimOptions {
+        port: sim.addr.port(),
+        ..SimOptions::default()
+    })
+    .await
+    .expect("the port is free again");
+    let after = restarted.ask_silently(Some("ses_new"), checks());
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["reason"], "gone");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(after.id));
+    answer(&mut client, &ask, "Lint").await;
+    client.next_method("askQuestions/resolved").await;
+    assert_eq!(
+        restarted.received(),
+        vec![reply(&after.id, json!([["Lint"]]))]
+    );
+    assert_eq!(sim.received(), vec![]);
+}
+
+#[tokio::test]
+async fn a_stalled_stream_is_noticed_and_replaced() {
+    let sim = Sim::start(SimOptions {
+        heartbeat: Duration::from_secs(60),
+        ..SimOptions::default()
+    })
+    .await
+    .unwrap();
+    let mut client = LspClient::start(&[("ASK_LSP_STALL_MS", "300")]).await;
+    client
+        .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
+        .await;
+    wait_for(|| sim.subscribers() > 0).await;
+    sim.set_stalled(true);
+    let request = sim.ask(None, database()); // its events are swallowed
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(request.id));
+    let logs = client.logs();
+    assert!(logs.contains("no event or heartbeat for 300ms"), "{logs}");
+    answer(&mut client, &ask, "Postgres").await;
+    wait_for(|| !sim.received().is_empty()).await;
+    assert_eq!(
+        sim.received(),
+        vec![reply(&request.id, json!([["Postgres"]]))]
+    );
+}
+
+#[tokio::test]
+async fn a_500_keeps_the_question_and_the_retry_is_sent_once() {
+    let sim = sim().await;
+    let mut client = LspClient::with_extension(&sim).await;
+    let request = sim.ask(None, database());
+    sim.push_fault(Fault::Status500);
+    let ask = client.next_method("askQuestions/ask").await;
+    answer(&mut client, &ask, "Postgres").await;
+    let error = client.next_method("window/showMessage").await;
+    assert_eq!(
+        error["params"]["message"],
+        json!(format!(
+            "ask-lsp: opencode at {}: server error 500: Unexpected server error. Check server logs for details.",
+            sim.url()
+        ))
+    );
+    let again = client.next_method("askQuestions/ask").await;
+    assert_eq!(again["params"]["requestID"], json!(request.id));
+    answer(&mut client, &again, "Postgres").await;
+    client.next_method("askQuestions/resolved").await;
+    assert_eq!(
+        sim.received(),
+        vec![reply(&request.id, json!([["Postgres"]]))]
+    );
+}
+
+#[tokio::test]
+async fn a_hanging_reply_times_out_and_html_is_named_for_what_it_is() {
+    let sim = sim().await;
+    let mut client = LspClient::start(&[("ASK_LSP_REQUEST_TIMEOUT_MS", "300")]).await;
+    client
+        .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
+        .await;
+    wait_for(|| sim.subscribers() > 0).await;
+    let request = sim.ask(None, database());
+    sim.push_fault(Fault::Hang);
+    sim.push_fault(Fault::Html);
+    let ask = client.next_method("askQuestions/ask").await;
+    answer(&mut client, &ask, "SQLite").await;
+    let error = client.next_method("window/showMessage").await;
+    assert_eq!(
+        error["params"]["message"],
+        json!(format!(
+            "ask-lsp: opencode at {}: no answer within 300ms",
+            sim.url()
+        ))
+    );
+    let again = client.next_method("askQuestions/ask").await;
+    answer(&mut client, &again, "SQLite").await;
+    let error = client.next_method("window/showMessage").await;
+    assert_eq!(
+        error["params"]["message"],
+        json!(format!(
+            "ask-lsp: opencode at {}: answered 200 with an HTML page instead of JSON: is this an OpenCode server, and is the route right?",
+            sim.url()
+        ))
+    );
+    let third = client.next_method("askQuestions/ask").await;
+    answer(&mut client, &third, "SQLite").await;
+    client.next_method("askQuestions/resolved").await;
+    assert_eq!(
+        sim.received(),
+        vec![reply(&request.id, json!([["SQLite"]]))]
+    );
+}
+
+#[tokio::test]
+async fn a_slow_client_loses_nothing() {
+    let sim = sim().await;
+    let mut client = LspClient::with_extension(&sim).await;
+    let first = sim.ask(None, database());
+    let second = sim.ask(None, checks());
+    let ask = client.next_method("askQuestions/ask").await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    answer(&mut client, &ask, "Postgres").await;
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(second.id));
+    answer(&mut client, &ask, "E2E").await;
+    wait_for(|| sim.received().len() == 2).await;
+    assert_eq!(
+        sim.received(),
+        vec![
+            reply(&first.id, json!([["Postgres"]])),
+            reply(&second.id, json!([["E2E"]]))
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_burst_of_a_thousand_questions_is_answered_exactly_once_each() {
+    let sim = sim().await;
+    let mut client = LspClient::with_extension(&sim).await;
+    let ids: Vec<String> = (0..1000)
+        .map(|n| sim.ask(Some(&format!("ses_{}", n % 100)), database()).id)
+        .collect();
+    for expected in &ids {
+        let ask = client.next_method("askQuestions/ask").await;
+        assert_eq!(&ask["params"]["requestID"], expected, "arrival order");
+        answer(&mut client, &ask, "SQLite").await;
+    }
+    wait_for(|| sim.received().len() == 1000).await;
+    let rest = client.drain(Duration::from_millis(300)).await;
+    assert!(
+        rest.iter().all(|m| m["method"] != "askQuestions/ask"),
+        "{rest:#?}"
+    );
+    let resolved = client
+        .seen
+        .iter()
+        .filter(|m| {
+            m["method"] == "askQuestions/resolved" && m["params"]["reason"] == "answeredHere"
+        })
+        .count();
+    assert_eq!(resolved, 1000);
+    let received: Vec<Received> = ids
+        .iter()
+        .map(|id| reply(id, json!([["SQLite"]])))
+        .collect();
+    assert_eq!(sim.received(), received);
+}
