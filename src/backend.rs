@@ -87,6 +87,17 @@ pub enum BackendError {
 }
 
 impl BackendError {
+    /// The error for logs: a 400's message can quote the request body (the
+    /// answers), so it is left out.
+    pub fn for_log(&self) -> String {
+        match self {
+            BackendError::BadRequest { server, .. } => {
+                format!("{server}: the server refused the request (400)")
+            }
+            other => other.to_string(),
+        }
+    }
+
     /// Whether sending the same thing again may succeed.
     pub fn is_transient(&self) -> bool {
         matches!(

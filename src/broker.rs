@@ -840,7 +840,7 @@ impl Broker {
                 }
             }
             Err(error) => {
-                tracing::warn!(%key, "sending failed: {error}");
+                tracing::warn!(%key, "sending failed: {}", error.for_log());
                 let Some(entry) = self.entries.get_mut(&key) else {
                     return;
                 };

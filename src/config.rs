@@ -156,6 +156,14 @@ pub fn servers_from_raw(
             url: url.clone(),
             reason: e.to_string(),
         })?;
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            // It would end up in messages and logs; credentials have their own keys.
+            return Err(ConfigError::Url {
+                index,
+                url: redact_userinfo(&parsed),
+                reason: "credentials in the URL are not accepted: use username and password (or OPENCODE_SERVER_PASSWORD)".into(),
+            });
+        }
         if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
             return Err(ConfigError::Url {
                 index,
@@ -179,6 +187,13 @@ pub fn servers_from_raw(
         });
     }
     Ok(specs)
+}
+
+fn redact_userinfo(url: &reqwest::Url) -> String {
+    let mut url = url.clone();
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.to_string()
 }
 
 #[cfg(test)]
@@ -231,6 +246,15 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "invalid ask-lsp configuration: servers[0].url \"ftp://x\": expected an http:// or https:// URL with a host"
+        );
+        let err = Config::from_json(
+            Some(&json!({"servers": [{"url": "http://opencode:s3cret@host:4096"}]})),
+            &env,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid ask-lsp configuration: servers[0].url \"http://host:4096/\": credentials in the URL are not accepted: use username and password (or OPENCODE_SERVER_PASSWORD)"
         );
         let err = Config::from_json(Some(&json!({"servrs": []})), &env).unwrap_err();
         assert!(err.to_string().contains("unknown field `servrs`"), "{err}");

@@ -202,6 +202,8 @@ impl OpenCode {
     pub fn new(spec: ServerSpec, timing: Timing) -> Self {
         let http = reqwest::Client::builder()
             .connect_timeout(timing.request)
+            // Only the configured URL is ever contacted.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .expect("reqwest client with static settings");
         OpenCode {
@@ -469,8 +471,11 @@ impl OpenCode {
             for item in items.drain(..) {
                 let event = match item {
                     SseItem::Event(event) => event,
-                    SseItem::Oversized { bytes } => {
-                        tracing::warn!("skipped an event of {bytes} bytes (over the bound)");
+                    SseItem::Oversized => {
+                        tracing::warn!(
+                            "skipped an event over the {} MiB bound",
+                            crate::sse::MAX_EVENT_BYTES >> 20
+                        );
                         continue;
                     }
                 };

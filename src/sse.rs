@@ -16,9 +16,7 @@ pub struct SseEvent {
 pub enum SseItem {
     Event(SseEvent),
     /// An event (or one line) went over the size bound and was dropped.
-    Oversized {
-        bytes: usize,
-    },
+    Oversized,
 }
 
 #[derive(Debug)]
@@ -29,8 +27,8 @@ pub struct SseDecoder {
     has_data: bool,
     event: Option<String>,
     id: Option<String>,
-    /// Bytes dropped from the event being skipped; `Some` while skipping.
-    skipping: Option<usize>,
+    /// Set while the rest of an oversized event is being dropped.
+    skipping: bool,
 }
 
 impl Default for SseDecoder {
@@ -48,7 +46,7 @@ impl SseDecoder {
             has_data: false,
             event: None,
             id: None,
-            skipping: None,
+            skipping: false,
         }
     }
 
@@ -61,21 +59,20 @@ impl SseDecoder {
             };
             let (head, rest) = chunk.split_at(end);
             chunk = &rest[1..];
-            if let Some(dropped) = &mut self.skipping {
+            if self.skipping {
                 // While skipping, `line` keeps at most two bytes: enough to
                 // tell a blank line ("" or "\r"), which ends the event.
-                *dropped += head.len() + 1;
                 let total = self.line.len() + head.len();
                 let blank = total == 0 || (total == 1 && (self.line == b"\r" || head == b"\r"));
                 self.line.clear();
                 if blank {
-                    out.push(SseItem::Oversized { bytes: *dropped });
+                    out.push(SseItem::Oversized);
                     self.reset_event();
                 }
                 continue;
             }
             if self.line.len() + head.len() > self.max_event {
-                self.start_skipping(head.len() + 1);
+                self.start_skipping();
                 continue;
             }
             self.line.extend_from_slice(head);
@@ -87,12 +84,11 @@ impl SseDecoder {
     }
 
     fn push_partial(&mut self, chunk: &[u8]) {
-        if let Some(dropped) = &mut self.skipping {
-            *dropped += chunk.len();
+        if self.skipping {
             let keep = chunk.len().min(2 - self.line.len().min(2));
             self.line.extend_from_slice(&chunk[..keep]);
         } else if self.line.len() + chunk.len() > self.max_event {
-            self.start_skipping(chunk.len());
+            self.start_skipping();
             // Mid-line: mark the line as not blank.
             self.line.extend_from_slice(b"..");
         } else {
@@ -100,8 +96,8 @@ impl SseDecoder {
         }
     }
 
-    fn start_skipping(&mut self, extra: usize) {
-        self.skipping = Some(self.data.len() + self.line.len() + extra);
+    fn start_skipping(&mut self) {
+        self.skipping = true;
         self.line.clear();
         self.data.clear();
     }
@@ -111,7 +107,7 @@ impl SseDecoder {
         self.has_data = false;
         self.event = None;
         self.id = None;
-        self.skipping = None;
+        self.skipping = false;
     }
 
     fn process_line(&mut self, line: &[u8], out: &mut Vec<SseItem>) {
@@ -139,7 +135,7 @@ impl SseDecoder {
         match field {
             b"data" => {
                 if self.data.len() + value.len() + 1 > self.max_event {
-                    self.start_skipping(value.len());
+                    self.start_skipping();
                     return;
                 }
                 if self.has_data {
@@ -212,14 +208,14 @@ mod tests {
             let (a, b) = big.as_bytes().split_at(split);
             assert_eq!(
                 decode(&[a, b], 64),
-                vec![SseItem::Oversized { bytes: 108 }, event("ok")],
+                vec![SseItem::Oversized, event("ok")],
                 "split at {split}"
             );
         }
         let many_lines = format!("{}\ndata: ok\n\n", "data: 0123456789\n".repeat(10));
         let out = decode(&[many_lines.as_bytes()], 64);
         assert_eq!(out.last(), Some(&event("ok")));
-        assert!(matches!(out[0], SseItem::Oversized { .. }));
+        assert_eq!(out[0], SseItem::Oversized);
     }
 
     #[test]

@@ -187,9 +187,24 @@ async fn a_slow_client_loses_nothing() {
 
 #[tokio::test]
 async fn a_burst_of_a_thousand_questions_is_answered_exactly_once_each() {
+    burst(1000).await;
+}
+
+/// The long variant: `ASK_LSP_SOAK=20000 cargo test --test faults -- --ignored`.
+#[tokio::test]
+#[ignore = "soak: run with --ignored"]
+async fn soak_burst() {
+    let count = std::env::var("ASK_LSP_SOAK")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    burst(count).await;
+}
+
+async fn burst(count: usize) {
     let sim = sim().await;
     let mut client = LspClient::with_extension(&sim).await;
-    let ids: Vec<String> = (0..1000)
+    let ids: Vec<String> = (0..count)
         .map(|n| sim.ask(Some(&format!("ses_{}", n % 100)), database()).id)
         .collect();
     for expected in &ids {
@@ -197,7 +212,7 @@ async fn a_burst_of_a_thousand_questions_is_answered_exactly_once_each() {
         assert_eq!(&ask["params"]["requestID"], expected, "arrival order");
         answer(&mut client, &ask, "SQLite").await;
     }
-    wait_for(|| sim.received().len() == 1000).await;
+    wait_for(|| sim.received().len() == count).await;
     let rest = client.drain(Duration::from_millis(300)).await;
     assert!(
         rest.iter().all(|m| m["method"] != "askQuestions/ask"),
@@ -210,7 +225,7 @@ async fn a_burst_of_a_thousand_questions_is_answered_exactly_once_each() {
             m["method"] == "askQuestions/resolved" && m["params"]["reason"] == "answeredHere"
         })
         .count();
-    assert_eq!(resolved, 1000);
+    assert_eq!(resolved, count);
     let received: Vec<Received> = ids
         .iter()
         .map(|id| reply(id, json!([["SQLite"]])))

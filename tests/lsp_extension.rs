@@ -263,6 +263,9 @@ async fn missing_password_is_a_clear_error_and_the_right_one_works() {
         sim.received(),
         vec![reply(&request.id, json!([["Postgres"]]))]
     );
+    let logs = client.logs();
+    assert!(logs.contains("question resolved"), "{logs}");
+    assert!(!logs.contains("s3cret"), "{logs}");
 }
 
 #[tokio::test]
