@@ -235,17 +235,49 @@ impl SimState {
 
     /// Answers a question as another client would (events included).
     pub fn answer_elsewhere(&self, id: &str, answers: Vec<Vec<String>>) -> bool {
+        self.resolve(
+            Received::Reply {
+                id: id.to_owned(),
+                answers,
+            },
+            false,
+        )
+    }
+
+    /// Takes a pending request out with a reply or a rejection, optionally
+    /// records it as received from a client, and emits what OpenCode emits.
+    fn resolve(&self, outcome: Received, record: bool) -> bool {
+        let (Received::Reply { id, .. } | Received::Reject { id }) = &outcome;
         let Some(request) = self.take(id) else {
             return false;
         };
-        self.emit(
-            "question.replied",
-            json!({"sessionID": request.session_id, "requestID": id, "answers": answers}),
-        );
-        self.emit(
-            "message.part.updated",
-            tool_part(&request, "completed", json!({})),
-        );
+        let session = &request.session_id;
+        match &outcome {
+            Received::Reply { answers, .. } => {
+                self.emit(
+                    "question.replied",
+                    json!({"sessionID": session, "requestID": id, "answers": answers}),
+                );
+                self.emit(
+                    "message.part.updated",
+                    tool_part(&request, "completed", json!({})),
+                );
+            }
+            Received::Reject { .. } => {
+                self.emit(
+                    "question.rejected",
+                    json!({"sessionID": session, "requestID": id}),
+                );
+                self.emit(
+                    "message.part.updated",
+                    tool_part(&request, "error", json!({})),
+                );
+                self.emit("session.idle", json!({"sessionID": session}));
+            }
+        }
+        if record {
+            self.log.lock().expect("not poisoned").push(outcome);
+        }
         true
     }
 
@@ -509,26 +541,17 @@ async fn reply(
     if let Some(response) = fault(&inner).await {
         return response;
     }
-    let Some(request) = inner.take(&id) else {
-        return not_found(&id);
-    };
-    inner
-        .log
-        .lock()
-        .expect("not poisoned")
-        .push(Received::Reply {
+    if inner.resolve(
+        Received::Reply {
             id: id.clone(),
-            answers: answers.clone(),
-        });
-    inner.emit(
-        "question.replied",
-        json!({"sessionID": request.session_id, "requestID": id, "answers": answers}),
-    );
-    inner.emit(
-        "message.part.updated",
-        tool_part(&request, "completed", json!({})),
-    );
-    axum::Json(true).into_response()
+            answers,
+        },
+        true,
+    ) {
+        axum::Json(true).into_response()
+    } else {
+        not_found(&id)
+    }
 }
 
 async fn reject(State(inner): State<Arc<SimState>>, Path(id): Path<String>) -> Response {
@@ -540,24 +563,11 @@ async fn reject(State(inner): State<Arc<SimState>>, Path(id): Path<String>) -> R
     if let Some(response) = fault(&inner).await {
         return response;
     }
-    let Some(request) = inner.take(&id) else {
-        return not_found(&id);
-    };
-    inner
-        .log
-        .lock()
-        .expect("not poisoned")
-        .push(Received::Reject { id: id.clone() });
-    inner.emit(
-        "question.rejected",
-        json!({"sessionID": request.session_id, "requestID": id}),
-    );
-    inner.emit(
-        "message.part.updated",
-        tool_part(&request, "error", json!({})),
-    );
-    inner.emit("session.idle", json!({"sessionID": request.session_id}));
-    axum::Json(true).into_response()
+    if inner.resolve(Received::Reject { id: id.clone() }, true) {
+        axum::Json(true).into_response()
+    } else {
+        not_found(&id)
+    }
 }
 
 #[derive(Deserialize)]

@@ -127,12 +127,7 @@ async fn escapes_controls_and_bidi_overrides_are_shown_harmlessly() {
                 "multiple": false, "custom": true}])
     );
     // The sanitized label is what the agent gets back.
-    client
-        .respond(
-            &ask["id"],
-            json!({"outcome": "answered", "answers": [["YesoN"]]}),
-        )
-        .await;
+    client.answer(&ask, json!([["YesoN"]])).await;
     wait_for(|| !sim.received().is_empty()).await;
     assert_eq!(
         sim.received()[0],

@@ -9,16 +9,7 @@ use std::time::Duration;
 
 use ask_lsp::sim::Fault;
 use common::*;
-use serde_json::{Value, json};
-
-async fn answer(client: &mut LspClient, ask: &Value, label: &str) {
-    client
-        .respond(
-            &ask["id"],
-            json!({"outcome": "answered", "answers": [[label]]}),
-        )
-        .await;
-}
+use serde_json::json;
 
 #[tokio::test]
 async fn stream_dropped_mid_event_then_resync_finds_the_question() {
@@ -30,7 +21,7 @@ async fn stream_dropped_mid_event_then_resync_finds_the_question() {
     sim.drop_streams();
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(ask["params"]["requestID"], json!(request.id));
-    answer(&mut client, &ask, "SQLite").await;
+    client.answer(&ask, json!([["SQLite"]])).await;
     client.next_method("askQuestions/resolved").await;
     assert_eq!(
         sim.received(),
@@ -61,7 +52,7 @@ async fn server_restart_on_the_same_port_reconnects_and_reconciles() {
     assert_eq!(resolved["params"]["reason"], "gone");
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(ask["params"]["requestID"], json!(after.id));
-    answer(&mut client, &ask, "Lint").await;
+    client.answer(&ask, json!([["Lint"]])).await;
     client.next_method("askQuestions/resolved").await;
     assert_eq!(
         restarted.received(),
@@ -89,7 +80,7 @@ async fn a_stalled_stream_is_noticed_and_replaced() {
     assert_eq!(ask["params"]["requestID"], json!(request.id));
     let logs = client.logs();
     assert!(logs.contains("no event or heartbeat for 300ms"), "{logs}");
-    answer(&mut client, &ask, "Postgres").await;
+    client.answer(&ask, json!([["Postgres"]])).await;
     wait_for(|| !sim.received().is_empty()).await;
     assert_eq!(
         sim.received(),
@@ -104,7 +95,7 @@ async fn a_500_keeps_the_question_and_the_retry_is_sent_once() {
     let request = sim.ask(None, database());
     sim.push_fault(Fault::Status500);
     let ask = client.next_method("askQuestions/ask").await;
-    answer(&mut client, &ask, "Postgres").await;
+    client.answer(&ask, json!([["Postgres"]])).await;
     let error = client.next_method("window/showMessage").await;
     assert_eq!(
         error["params"]["message"],
@@ -115,7 +106,7 @@ async fn a_500_keeps_the_question_and_the_retry_is_sent_once() {
     );
     let again = client.next_method("askQuestions/ask").await;
     assert_eq!(again["params"]["requestID"], json!(request.id));
-    answer(&mut client, &again, "Postgres").await;
+    client.answer(&again, json!([["Postgres"]])).await;
     client.next_method("askQuestions/resolved").await;
     assert_eq!(
         sim.received(),
@@ -135,7 +126,7 @@ async fn a_hanging_reply_times_out_and_html_is_named_for_what_it_is() {
     sim.push_fault(Fault::Hang);
     sim.push_fault(Fault::Html);
     let ask = client.next_method("askQuestions/ask").await;
-    answer(&mut client, &ask, "SQLite").await;
+    client.answer(&ask, json!([["SQLite"]])).await;
     let error = client.next_method("window/showMessage").await;
     assert_eq!(
         error["params"]["message"],
@@ -145,7 +136,7 @@ async fn a_hanging_reply_times_out_and_html_is_named_for_what_it_is() {
         ))
     );
     let again = client.next_method("askQuestions/ask").await;
-    answer(&mut client, &again, "SQLite").await;
+    client.answer(&again, json!([["SQLite"]])).await;
     let error = client.next_method("window/showMessage").await;
     assert_eq!(
         error["params"]["message"],
@@ -155,7 +146,7 @@ async fn a_hanging_reply_times_out_and_html_is_named_for_what_it_is() {
         ))
     );
     let third = client.next_method("askQuestions/ask").await;
-    answer(&mut client, &third, "SQLite").await;
+    client.answer(&third, json!([["SQLite"]])).await;
     client.next_method("askQuestions/resolved").await;
     assert_eq!(
         sim.received(),
@@ -171,10 +162,10 @@ async fn a_slow_client_loses_nothing() {
     let second = sim.ask(None, checks());
     let ask = client.next_method("askQuestions/ask").await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    answer(&mut client, &ask, "Postgres").await;
+    client.answer(&ask, json!([["Postgres"]])).await;
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(ask["params"]["requestID"], json!(second.id));
-    answer(&mut client, &ask, "E2E").await;
+    client.answer(&ask, json!([["E2E"]])).await;
     wait_for(|| sim.received().len() == 2).await;
     assert_eq!(
         sim.received(),
@@ -210,7 +201,7 @@ async fn burst(count: usize) {
     for expected in &ids {
         let ask = client.next_method("askQuestions/ask").await;
         assert_eq!(&ask["params"]["requestID"], expected, "arrival order");
-        answer(&mut client, &ask, "SQLite").await;
+        client.answer(&ask, json!([["SQLite"]])).await;
     }
     wait_for(|| sim.received().len() == count).await;
     let rest = client.drain(Duration::from_millis(300)).await;

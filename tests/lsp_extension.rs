@@ -52,12 +52,7 @@ async fn single_select_answer_reaches_the_server() {
     let request = sim.ask(None, database());
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(ask["params"], expected_ask(&sim, &request, 1));
-    client
-        .respond(
-            &ask["id"],
-            json!({"outcome": "answered", "answers": [["Postgres"]]}),
-        )
-        .await;
+    client.answer(&ask, json!([["Postgres"]])).await;
     let resolved = client.next_method("askQuestions/resolved").await;
     assert_eq!(
         resolved["params"],
@@ -83,10 +78,7 @@ async fn multi_select_two_questions_and_custom_text() {
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(ask["params"], expected_ask(&sim, &request, 1));
     client
-        .respond(
-            &ask["id"],
-            json!({"outcome": "answered", "answers": [["Lint", "Unit"], ["  v1.2 final \n"]]}),
-        )
+        .answer(&ask, json!([["Lint", "Unit"], ["  v1.2 final \n"]]))
         .await;
     client.next_method("askQuestions/resolved").await;
     assert_eq!(
@@ -181,12 +173,7 @@ async fn reconnect_resyncs_without_losing_or_repeating_questions() {
     sim.set_events_up(true);
     wait_for(|| sim.subscribers() > 0).await;
     // The shown one is still the one on screen: no second `askQuestions/ask`.
-    client
-        .respond(
-            &ask["id"],
-            json!({"outcome": "answered", "answers": [["SQLite"]]}),
-        )
-        .await;
+    client.answer(&ask, json!([["SQLite"]])).await;
     let resolved = client.next_method("askQuestions/resolved").await;
     assert_eq!(
         resolved["params"]["key"],
@@ -194,12 +181,7 @@ async fn reconnect_resyncs_without_losing_or_repeating_questions() {
     );
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(ask["params"]["requestID"], json!(missed.id));
-    client
-        .respond(
-            &ask["id"],
-            json!({"outcome": "answered", "answers": [["E2E"]]}),
-        )
-        .await;
+    client.answer(&ask, json!([["E2E"]])).await;
     client.next_method("askQuestions/resolved").await;
     client.expect_quiet(Duration::from_millis(300)).await;
     assert_eq!(
@@ -252,12 +234,7 @@ async fn missing_password_is_a_clear_error_and_the_right_one_works() {
     wait_for(|| sim.subscribers() > 0).await;
     let request = sim.ask(None, database());
     let ask = client.next_method("askQuestions/ask").await;
-    client
-        .respond(
-            &ask["id"],
-            json!({"outcome": "answered", "answers": [["Postgres"]]}),
-        )
-        .await;
+    client.answer(&ask, json!([["Postgres"]])).await;
     client.next_method("askQuestions/resolved").await;
     assert_eq!(
         sim.received(),
@@ -275,12 +252,7 @@ async fn late_answer_to_a_vanished_question_reports_404_as_gone() {
     let request = sim.ask(None, database());
     let ask = client.next_method("askQuestions/ask").await;
     sim.forget(&request.id); // answered elsewhere, event missed
-    client
-        .respond(
-            &ask["id"],
-            json!({"outcome": "answered", "answers": [["Postgres"]]}),
-        )
-        .await;
+    client.answer(&ask, json!([["Postgres"]])).await;
     let resolved = client.next_method("askQuestions/resolved").await;
     assert_eq!(
         resolved["params"],
@@ -298,12 +270,7 @@ async fn invalid_answers_are_refused_and_the_question_is_asked_again() {
     strict[0].custom = false;
     let request = sim.ask(None, strict);
     let ask = client.next_method("askQuestions/ask").await;
-    client
-        .respond(
-            &ask["id"],
-            json!({"outcome": "answered", "answers": [["MySQL"]]}),
-        )
-        .await;
+    client.answer(&ask, json!([["MySQL"]])).await;
     let error = client.next_method("window/showMessage").await;
     assert_eq!(
         error["params"],
@@ -311,12 +278,7 @@ async fn invalid_answers_are_refused_and_the_question_is_asked_again() {
     );
     let again = client.next_method("askQuestions/ask").await;
     assert_eq!(again["params"]["requestID"], json!(request.id));
-    client
-        .respond(
-            &again["id"],
-            json!({"outcome": "answered", "answers": [["SQLite"]]}),
-        )
-        .await;
+    client.answer(&again, json!([["SQLite"]])).await;
     client.next_method("askQuestions/resolved").await;
     assert_eq!(
         sim.received(),

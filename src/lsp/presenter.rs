@@ -331,6 +331,9 @@ impl Presenter {
                     answered: false,
                 });
             }
+            // Another decision (a policy timeout) got there first; its
+            // `Resolved` update explains what happened.
+            Err(BrokerError::Busy(_)) => {}
             Err(error) => {
                 self.client
                     .show_message(MessageType::ERROR, format!("ask-lsp: {error}"))

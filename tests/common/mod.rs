@@ -121,6 +121,15 @@ impl LspClient {
             .await;
     }
 
+    /// Answers an `askQuestions/ask` request.
+    pub async fn answer(&mut self, ask: &Value, answers: Value) {
+        self.respond(
+            &ask["id"],
+            json!({"outcome": "answered", "answers": answers}),
+        )
+        .await;
+    }
+
     pub async fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
         self.send(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
             .await;
