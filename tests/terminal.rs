@@ -76,3 +76,31 @@ async fn watch_answers_and_rejects_against_a_server() {
         ]
     );
 }
+
+#[tokio::test]
+async fn watch_applies_a_policy_from_flags_and_says_what_it_did() {
+    let sim = sim().await;
+    let request = sim.ask(None, database());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(["watch", "--url", &sim.url(), "--policy", "accept-first"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    wait_for(|| !sim.received().is_empty()).await;
+    drop(child.stdin.take()); // Ctrl-D
+    let output = tokio::time::timeout(WAIT, child.wait_with_output())
+        .await
+        .expect("exits at end of input")
+        .unwrap();
+    let out = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        sim.received(),
+        vec![reply(&request.id, serde_json::json!([["Postgres"]]))]
+    );
+    assert!(
+        out.contains("⚙ accept-first: \"Which database?\" → \"Postgres\""),
+        "{out}"
+    );
+}
