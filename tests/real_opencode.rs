@@ -1,0 +1,449 @@
+//! Against the real OpenCode server (installed by `tests/opencode/install.sh`),
+//! fully offline on 127.0.0.1 with the mock LLM in `tests/opencode/mock_llm.py`.
+//! ask-lsp is driven over stdio as an editor would; assertions are on what
+//! the agent received (the tool result OpenCode sent the mock LLM).
+//!
+//! Needs `ASK_LSP_OPENCODE_BIN` and `ASK_LSP_OPENCODE_PLUGIN_DIR` (printed by
+//! the install script); without them each test says SKIP and passes, unless
+//! `ASK_LSP_REQUIRE_E2E` is set (as `scripts/test-all` does).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+
+const STARTUP: Duration = Duration::from_secs(60);
+
+fn installed() -> Option<(PathBuf, PathBuf)> {
+    let found = std::env::var_os("ASK_LSP_OPENCODE_BIN")
+        .zip(std::env::var_os("ASK_LSP_OPENCODE_PLUGIN_DIR"));
+    // CI sets ASK_LSP_REQUIRE_E2E so that a missing install fails instead of skipping.
+    if found.is_none() && std::env::var_os("ASK_LSP_REQUIRE_E2E").is_some() {
+        panic!(
+            "ASK_LSP_REQUIRE_E2E is set but OpenCode is not installed (tests/opencode/install.sh)"
+        );
+    }
+    found.map(|(bin, plugin)| (bin.into(), plugin.into()))
+}
+
+/// The real server and the mock LLM, each killed (by PID) when dropped.
+struct OpenCode {
+    bin: PathBuf,
+    root: tempfile::TempDir,
+    password: Option<String>,
+    port: u16,
+    llm: Child,
+    llm_url: String,
+    server: Child,
+    http: reqwest::Client,
+}
+
+impl OpenCode {
+    async fn start(password: Option<&str>) -> Option<OpenCode> {
+        let Some((bin, plugin)) = installed() else {
+            eprintln!(
+                "SKIP: ASK_LSP_OPENCODE_BIN / ASK_LSP_OPENCODE_PLUGIN_DIR not set (run tests/opencode/install.sh)"
+            );
+            return None;
+        };
+        let root = tempfile::tempdir().unwrap();
+        for dir in [
+            "home",
+            "config/opencode",
+            "data",
+            "cache",
+            "state",
+            "project",
+        ] {
+            std::fs::create_dir_all(root.path().join(dir)).unwrap();
+        }
+        let port_file = root.path().join("llm.port");
+        let llm = Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/opencode/mock_llm.py"))
+            .arg(&port_file)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("python3 runs the mock LLM");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        let llm_port = loop {
+            if let Ok(port) = std::fs::read_to_string(&port_file)
+                && !port.is_empty()
+            {
+                break port;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "mock LLM did not start"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let llm_url = format!("http://127.0.0.1:{llm_port}");
+        let config = root.path().join("config/opencode");
+        std::fs::write(
+            config.join("opencode.json"),
+            json!({
+                "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+                    "options": {"baseURL": format!("{llm_url}/v1"), "apiKey": "mock"},
+                    "models": {"mock-model": {"name": "Mock"}}}},
+                "model": "mock/mock-model", "small_model": "mock/mock-model",
+                "autoupdate": false, "share": "disabled"
+            })
+            .to_string(),
+        )
+        .unwrap();
+        // The plugin package, so OpenCode does not npm-install it at start.
+        for file in ["package.json", "package-lock.json"] {
+            std::fs::copy(plugin.join(file), config.join(file)).unwrap();
+        }
+        std::os::unix::fs::symlink(plugin.join("node_modules"), config.join("node_modules"))
+            .unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut opencode = OpenCode {
+            server: spawn_server(&bin, root.path(), port, password),
+            bin,
+            root,
+            password: password.map(str::to_owned),
+            port,
+            llm,
+            llm_url,
+            http: reqwest::Client::new(),
+        };
+        opencode.wait_healthy().await;
+        Some(opencode)
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn directory(&self) -> String {
+        self.root
+            .path()
+            .join("project")
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Kills the server process and starts a new one on the same port.
+    async fn restart(&mut self) {
+        self.server.kill().await.unwrap();
+        self.server = spawn_server(
+            &self.bin,
+            self.root.path(),
+            self.port,
+            self.password.as_deref(),
+        );
+        self.wait_healthy().await;
+    }
+
+    async fn wait_healthy(&mut self) {
+        // Early requests can hang while the server starts: short timeouts.
+        let deadline = tokio::time::Instant::now() + STARTUP;
+        loop {
+            let probe = self
+                .request(reqwest::Method::GET, "/global/health")
+                .timeout(Duration::from_secs(1))
+                .send()
+                .await;
+            if probe.is_ok_and(|r| r.status().is_success()) {
+                return;
+            }
+            if let Ok(Some(status)) = self.server.try_wait() {
+                panic!("opencode exited during start-up: {status}");
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "opencode not healthy within {STARTUP:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let builder = self
+            .http
+            .request(method, format!("{}{path}", self.url()))
+            .query(&[("directory", self.directory())])
+            .timeout(WAIT);
+        match &self.password {
+            Some(password) => builder.basic_auth("opencode", Some(password)),
+            None => builder,
+        }
+    }
+
+    async fn post(&self, path: &str, body: Value) -> reqwest::Response {
+        self.request(reqwest::Method::POST, path)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// A new session whose turn asks the questions of `scenario`.
+    async fn ask(&self, scenario: &str) -> String {
+        let session: Value = self.post("/session", json!({})).await.json().await.unwrap();
+        let id = session["id"].as_str().unwrap().to_owned();
+        let prompt = json!({"parts": [{"type": "text", "text": format!("ASK:{scenario}")}]});
+        let response = self
+            .post(&format!("/session/{id}/prompt_async"), prompt)
+            .await;
+        assert_eq!(response.status(), 204);
+        id
+    }
+
+    /// The tool results the agent received, in order.
+    async fn received(&self) -> Vec<String> {
+        let records: Value = self
+            .http
+            .get(format!("{}/_mock/records", self.llm_url))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        records["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["content"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    async fn wait_received(&self, count: usize) -> Vec<String> {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let received = self.received().await;
+            if received.len() >= count {
+                return received;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "agent received {received:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn pending(&self) -> Vec<Value> {
+        let list: Value = self
+            .request(reqwest::Method::GET, "/question")
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        list.as_array().unwrap().clone()
+    }
+}
+
+impl Drop for OpenCode {
+    fn drop(&mut self) {
+        let _ = self.server.start_kill();
+        let _ = self.llm.start_kill();
+    }
+}
+
+fn spawn_server(bin: &Path, root: &Path, port: u16, password: Option<&str>) -> Child {
+    let mut command = Command::new(bin);
+    command
+        .args([
+            "serve",
+            "--hostname",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+        ])
+        .current_dir(root.join("project"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", root.join("home"))
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env("XDG_DATA_HOME", root.join("data"))
+        .env("XDG_CACHE_HOME", root.join("cache"))
+        .env("XDG_STATE_HOME", root.join("state"))
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
+        .env("OPENCODE_CLIENT", "cli")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    if let Some(password) = password {
+        command.env("OPENCODE_SERVER_PASSWORD", password);
+    }
+    command.spawn().expect("opencode starts")
+}
+
+async fn sidecar(opencode: &OpenCode, env: &[(&str, &str)], server: Value) -> LspClient {
+    let mut client = LspClient::start(env).await;
+    let mut server = server;
+    server["url"] = json!(opencode.url());
+    client
+        .initialize(extension_caps(), json!({"servers": [server]}))
+        .await;
+    client
+}
+
+async fn next_ask(client: &mut LspClient, session: &str) -> Value {
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["sessionID"], session, "{ask:#}");
+    ask
+}
+
+#[tokio::test]
+async fn answers_rejects_and_dismissals_against_the_real_server() {
+    let Some(opencode) = OpenCode::start(None).await else {
+        return;
+    };
+    // No directory: ask-lsp follows /global/event and replies per directory.
+    let mut client = sidecar(&opencode, &[], json!({})).await;
+
+    // Single-select.
+    let session = opencode.ask("single").await;
+    let ask = next_ask(&mut client, &session).await;
+    assert_eq!(
+        ask["params"]["questions"],
+        json!([{"question": "Which database?", "header": "Database", "multiple": false, "custom": true,
+                "options": [{"label": "Postgres", "description": "Relational"}, {"label": "SQLite", "description": "Embedded"}]}])
+    );
+    assert_eq!(
+        ask["params"]["source"]["directory"],
+        json!(opencode.directory())
+    );
+    client.answer(&ask, json!([["Postgres"]])).await;
+    let received = opencode.wait_received(1).await;
+    assert!(
+        received[0].contains(r#""Which database?"="Postgres""#),
+        "{received:?}"
+    );
+
+    // Multi-select.
+    let session = opencode.ask("multi").await;
+    let ask = next_ask(&mut client, &session).await;
+    client.answer(&ask, json!([["Unit", "E2E"]])).await;
+    let received = opencode.wait_received(2).await;
+    assert!(
+        received[1].contains(r#""Which checks should run?"="Unit, E2E""#),
+        "{received:?}"
+    );
+
+    // Two questions in one request.
+    let session = opencode.ask("two").await;
+    let ask = next_ask(&mut client, &session).await;
+    assert_eq!(ask["params"]["questions"].as_array().unwrap().len(), 2);
+    client.answer(&ask, json!([["SQLite"], ["us-east"]])).await;
+    let received = opencode.wait_received(3).await;
+    assert!(
+        received[2].contains(r#""Which database?"="SQLite", "Which region?"="us-east""#),
+        "{received:?}"
+    );
+
+    // A typed answer.
+    let session = opencode.ask("custom").await;
+    let ask = next_ask(&mut client, &session).await;
+    client.answer(&ask, json!([["v2 beta"]])).await;
+    let received = opencode.wait_received(4).await;
+    assert!(
+        received[3].contains(r#""What should the release be called?"="v2 beta""#),
+        "{received:?}"
+    );
+
+    // Reject: the agent stops, nothing more reaches it.
+    let session = opencode.ask("single").await;
+    let ask = next_ask(&mut client, &session).await;
+    client
+        .respond(&ask["id"], json!({"outcome": "rejected"}))
+        .await;
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["state"], "rejected");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(opencode.received().await.len(), 4);
+    assert!(opencode.pending().await.is_empty());
+
+    // Answered elsewhere (a direct HTTP reply) while the prompt is open.
+    let session = opencode.ask("single").await;
+    let ask = next_ask(&mut client, &session).await;
+    let id = ask["params"]["requestID"].as_str().unwrap();
+    let response = opencode
+        .post(
+            &format!("/question/{id}/reply"),
+            json!({"answers": [["SQLite"]]}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["reason"], "answeredElsewhere");
+    client.respond_error(&ask["id"], -32800, "cancelled").await;
+    let received = opencode.wait_received(5).await;
+    assert!(
+        received[4].contains(r#""Which database?"="SQLite""#),
+        "{received:?}"
+    );
+
+    // The session is aborted while its question is pending.
+    let session = opencode.ask("single").await;
+    let ask = next_ask(&mut client, &session).await;
+    let response = opencode
+        .post(&format!("/session/{session}/abort"), json!({}))
+        .await;
+    assert!(response.status().is_success());
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["state"], "dismissed");
+    assert_eq!(resolved["params"]["reason"], "sessionEnded");
+    client.respond_error(&ask["id"], -32800, "cancelled").await;
+    assert_eq!(opencode.received().await.len(), 5);
+}
+
+#[tokio::test]
+async fn basic_auth_and_a_server_restart() {
+    let Some(mut opencode) = OpenCode::start(Some("s3cret")).await else {
+        return;
+    };
+    let server = json!({"directory": opencode.directory()});
+    let mut without = sidecar(&opencode, &[], server.clone()).await;
+    let message = without.next_method("window/showMessage").await;
+    assert_eq!(
+        message["params"]["message"],
+        json!(format!(
+            "ask-lsp: opencode at {}: 401 Unauthorized: check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME",
+            opencode.url()
+        ))
+    );
+
+    let mut client = sidecar(&opencode, &[("OPENCODE_SERVER_PASSWORD", "s3cret")], server).await;
+    let session = opencode.ask("single").await;
+    let ask = next_ask(&mut client, &session).await;
+    client.answer(&ask, json!([["SQLite"]])).await;
+    let received = opencode.wait_received(1).await;
+    assert!(
+        received[0].contains(r#""Which database?"="SQLite""#),
+        "{received:?}"
+    );
+
+    // Killed and started again while the sidecar runs: it reconnects.
+    opencode.restart().await;
+    let session = opencode.ask("multi").await;
+    let ask = next_ask(&mut client, &session).await;
+    client.answer(&ask, json!([["Lint"]])).await;
+    let received = opencode.wait_received(2).await;
+    assert!(
+        received[1].contains(r#""Which checks should run?"="Lint""#),
+        "{received:?}"
+    );
+    assert!(!client.logs().contains("s3cret"));
+}
