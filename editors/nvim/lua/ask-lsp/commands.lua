@@ -1,0 +1,109 @@
+-- :Ask [list|answer|reject|status|start]
+local client = require('ask-lsp.client')
+
+local M = {}
+
+local function pending_list()
+  local list, err = client.command_sync('askLsp.list', {})
+  if not list then
+    vim.notify('ask-lsp: ' .. err, vim.log.levels.ERROR)
+    return nil
+  end
+  return list
+end
+
+local function describe(request)
+  local first = request.questions[1]
+  local name = first.header ~= '' and first.header or first.question
+  local more = #request.questions > 1 and (' (+%d more)'):format(#request.questions - 1) or ''
+  return ('%s%s  [%s, session %s]'):format(name, more, request.server, request.sessionID)
+end
+
+--- Picks a pending request (the only one, or via vim.ui.select), then `fn(request)`.
+local function choose(fn)
+  local list = pending_list()
+  if not list then
+    return
+  end
+  if #list == 0 then
+    vim.notify('ask-lsp: no pending questions')
+  elseif #list == 1 then
+    fn(list[1])
+  else
+    vim.ui.select(list, { prompt = 'Pending questions', format_item = describe }, function(choice)
+      if choice then
+        fn(choice)
+      end
+    end)
+  end
+end
+
+M.subcommands = {
+  list = function()
+    local list = pending_list()
+    if not list then
+      return
+    end
+    if #list == 0 then
+      vim.notify('ask-lsp: no pending questions')
+      return
+    end
+    local lines = {}
+    for i, request in ipairs(list) do
+      table.insert(lines, ('%d. %s'):format(i, describe(request)))
+    end
+    vim.notify('ask-lsp: pending questions\n' .. table.concat(lines, '\n'))
+  end,
+  -- Shows a pending request again (one you closed with q, or one waiting).
+  answer = function()
+    choose(function(request)
+      client.command('askLsp.show', { request.key }, function() end)
+    end)
+  end,
+  reject = function()
+    choose(function(request)
+      client.command('askLsp.reject', { request.key }, function(err)
+        if err then
+          vim.notify('ask-lsp: ' .. err.message, vim.log.levels.ERROR)
+        end
+      end)
+    end)
+  end,
+  status = function()
+    local status, err = client.command_sync('askLsp.status', {})
+    if not status then
+      vim.notify('ask-lsp: ' .. err, vim.log.levels.ERROR)
+      return
+    end
+    local lines = { ('pending: %d'):format(status.pending) }
+    for _, server in ipairs(status.servers) do
+      local state = server.connected and 'connected' or ('not connected: ' .. (server.error or 'connecting'))
+      table.insert(lines, ('%s %s: %s'):format(server.name, server.url, state))
+    end
+    vim.notify('ask-lsp\n' .. table.concat(lines, '\n'))
+  end,
+  start = function()
+    require('ask-lsp').start()
+  end,
+}
+
+function M.run(args)
+  local name = args.fargs[1] or 'answer'
+  local fn = M.subcommands[name]
+  if not fn then
+    vim.notify('ask-lsp: unknown subcommand ' .. name .. ' (list, answer, reject, status, start)', vim.log.levels.ERROR)
+    return
+  end
+  if name ~= 'start' and not client.get() then
+    require('ask-lsp').start()
+  end
+  fn()
+end
+
+function M.complete(arglead)
+  return vim.tbl_filter(function(name)
+    return name:find(arglead, 1, true) == 1
+  end, vim.tbl_keys(M.subcommands))
+end
+
+return M

@@ -1,0 +1,289 @@
+-- The question form: a floating window for multi-select and several
+-- questions per request, with the keys OpenCode's TUI uses. Unlike
+-- vim.ui.select it can be closed from code (answered elsewhere).
+local config = require('ask-lsp.config')
+local ui = require('ask-lsp.ui')
+
+local M = {}
+
+local HELP = 'j/k move  1-9 pick  <Space> toggle  <CR> next/submit  <Tab> next  c type  <Esc> reject  q later'
+local ns = vim.api.nvim_create_namespace('ask-lsp')
+
+--- Breaks text into lines of at most `width` display cells, on spaces where possible.
+local function wrap(text, width)
+  local lines = {}
+  for _, paragraph in ipairs(vim.split(text, '\n', { plain = true })) do
+    local line = ''
+    for word in paragraph:gmatch('%S+') do
+      while vim.fn.strdisplaywidth(word) > width do
+        if line ~= '' then
+          table.insert(lines, line)
+          line = ''
+        end
+        table.insert(lines, vim.fn.strcharpart(word, 0, width))
+        word = vim.fn.strcharpart(word, width)
+      end
+      if line == '' then
+        line = word
+      elseif vim.fn.strdisplaywidth(line .. ' ' .. word) <= width then
+        line = line .. ' ' .. word
+      else
+        table.insert(lines, line)
+        line = word
+      end
+    end
+    table.insert(lines, line)
+  end
+  return lines
+end
+
+local Form = {}
+Form.__index = Form
+
+function M.show(prompt)
+  local questions = prompt.params.questions
+  local self = setmetatable({
+    prompt = prompt,
+    questions = questions,
+    index = 1,
+    cursor = {},
+    picked = {},
+    typed = {},
+  }, Form)
+  for i = 1, #questions do
+    self.cursor[i] = 1
+    self.picked[i] = {}
+  end
+  self:open()
+  prompt.close = function()
+    self:close()
+  end
+  return self
+end
+
+--- Rows a question offers: its options, then "Other…" when typing is allowed.
+function Form:rows()
+  local question = self.questions[self.index]
+  return #question.options + (question.custom and 1 or 0)
+end
+
+function Form:is_other(row)
+  return row > #self.questions[self.index].options
+end
+
+function Form:width()
+  return math.min(config.options.float.max_width, vim.o.columns - 4)
+end
+
+function Form:render()
+  local width = self:width() - 2
+  local question = self.questions[self.index]
+  local total = #self.questions
+  local lines, option_line = {}, {}
+  local head = total > 1 and ('Question %d/%d'):format(self.index, total) or 'Question'
+  if question.header ~= '' then
+    head = head .. ' · ' .. question.header
+  end
+  if question.multiple then
+    head = head .. ' (pick any)'
+  end
+  table.insert(lines, head)
+  vim.list_extend(lines, wrap(question.question, width))
+  table.insert(lines, '')
+  for i, option in ipairs(question.options) do
+    local mark
+    if question.multiple then
+      mark = self.picked[self.index][i] and '[x]' or '[ ]'
+    else
+      mark = self.picked[self.index][i] and '(•)' or '( )'
+    end
+    local text = ('%d. %s %s'):format(i, mark, ui.describe(option))
+    option_line[i] = #lines + 1
+    vim.list_extend(lines, wrap(text, width))
+  end
+  if question.custom then
+    local typed = self.typed[self.index]
+    option_line[#question.options + 1] = #lines + 1
+    table.insert(lines, typed and ('c. [✎] ' .. typed) or 'c. Other… (type an answer)')
+  end
+  table.insert(lines, '')
+  vim.list_extend(lines, wrap(HELP, width))
+  self.option_line = option_line
+  vim.bo[self.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
+  vim.bo[self.buf].modifiable = false
+  vim.api.nvim_buf_clear_namespace(self.buf, ns, 0, -1)
+  vim.api.nvim_buf_set_extmark(self.buf, ns, 0, 0, { line_hl_group = 'Title' })
+  vim.api.nvim_buf_set_extmark(self.buf, ns, #lines - 1, 0, { line_hl_group = 'Comment' })
+  local height = math.min(#lines, math.max(3, vim.o.lines - 6))
+  vim.api.nvim_win_set_config(self.win, {
+    relative = 'editor',
+    width = self:width(),
+    height = height,
+    row = math.floor((vim.o.lines - height) / 2) - 1,
+    col = math.floor((vim.o.columns - self:width()) / 2),
+  })
+  local row = math.min(self.cursor[self.index], math.max(self:rows(), 1))
+  if option_line[row] then
+    vim.api.nvim_win_set_cursor(self.win, { option_line[row], 0 })
+  end
+end
+
+function Form:open()
+  self.buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[self.buf].bufhidden = 'wipe'
+  vim.bo[self.buf].filetype = 'ask-lsp'
+  self.win = vim.api.nvim_open_win(self.buf, true, {
+    relative = 'editor',
+    width = self:width(),
+    height = 3,
+    row = 1,
+    col = 1,
+    style = 'minimal',
+    border = config.options.float.border,
+    title = ' ask-lsp ',
+    title_pos = 'center',
+  })
+  vim.wo[self.win].wrap = false
+  vim.wo[self.win].cursorline = true
+  local function map(lhs, fn)
+    vim.keymap.set('n', lhs, fn, { buffer = self.buf, nowait = true, silent = true })
+  end
+  map('j', function() self:move(1) end)
+  map('<Down>', function() self:move(1) end)
+  map('k', function() self:move(-1) end)
+  map('<Up>', function() self:move(-1) end)
+  for n = 1, 9 do
+    map(tostring(n), function() self:pick(n) end)
+  end
+  map('<Space>', function() self:pick(self.cursor[self.index]) end)
+  map('<CR>', function() self:enter() end)
+  map('<Tab>', function() self:go(1) end)
+  map('<S-Tab>', function() self:go(-1) end)
+  map('c', function() self:type() end)
+  map('<Esc>', function() self:finish({ outcome = 'rejected' }) end)
+  map('q', function() self:finish({ outcome = 'deferred' }) end)
+  vim.api.nvim_create_autocmd('BufWipeout', {
+    buffer = self.buf,
+    once = true,
+    callback = function()
+      -- Closed some other way (:q): the question stays pending.
+      self.prompt.respond({ outcome = 'deferred' })
+    end,
+  })
+  self:render()
+end
+
+function Form:close()
+  if self.win and vim.api.nvim_win_is_valid(self.win) then
+    vim.api.nvim_win_close(self.win, true)
+  end
+end
+
+function Form:finish(result)
+  self.prompt.respond(result)
+  self:close()
+end
+
+function Form:move(delta)
+  local rows = self:rows()
+  if rows == 0 then
+    return
+  end
+  self.cursor[self.index] = (self.cursor[self.index] - 1 + delta) % rows + 1
+  self:render()
+end
+
+function Form:go(delta)
+  self.index = math.max(1, math.min(#self.questions, self.index + delta))
+  self:render()
+end
+
+function Form:pick(row)
+  local question = self.questions[self.index]
+  if row > self:rows() then
+    return
+  end
+  self.cursor[self.index] = row
+  if self:is_other(row) then
+    return self:type()
+  end
+  if question.multiple then
+    self.picked[self.index][row] = not self.picked[self.index][row] or nil
+    self:render()
+  else
+    self.picked[self.index] = { [row] = true }
+    self.typed[self.index] = nil
+    self:advance()
+  end
+end
+
+function Form:enter()
+  local question = self.questions[self.index]
+  local row = self.cursor[self.index]
+  if self:is_other(row) then
+    return self:type()
+  end
+  if not question.multiple and next(self.picked[self.index]) == nil and not self.typed[self.index] then
+    return self:pick(row)
+  end
+  self:advance()
+end
+
+function Form:type()
+  local question = self.questions[self.index]
+  if not question.custom then
+    vim.notify('ask-lsp: this question takes one of its options', vim.log.levels.WARN)
+    return
+  end
+  local index = self.index
+  vim.ui.input({ prompt = 'Answer: ', default = self.typed[index] }, function(text)
+    text = text and vim.trim(text) or ''
+    self.typed[index] = text ~= '' and text or nil
+    if not question.multiple and self.typed[index] then
+      self.picked[index] = {}
+    end
+    if vim.api.nvim_win_is_valid(self.win) then
+      if not question.multiple and self.typed[index] then
+        self:advance()
+      else
+        self:render()
+      end
+    end
+  end)
+end
+
+--- Next question, or submit after the last.
+function Form:advance()
+  if self.index < #self.questions then
+    self.index = self.index + 1
+    self:render()
+  else
+    self:submit()
+  end
+end
+
+function Form:submit()
+  local answers = {}
+  for i, question in ipairs(self.questions) do
+    local answer = {}
+    for row = 1, #question.options do
+      if self.picked[i][row] then
+        table.insert(answer, question.options[row].label)
+      end
+    end
+    if self.typed[i] then
+      table.insert(answer, self.typed[i])
+    end
+    if not question.multiple and #answer ~= 1 then
+      self.index = i
+      self:render()
+      vim.notify(('ask-lsp: question %d needs an answer'):format(i), vim.log.levels.WARN)
+      return
+    end
+    answers[i] = answer
+  end
+  self:finish({ outcome = 'answered', answers = answers })
+end
+
+return M

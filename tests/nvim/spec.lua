@@ -1,0 +1,289 @@
+-- The Neovim plugin in a real headless Neovim, against the real ask-lsp
+-- binary and the simulated OpenCode server (started by run.sh). Every flow is
+-- driven by keys or by the picker/input a person would use, and checked
+-- against what the server received.
+local root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
+vim.opt.rtp:prepend(root .. '/editors/nvim')
+vim.cmd.runtime('plugin/ask-lsp.lua')
+
+local SIM = assert(os.getenv('ASK_SIM_URL'), 'ASK_SIM_URL')
+local LOCKED = assert(os.getenv('ASK_SIM_LOCKED_URL'), 'ASK_SIM_LOCKED_URL')
+local BIN = assert(os.getenv('ASK_LSP_BIN'), 'ASK_LSP_BIN')
+
+-- What the person is told, and the picker/input they use (stubs stand in
+-- for telescope/dressing-style UIs).
+local notified = {}
+vim.notify = function(message, level)
+  table.insert(notified, { message = message, level = level })
+end
+local picker = { seen = {}, choose = nil }
+vim.ui.select = function(items, opts, on_choice)
+  table.insert(picker.seen, { items = items, opts = opts })
+  on_choice(picker.choose and picker.choose(items, opts) or nil)
+end
+local typed = { next = nil }
+vim.ui.input = function(_, on_confirm)
+  on_confirm(typed.next)
+end
+
+local function http(method, path, body, base)
+  local cmd = { 'curl', '-s', '-m', '5', '-X', method, (base or SIM) .. path, '-H', 'content-type: application/json' }
+  if body then
+    vim.list_extend(cmd, { '-d', vim.json.encode(body) })
+  end
+  local out = vim.system(cmd, { text = true }):wait()
+  assert(out.code == 0, 'curl failed: ' .. (out.stderr or ''))
+  return vim.json.decode(out.stdout)
+end
+
+local function ask(questions, session)
+  return http('POST', '/_sim/ask', { sessionID = session, questions = questions })
+end
+
+local function received()
+  return http('GET', '/_sim/log')
+end
+
+local function wait_for(condition, what)
+  if not vim.wait(8000, condition, 20) then
+    error('timed out waiting for ' .. what, 2)
+  end
+end
+
+local function float_win()
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    if vim.bo[buf].filetype == 'ask-lsp' then
+      return win, buf
+    end
+  end
+end
+
+local function float_text()
+  local _, buf = float_win()
+  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+end
+
+local function keys(s)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(s, true, false, true), 'mx', false)
+end
+
+--- Waits for the server to receive one more reply/reject; returns it.
+local function next_received(before)
+  wait_for(function()
+    return #received() > before
+  end, 'the server to receive an answer')
+  local log = received()
+  assert(#log == before + 1, 'exactly one answer expected: ' .. vim.inspect(log))
+  return log[#log]
+end
+
+local function eq(expected, actual, what)
+  if not vim.deep_equal(expected, actual) then
+    error(('%s:\nexpected %s\n     got %s'):format(what or 'value', vim.inspect(expected), vim.inspect(actual)), 2)
+  end
+end
+
+local database = {
+  { question = 'Which database?', header = 'Database',
+    options = { { label = 'Postgres', description = 'Relational' }, { label = 'SQLite', description = 'Embedded' } } },
+}
+local checks = {
+  { question = 'Which checks?', header = 'Checks', multiple = true,
+    options = { { label = 'Unit', description = '' }, { label = 'Lint', description = '' }, { label = 'E2E', description = '' } } },
+}
+
+local tests = {}
+local function test(name, fn)
+  table.insert(tests, { name = name, fn = fn })
+end
+
+require('ask-lsp').setup({
+  cmd = { BIN },
+  servers = { { name = 'sim', url = SIM }, { name = 'locked', url = LOCKED } },
+})
+
+test('connects and reports its servers', function()
+  wait_for(function()
+    local status = require('ask-lsp.client').status
+    return status.servers and #status.servers == 2 and status.servers[2].connected
+  end, 'the status notification')
+end)
+
+test('a lone single-select question goes through vim.ui.select', function()
+  local before = #received()
+  picker.choose = function(items)
+    return items[2]
+  end
+  local request = ask(database)
+  eq({ kind = 'reply', id = request.id, answers = { { 'SQLite' } } }, next_received(before), 'received')
+  local shown = picker.seen[#picker.seen]
+  eq('[Database] Which database?', shown.opts.prompt, 'picker prompt')
+  local labels = vim.tbl_map(shown.opts.format_item, shown.items)
+  eq({ 'Postgres — Relational', 'SQLite — Embedded', 'Other… (type an answer)', 'Reject the question' }, labels, 'picker items')
+end)
+
+test('Other… in the picker sends typed text', function()
+  local before = #received()
+  picker.choose = function(items)
+    return items[3]
+  end
+  typed.next = '  MariaDB  '
+  local request = ask(database)
+  eq({ kind = 'reply', id = request.id, answers = { { 'MariaDB' } } }, next_received(before), 'received')
+  picker.choose = nil
+end)
+
+test('multi-select in the float: number keys toggle, <CR> submits', function()
+  local before = #received()
+  local request = ask(checks)
+  wait_for(float_win, 'the float')
+  assert(float_text():find('[ ] Unit', 1, true), float_text())
+  keys('13')
+  assert(float_text():find('[x] E2E', 1, true), float_text())
+  keys('<CR>')
+  eq({ kind = 'reply', id = request.id, answers = { { 'Unit', 'E2E' } } }, next_received(before), 'received')
+  wait_for(function()
+    return float_win() == nil
+  end, 'the float to close')
+end)
+
+test('two questions: pick, <Space>/j toggles, <Tab> between questions', function()
+  local before = #received()
+  local both = vim.list_extend(vim.deepcopy(database), checks)
+  local request = ask(both)
+  wait_for(float_win, 'the float')
+  assert(float_text():find('Question 1/2 · Database', 1, true), float_text())
+  keys('<Tab>')
+  assert(float_text():find('Question 2/2 · Checks', 1, true), float_text())
+  keys('<Space>j<Space><S-Tab>2')
+  -- Picking in a single-select question moves on; the second has answers.
+  assert(float_text():find('Question 2/2', 1, true), float_text())
+  keys('<CR>')
+  eq({ kind = 'reply', id = request.id, answers = { { 'SQLite' }, { 'Unit', 'Lint' } } }, next_received(before), 'received')
+end)
+
+test('c types an answer when the question allows it', function()
+  local before = #received()
+  local request = ask(checks)
+  wait_for(float_win, 'the float')
+  typed.next = 'nightly build'
+  keys('2c')
+  assert(float_text():find('[✎] nightly build', 1, true), float_text())
+  keys('<CR>')
+  eq({ kind = 'reply', id = request.id, answers = { { 'Lint', 'nightly build' } } }, next_received(before), 'received')
+end)
+
+test('<Esc> rejects', function()
+  local before = #received()
+  local request = ask(checks)
+  wait_for(float_win, 'the float')
+  keys('<Esc>')
+  eq({ kind = 'reject', id = request.id }, next_received(before), 'received')
+end)
+
+test('answered elsewhere: the float closes and the person is told', function()
+  local before = #received()
+  local request = ask(checks)
+  wait_for(float_win, 'the float')
+  http('POST', '/_sim/answer/' .. request.id, { answers = { { 'Lint' } } })
+  wait_for(function()
+    return float_win() == nil
+  end, 'the float to close')
+  eq('ask-lsp: "Checks" was answered elsewhere', notified[#notified].message, 'notification')
+  vim.wait(200)
+  eq(before, #received(), 'nothing sent')
+end)
+
+test('a session aborted while its question is open', function()
+  local before = #received()
+  local request = ask(checks, 'ses_nvim_abort')
+  wait_for(float_win, 'the float')
+  http('POST', '/_sim/abort/' .. request.sessionID)
+  wait_for(function()
+    return float_win() == nil
+  end, 'the float to close')
+  eq('ask-lsp: "Checks": the session ended before it was answered', notified[#notified].message, 'notification')
+  eq(before, #received(), 'nothing sent')
+end)
+
+test('long multi-line questions wrap inside the window', function()
+  local long = ('word '):rep(60) .. 'END'
+  local request = ask({
+    { question = 'First line\nSecond line\n' .. long, header = 'Long', multiple = true,
+      options = { { label = 'A', description = ('detail '):rep(30) } } },
+  })
+  wait_for(float_win, 'the float')
+  local win, buf = float_win()
+  local width = vim.api.nvim_win_get_width(win)
+  local text = float_text()
+  assert(text:find('First line', 1, true) and text:find('Second line', 1, true) and text:find('END', 1, true), text)
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    assert(vim.fn.strdisplaywidth(line) <= width, ('line wider than the window (%d): %s'):format(width, line))
+  end
+  keys('<Esc>')
+  wait_for(function()
+    return received()[#received()].id == request.id
+  end, 'the rejection')
+end)
+
+test('q leaves it pending: statusline, :Ask list, :Ask answer brings it back', function()
+  local before = #received()
+  local request = ask(checks)
+  wait_for(float_win, 'the float')
+  keys('q')
+  wait_for(function()
+    return require('ask-lsp').statusline() == '? 1 question'
+  end, 'the statusline count')
+  vim.cmd('Ask list')
+  assert(notified[#notified].message:find('1. Checks  [sim, session ' .. request.sessionID .. ']', 1, true), notified[#notified].message)
+  vim.cmd('Ask answer')
+  wait_for(float_win, 'the float again')
+  keys('3<CR>')
+  eq({ kind = 'reply', id = request.id, answers = { { 'E2E' } } }, next_received(before), 'received')
+  wait_for(function()
+    return require('ask-lsp').statusline() == ''
+  end, 'an empty statusline')
+end)
+
+test(':Ask reject rejects a pending question', function()
+  local before = #received()
+  local request = ask(checks)
+  wait_for(float_win, 'the float')
+  keys('q')
+  vim.cmd('Ask reject')
+  eq({ kind = 'reject', id = request.id }, next_received(before), 'received')
+end)
+
+test(':checkhealth reports the binary, a connected server and an auth failure', function()
+  vim.cmd('checkhealth ask-lsp')
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  assert(text:find('OK binary: ' .. BIN, 1, true), text)
+  assert(text:find('OK server sim (' .. SIM .. '): connected', 1, true), text)
+  assert(text:find('ERROR server locked (' .. LOCKED .. '): opencode at ' .. LOCKED .. ': 401 Unauthorized', 1, true), text)
+  assert(text:find('OPENCODE_SERVER_PASSWORD', 1, true), text)
+  vim.cmd('bwipeout!')
+end)
+
+local passed, failed = 0, 0
+for _, t in ipairs(tests) do
+  local ok, err = pcall(t.fn)
+  -- Leave no prompt behind for the next test.
+  local win = float_win()
+  if win then
+    vim.api.nvim_win_close(win, true)
+  end
+  if ok then
+    passed = passed + 1
+    io.stdout:write('ok   ' .. t.name .. '\n')
+  else
+    failed = failed + 1
+    io.stdout:write('FAIL ' .. t.name .. '\n     ' .. tostring(err):gsub('\n', '\n     ') .. '\n')
+  end
+end
+io.stdout:write(('%d passed, %d failed\n'):format(passed, failed))
+local client = require('ask-lsp.client').get()
+if client then
+  client:stop(true)
+end
+os.exit(failed == 0 and 0 or 1)
