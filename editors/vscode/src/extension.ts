@@ -1,0 +1,215 @@
+// ask-lsp for VS Code: starts the ask-lsp language server, opts into its
+// askQuestions extension and shows each question request natively.
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import {
+  CancellationToken,
+  ClientCapabilities,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  StaticFeature,
+} from 'vscode-languageclient/node';
+import {
+  AskParams,
+  AskResult,
+  Item,
+  QuestionInfo,
+  answerFrom,
+  itemsFor,
+  statusText,
+  stepTitle,
+  toServerConfig,
+} from './logic';
+
+let client: LanguageClient | undefined;
+let status: vscode.StatusBarItem;
+
+/** Opts into askQuestions in `initialize`. */
+class AskQuestionsFeature implements StaticFeature {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    capabilities.experimental = { ...capabilities.experimental, askQuestions: { version: 1 } };
+  }
+  initialize(): void {}
+  getState() {
+    return { kind: 'static' as const };
+  }
+  clear(): void {}
+}
+
+function settings() {
+  const c = vscode.workspace.getConfiguration('askLsp');
+  return toServerConfig({
+    servers: c.get('servers'),
+    directory: c.get('directory'),
+    policy: c.get('policy'),
+  });
+}
+
+/** The setting, else the binary bundled in the extension, else $PATH. */
+function binary(context: vscode.ExtensionContext): string {
+  const configured = vscode.workspace.getConfiguration('askLsp').get<string>('path');
+  if (configured) return configured;
+  const bundled = path.join(context.extensionPath, 'bin', process.platform === 'win32' ? 'ask-lsp.exe' : 'ask-lsp');
+  return fs.existsSync(bundled) ? bundled : 'ask-lsp';
+}
+
+type Step = { answer: string[] } | { outcome: 'rejected' | 'deferred' | 'cancelled' };
+
+const REJECT: vscode.QuickInputButton = {
+  iconPath: new vscode.ThemeIcon('circle-slash'),
+  tooltip: 'Reject the question (the agent stops this turn)',
+};
+const LATER: vscode.QuickInputButton = {
+  iconPath: new vscode.ThemeIcon('clock'),
+  tooltip: 'Later: keep it pending (status bar reopens it)',
+};
+
+type PickItem = vscode.QuickPickItem & { item: Item };
+
+/** One question as a QuickPick; resolves when the person decides or the request is withdrawn. */
+function askOne(question: QuestionInfo, index: number, total: number, token: CancellationToken): Promise<Step> {
+  return new Promise((resolve) => {
+    const pick = vscode.window.createQuickPick<PickItem>();
+    pick.title = stepTitle(question, index, total);
+    pick.placeholder = question.question.replace(/\s*\n\s*/g, ' ');
+    pick.step = total > 1 ? index + 1 : undefined;
+    pick.totalSteps = total > 1 ? total : undefined;
+    pick.canSelectMany = question.multiple;
+    pick.ignoreFocusOut = true;
+    pick.matchOnDescription = true;
+    pick.buttons = [LATER, REJECT];
+    pick.items = itemsFor(question).map((item) => ({ label: item.label, description: item.description, item }));
+    let settled = false;
+    const finish = (step: Step) => {
+      if (settled) return;
+      settled = true;
+      subscription.dispose();
+      pick.dispose();
+      resolve(step);
+    };
+    // Answered elsewhere: ask-lsp cancels the request; close the prompt.
+    const subscription = token.onCancellationRequested(() => finish({ outcome: 'cancelled' }));
+    pick.onDidTriggerButton((button) => finish({ outcome: button === REJECT ? 'rejected' : 'deferred' }));
+    // Esc rejects, as in OpenCode's own prompt.
+    pick.onDidHide(() => finish({ outcome: 'rejected' }));
+    pick.onDidAccept(async () => {
+      const picked = (question.multiple ? pick.selectedItems : pick.activeItems.slice(0, 1)).map((p) => p.item);
+      let typed: string | undefined;
+      if (picked.some((i) => i.kind === 'other')) {
+        settled = true; // the InputBox takes over; hiding the pick is not a rejection
+        pick.hide();
+        typed = await vscode.window.showInputBox({
+          title: pick.title,
+          prompt: question.question,
+          ignoreFocusOut: true,
+        }, token);
+        settled = false;
+        if (token.isCancellationRequested) return finish({ outcome: 'cancelled' });
+        if (typed === undefined) return finish({ outcome: 'deferred' });
+      }
+      const result = answerFrom(question, picked, typed);
+      if ('error' in result) {
+        void vscode.window.showWarningMessage(`ask-lsp: ${result.error}`);
+        pick.show();
+        return;
+      }
+      finish(result);
+    });
+    pick.show();
+  });
+}
+
+async function ask(params: AskParams, token: CancellationToken): Promise<AskResult> {
+  const answers: string[][] = [];
+  for (const [index, question] of params.questions.entries()) {
+    const step = await askOne(question, index, params.questions.length, token);
+    if ('answer' in step) {
+      answers.push(step.answer);
+      continue;
+    }
+    // A cancelled request's response is ignored; deferred keeps it pending.
+    return { outcome: step.outcome === 'rejected' ? 'rejected' : 'deferred' };
+  }
+  return { outcome: 'answered', answers };
+}
+
+async function start(context: vscode.ExtensionContext) {
+  const serverOptions: ServerOptions = { command: binary(context), args: [] };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [],
+    initializationOptions: settings(),
+    outputChannelName: 'ask-lsp',
+  };
+  client = new LanguageClient('askLsp', 'ask-lsp', serverOptions, clientOptions);
+  client.registerFeature(new AskQuestionsFeature());
+  client.onRequest('askQuestions/ask', (params: AskParams, token: CancellationToken) => ask(params, token));
+  client.onNotification('askQuestions/resolved', (params: { reason: string; message: string; pending: number }) => {
+    showPending(params.pending);
+    if (!['answeredHere', 'rejectedHere'].includes(params.reason)) {
+      vscode.window.showInformationMessage(`ask-lsp: ${params.message}`);
+    }
+  });
+  client.onNotification('askQuestions/status', (params: { pending: number }) => showPending(params.pending));
+  await client.start();
+}
+
+function showPending(pending: number) {
+  status.text = statusText(pending);
+  status.tooltip = `${pending} agent question${pending === 1 ? '' : 's'} waiting: click to answer`;
+  if (pending > 0) status.show();
+  else status.hide();
+}
+
+async function pendingPick(placeHolder: string): Promise<AskParams | undefined> {
+  const list = ((await client?.sendRequest('workspace/executeCommand', { command: 'askLsp.list' })) ?? []) as AskParams[];
+  if (list.length === 0) {
+    vscode.window.showInformationMessage('ask-lsp: no pending questions');
+    return undefined;
+  }
+  if (list.length === 1) return list[0];
+  const choice = await vscode.window.showQuickPick(
+    list.map((p) => ({ label: p.questions[0].header || p.questions[0].question, description: `${p.server} · ${p.sessionID}`, p })),
+    { placeHolder },
+  );
+  return choice?.p;
+}
+
+export async function activate(context: vscode.ExtensionContext) {
+  status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
+  status.command = 'askLsp.answerPending';
+  context.subscriptions.push(
+    status,
+    vscode.commands.registerCommand('askLsp.answerPending', async () => {
+      const p = await pendingPick('Which question?');
+      if (p) await client?.sendRequest('workspace/executeCommand', { command: 'askLsp.show', arguments: [p.key] });
+    }),
+    vscode.commands.registerCommand('askLsp.listPending', async () => {
+      const p = await pendingPick('Pending questions (pick one to answer)');
+      if (p) await client?.sendRequest('workspace/executeCommand', { command: 'askLsp.show', arguments: [p.key] });
+    }),
+    vscode.commands.registerCommand('askLsp.rejectPending', async () => {
+      const p = await pendingPick('Reject which question?');
+      if (p) await client?.sendRequest('workspace/executeCommand', { command: 'askLsp.reject', arguments: [p.key] });
+    }),
+    vscode.commands.registerCommand('askLsp.restart', async () => {
+      await client?.stop();
+      await start(context);
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (!event.affectsConfiguration('askLsp')) return;
+      if (event.affectsConfiguration('askLsp.path')) {
+        await client?.stop();
+        await start(context);
+      } else {
+        await client?.sendNotification('workspace/didChangeConfiguration', { settings: settings() });
+      }
+    }),
+  );
+  await start(context);
+}
+
+export async function deactivate() {
+  await client?.stop();
+}

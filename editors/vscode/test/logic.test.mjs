@@ -1,0 +1,53 @@
+// Unit tests of the extension's logic (no `vscode` needed).
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import test from 'node:test';
+
+const require = createRequire(import.meta.url);
+const logic = require('../out/logic.js');
+
+const database = {
+  question: 'Which database?', header: 'Database', multiple: false, custom: true,
+  options: [{ label: 'Postgres', description: 'Relational' }, { label: 'SQLite', description: '' }],
+};
+const checks = { ...database, header: 'Checks', multiple: true, custom: false,
+  options: [{ label: 'Unit', description: '' }, { label: 'Lint', description: '' }] };
+
+test('items show descriptions and an Other… row when typing is allowed', () => {
+  assert.deepEqual(logic.itemsFor(database), [
+    { kind: 'option', label: 'Postgres', description: 'Relational' },
+    { kind: 'option', label: 'SQLite', description: undefined },
+    { kind: 'other', label: 'Other…', description: 'type an answer' },
+  ]);
+  assert.equal(logic.itemsFor(checks).length, 2);
+});
+
+test('step titles count questions', () => {
+  assert.equal(logic.stepTitle(database, 0, 1), 'Database');
+  assert.equal(logic.stepTitle(checks, 1, 2), 'Checks (2/2)');
+});
+
+test('picks become answers, typed text is trimmed, single-select takes one', () => {
+  const [postgres, sqlite, other] = logic.itemsFor(database);
+  assert.deepEqual(logic.answerFrom(database, [sqlite]), { answer: ['SQLite'] });
+  assert.deepEqual(logic.answerFrom(database, [other], '  MariaDB '), { answer: ['MariaDB'] });
+  assert.deepEqual(logic.answerFrom(database, [other], '   '), { error: 'Type an answer, or pick an option.' });
+  assert.deepEqual(logic.answerFrom(database, [postgres, sqlite]), { error: 'Pick one option.' });
+  assert.deepEqual(logic.answerFrom(database, []), { error: 'Pick one option.' });
+  const [unit, lint] = logic.itemsFor(checks);
+  assert.deepEqual(logic.answerFrom(checks, [unit, lint]), { answer: ['Unit', 'Lint'] });
+  assert.deepEqual(logic.answerFrom(checks, []), { answer: [] });
+});
+
+test('settings become ask-lsp configuration', () => {
+  assert.deepEqual(logic.toServerConfig({ servers: [], directory: '' }), { servers: [{ directory: undefined }] });
+  assert.deepEqual(
+    logic.toServerConfig({ servers: [{ url: 'http://a:1' }, { url: 'http://b:2', directory: '/b' }], directory: '/p', policy: { mode: 'reject' } }),
+    { servers: [{ url: 'http://a:1', directory: '/p' }, { url: 'http://b:2', directory: '/b' }], policy: { mode: 'reject' } },
+  );
+});
+
+test('status bar text', () => {
+  assert.equal(logic.statusText(0), '');
+  assert.equal(logic.statusText(3), '$(question) 3');
+});
