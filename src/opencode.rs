@@ -140,10 +140,28 @@ struct ToolState {
     status: String,
 }
 
+/// Every event ask-lsp acts on has one of these in its text. Streamed-token
+/// events (nearly all of a busy stream) have none, and are skipped without
+/// being parsed.
+const RELEVANT: [&str; 3] = ["question", "session.", "server."];
+
+fn relevant(data: &str) -> bool {
+    use std::sync::LazyLock;
+    static FINDERS: LazyLock<[memchr::memmem::Finder<'static>; 3]> =
+        LazyLock::new(|| RELEVANT.map(memchr::memmem::Finder::new));
+    FINDERS.iter().any(|f| f.find(data.as_bytes()).is_some())
+}
+
 /// Decodes one SSE `data` payload from `/event` (or `/global/event` when
-/// `global`). Unknown event types are `Other`; a known type with a broken
-/// body is an error.
+/// `global`). Events of no interest are `Other` (and not parsed: see
+/// [`RELEVANT`]); a relevant-looking event with a broken body is an error.
 pub fn parse_event(data: &str, global: bool) -> Result<Parsed, serde_json::Error> {
+    if !relevant(data) {
+        return Ok(Parsed {
+            directory: None,
+            event: OcEvent::Other,
+        });
+    }
     let (directory, payload) = if global {
         let wrapper: GlobalEnvelope = serde_json::from_str(data)?;
         (wrapper.directory, wrapper.payload.get())
@@ -669,7 +687,11 @@ mod tests {
 
     #[test]
     fn broken_input_is_an_error_not_a_panic() {
-        assert!(parse_event("not json", false).is_err());
+        assert!(parse_event("not json about a question", false).is_err());
+        assert_eq!(
+            parse_event("not json", false).unwrap().event,
+            OcEvent::Other
+        );
         assert!(parse_event(r#"{"type":"question.asked","properties":{"id":1}}"#, false).is_err());
         assert!(parse_event(r#"{"type":"question.replied"}"#, false).is_err());
         assert_eq!(

@@ -53,7 +53,7 @@ impl SseDecoder {
     /// Feeds one chunk; completed events are appended to `out`.
     pub fn feed(&mut self, mut chunk: &[u8], out: &mut Vec<SseItem>) {
         while !chunk.is_empty() {
-            let Some(end) = chunk.iter().position(|&b| b == b'\n') else {
+            let Some(end) = memchr::memchr(b'\n', chunk) else {
                 self.push_partial(chunk);
                 return;
             };
@@ -75,11 +75,16 @@ impl SseDecoder {
                 self.start_skipping();
                 continue;
             }
-            self.line.extend_from_slice(head);
-            let line = std::mem::take(&mut self.line);
-            self.process_line(strip_cr(&line), out);
-            self.line = line;
-            self.line.clear();
+            if self.line.is_empty() {
+                // The common case: the whole line is in this chunk.
+                self.process_line(strip_cr(head), out);
+            } else {
+                self.line.extend_from_slice(head);
+                let line = std::mem::take(&mut self.line);
+                self.process_line(strip_cr(&line), out);
+                self.line = line;
+                self.line.clear();
+            }
         }
     }
 
@@ -113,10 +118,13 @@ impl SseDecoder {
     fn process_line(&mut self, line: &[u8], out: &mut Vec<SseItem>) {
         if line.is_empty() {
             if self.has_data {
+                let bytes = std::mem::take(&mut self.data);
+                let data = String::from_utf8(bytes)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
                 out.push(SseItem::Event(SseEvent {
                     event: self.event.take(),
                     id: self.id.take(),
-                    data: String::from_utf8_lossy(&self.data).into_owned(),
+                    data,
                 }));
             }
             self.reset_event();

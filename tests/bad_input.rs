@@ -21,12 +21,12 @@ async fn broken_frames_and_events_are_skipped_and_the_stream_keeps_working() {
         )
         .await;
     wait_for(|| sim.subscribers() > 0).await;
-    sim.emit_raw("data: {not json\n\n");
+    sim.emit_raw("data: {not json, about a question\n\n");
     sim.emit_raw("data: {\"type\":\"question.asked\",\"properties\":{\"id\":7}}\n\n");
     sim.emit_raw("data: {\"type\":\"question.asked\"}\n\n");
     sim.emit_raw("data: {\"type\":\"brand.new.event\",\"properties\":[1,2,3]}\n\n");
     sim.emit_raw("event: weird\nid: 1\nretry: x\n: a comment\n\n\n\n");
-    sim.emit_raw("data: [\"\u{0}\u{1b}[2J\"]\r\n\r\n");
+    sim.emit_raw("data: [\"\u{0}\u{1b}[2J question\"]\r\n\r\n");
     sim.emit_raw(&format!("data: {}\n\n", "x".repeat(5 << 20)));
     sim.emit(
         "message.part.updated",
