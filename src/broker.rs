@@ -17,10 +17,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::backend::{Backend, BackendError, BackendEvent, Incoming, Source};
-use crate::config::ServerSpec;
+use crate::config::{BackendKind, ServerSpec};
 use crate::model::{Answers, ModelError, QuestionRequest};
 use crate::opencode::{OpenCode, Timing};
 use crate::policy::{Decision, Policies, Scope};
+use crate::sandbox_agent::{SandboxAgent, SandboxAgentSpec};
 
 /// More pending requests than this are not taken in (they stay on the server).
 pub const MAX_PENDING: usize = 10_000;
@@ -405,7 +406,17 @@ impl Broker {
         }
         for spec in servers {
             if !self.servers.contains_key(&spec.name) {
-                let backend = Arc::new(OpenCode::new(spec.clone(), self.timing));
+                let backend: Arc<dyn Backend> = match &spec.backend {
+                    BackendKind::OpenCode => Arc::new(OpenCode::new(spec.clone(), self.timing)),
+                    BackendKind::SandboxAgent { server_id, token } => Arc::new(SandboxAgent::new(
+                        SandboxAgentSpec {
+                            url: spec.url.clone(),
+                            server_id: server_id.clone(),
+                            token: token.clone(),
+                        },
+                        self.timing,
+                    )),
+                };
                 self.start_server(spec, backend);
             }
         }

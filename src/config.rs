@@ -38,6 +38,18 @@ pub struct ServerSpec {
     pub directory: Option<String>,
     pub username: String,
     pub password: Option<Secret>,
+    pub backend: BackendKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BackendKind {
+    OpenCode,
+    /// ACP over HTTP: `serverId` names the agent server, `token` is sent as
+    /// a bearer token.
+    SandboxAgent {
+        server_id: String,
+        token: Option<Secret>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -69,6 +81,8 @@ pub enum ConfigError {
         url: String,
         reason: String,
     },
+    #[error("invalid ask-lsp configuration: servers[{index}]: {reason}")]
+    Backend { index: usize, reason: String },
     #[error("invalid ask-lsp configuration: two servers are named {0:?}")]
     DuplicateName(String),
     #[error("invalid ask-lsp configuration: {0}")]
@@ -91,6 +105,10 @@ pub struct RawServer {
     pub directory: Option<String>,
     pub username: Option<String>,
     pub password: Option<String>,
+    /// `opencode` (default) or `sandbox-agent`.
+    pub backend: Option<String>,
+    pub server_id: Option<String>,
+    pub token: Option<String>,
 }
 
 /// Values the environment supplies where the configuration is silent.
@@ -171,6 +189,28 @@ pub fn servers_from_raw(
                 reason: "expected an http:// or https:// URL with a host".into(),
             });
         }
+        let backend = match raw.backend.as_deref() {
+            None | Some("opencode") => BackendKind::OpenCode,
+            Some("sandbox-agent") => match raw.server_id.filter(|id| valid_server_id(id)) {
+                Some(server_id) => BackendKind::SandboxAgent {
+                    server_id,
+                    token: raw.token.map(Secret::new),
+                },
+                None => {
+                    return Err(ConfigError::Backend {
+                        index,
+                        reason: "sandbox-agent needs serverId (letters, digits, '-', '_', '.')"
+                            .into(),
+                    });
+                }
+            },
+            Some(other) => {
+                return Err(ConfigError::Backend {
+                    index,
+                    reason: format!("unknown backend {other:?} (opencode or sandbox-agent)"),
+                });
+            }
+        };
         let password = raw
             .password
             .or_else(|| env.password.clone())
@@ -184,9 +224,18 @@ pub fn servers_from_raw(
                 .or_else(|| env.username.clone())
                 .unwrap_or_else(|| "opencode".to_owned()),
             password,
+            backend,
         });
     }
     Ok(specs)
+}
+
+fn valid_server_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
 fn redact_userinfo(url: &reqwest::Url) -> String {
@@ -217,6 +266,7 @@ mod tests {
                 directory: None,
                 username: "opencode".into(),
                 password: Some(Secret::new("s3cret".into())),
+                backend: BackendKind::OpenCode,
             }]
         );
         assert_eq!(config.surface, Surface::Auto);
@@ -255,6 +305,27 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "invalid ask-lsp configuration: servers[0].url \"http://host:4096/\": credentials in the URL are not accepted: use username and password (or OPENCODE_SERVER_PASSWORD)"
+        );
+        let err = Config::from_json(
+            Some(&json!({"servers": [{"backend": "sandbox-agent"}]})),
+            &env,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid ask-lsp configuration: servers[0]: sandbox-agent needs serverId (letters, digits, '-', '_', '.')"
+        );
+        let config = Config::from_json(
+            Some(&json!({"servers": [{"backend": "sandbox-agent", "url": "http://127.0.0.1:2468", "serverId": "s1", "token": "t"}]})),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(
+            config.servers[0].backend,
+            BackendKind::SandboxAgent {
+                server_id: "s1".into(),
+                token: Some(Secret::new("t".into()))
+            }
         );
         let err = Config::from_json(Some(&json!({"servrs": []})), &env).unwrap_err();
         assert!(err.to_string().contains("unknown field `servrs`"), "{err}");

@@ -13,6 +13,7 @@ pub mod lsp;
 pub mod model;
 pub mod opencode;
 pub mod policy;
+pub mod sandbox_agent;
 pub mod sim;
 pub mod sse;
 pub mod terminal;

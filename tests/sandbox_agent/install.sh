@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs the sandbox-agent server (pinned; a static binary inside the npm
+# package) for tests/sandbox_agent.rs. Idempotent. Prints the environment.
+set -euo pipefail
+VERSION=0.4.2
+CACHE=${ASK_LSP_SA_DIR:-/tmp/ask-lsp-sa}
+BIN=$CACHE/node_modules/@sandbox-agent/cli-linux-x64/bin/sandbox-agent
+if ! "$BIN" --version 2>/dev/null | grep -q "$VERSION"; then
+  npm install --no-audit --no-fund --loglevel=error --prefix "$CACHE" "@sandbox-agent/cli-linux-x64@$VERSION" >&2
+fi
+echo "export SANDBOX_AGENT_BIN=$BIN"
