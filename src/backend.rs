@@ -2,6 +2,7 @@
 //! and a way to send answers back ([`Backend`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde::Serialize;
@@ -133,4 +134,67 @@ pub trait Backend: Send + Sync {
     /// Runs the event loop until the task is aborted: connects, resyncs,
     /// reconnects with backoff.
     fn run(self: Arc<Self>, name: Arc<str>, sink: EventSink) -> BoxFuture<'static, ()>;
+}
+
+/// Timing knobs; the defaults suit a real server (heartbeat every 10 s).
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// Bound on one HTTP request (a starting server can accept and never answer).
+    pub request: Duration,
+    /// No bytes for this long (not even a heartbeat) means the stream is dead.
+    pub stall: Duration,
+    pub backoff_min: Duration,
+    pub backoff_max: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            request: Duration::from_secs(10),
+            stall: Duration::from_secs(30),
+            backoff_min: Duration::from_millis(200),
+            backoff_max: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Timing {
+    /// Defaults, with `ASK_LSP_STALL_MS` / `ASK_LSP_REQUEST_TIMEOUT_MS` overrides.
+    pub fn from_env() -> Self {
+        let ms = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(Duration::from_millis)
+        };
+        let mut timing = Timing::default();
+        if let Some(stall) = ms("ASK_LSP_STALL_MS") {
+            timing.stall = stall;
+        }
+        if let Some(request) = ms("ASK_LSP_REQUEST_TIMEOUT_MS") {
+            timing.request = request;
+        }
+        timing
+    }
+}
+
+/// The HTTP client every backend uses.
+pub fn http_client(timing: &Timing) -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(timing.request)
+        // Only the configured URL is ever contacted.
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("reqwest client with static settings")
+}
+
+/// reqwest's errors nest the useful part ("Connection refused") in sources.
+pub fn connect_message(error: &reqwest::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(inner) = source {
+        message = format!("{message}: {inner}");
+        source = inner.source();
+    }
+    message
 }

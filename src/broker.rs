@@ -16,10 +16,10 @@ use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::backend::{Backend, BackendError, BackendEvent, Incoming, Source};
+use crate::backend::{Backend, BackendError, BackendEvent, Incoming, Source, Timing};
 use crate::config::{BackendKind, ServerSpec};
 use crate::model::{Answers, ModelError, QuestionRequest};
-use crate::opencode::{OpenCode, Timing};
+use crate::opencode::OpenCode;
 use crate::policy::{Decision, Policies, Scope};
 use crate::sandbox_agent::{SandboxAgent, SandboxAgentSpec};
 

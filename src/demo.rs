@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::backend::Timing;
 use crate::broker::BrokerHandle;
 use crate::config::{EnvDefaults, RawServer, servers_from_raw};
 use crate::model::QuestionInfo;
-use crate::opencode::Timing;
 use crate::policy::Policies;
 use crate::sim::{Received, Sim, SimOptions};
 use crate::terminal::Watch;

@@ -14,9 +14,9 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 use self::presenter::Presenter;
 use self::proto::{AnswerArgs, ClientFlags};
+use crate::backend::Timing;
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome};
 use crate::config::{Config, EnvDefaults};
-use crate::opencode::Timing;
 
 pub use self::presenter::REJECT_ACTION;
 

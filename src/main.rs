@@ -1,9 +1,9 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use ask_lsp::backend::Timing;
 use ask_lsp::broker::BrokerHandle;
 use ask_lsp::config::{EnvDefaults, RawServer, servers_from_raw};
-use ask_lsp::opencode::Timing;
 use ask_lsp::policy::Policies;
 use ask_lsp::sim::{Sim, SimOptions};
 use ask_lsp::terminal::Watch;

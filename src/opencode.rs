@@ -9,7 +9,6 @@
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
@@ -17,52 +16,13 @@ use lru::LruCache;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::backend::{Backend, BackendError, BackendEvent, EventSink, Incoming, Source};
+use crate::backend::{
+    Backend, BackendError, BackendEvent, EventSink, Incoming, Source, Timing, connect_message,
+    http_client,
+};
 use crate::config::ServerSpec;
 use crate::model::{Answers, QuestionRequest};
 use crate::sse::{SseDecoder, SseItem};
-
-/// Timing knobs; the defaults suit a real server (heartbeat every 10 s).
-#[derive(Debug, Clone, Copy)]
-pub struct Timing {
-    /// Bound on one HTTP request (a starting server can accept and never answer).
-    pub request: Duration,
-    /// No bytes for this long (not even a heartbeat) means the stream is dead.
-    pub stall: Duration,
-    pub backoff_min: Duration,
-    pub backoff_max: Duration,
-}
-
-impl Default for Timing {
-    fn default() -> Self {
-        Timing {
-            request: Duration::from_secs(10),
-            stall: Duration::from_secs(30),
-            backoff_min: Duration::from_millis(200),
-            backoff_max: Duration::from_secs(5),
-        }
-    }
-}
-
-impl Timing {
-    /// Defaults, with `ASK_LSP_STALL_MS` / `ASK_LSP_REQUEST_TIMEOUT_MS` overrides.
-    pub fn from_env() -> Self {
-        let ms = |name: &str| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse::<u64>().ok())
-                .map(Duration::from_millis)
-        };
-        let mut timing = Timing::default();
-        if let Some(stall) = ms("ASK_LSP_STALL_MS") {
-            timing.stall = stall;
-        }
-        if let Some(request) = ms("ASK_LSP_REQUEST_TIMEOUT_MS") {
-            timing.request = request;
-        }
-        timing
-    }
-}
 
 pub struct OpenCode {
     spec: ServerSpec,
@@ -218,15 +178,9 @@ enum StreamEnd {
 
 impl OpenCode {
     pub fn new(spec: ServerSpec, timing: Timing) -> Self {
-        let http = reqwest::Client::builder()
-            .connect_timeout(timing.request)
-            // Only the configured URL is ever contacted.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("reqwest client with static settings");
         OpenCode {
             spec,
-            http,
+            http: http_client(&timing),
             timing,
             directories: Mutex::new(LruCache::new(NonZeroUsize::new(64).expect("non-zero"))),
         }
@@ -559,17 +513,6 @@ impl OpenCode {
                 .put(dir.to_owned(), ());
         }
     }
-}
-
-/// reqwest's errors nest the useful part ("Connection refused") in sources.
-fn connect_message(error: &reqwest::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(inner) = source {
-        message = format!("{message}: {inner}");
-        source = inner.source();
-    }
-    message
 }
 
 impl Backend for OpenCode {

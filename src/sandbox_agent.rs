@@ -18,10 +18,12 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::backend::{Backend, BackendError, BackendEvent, EventSink, Incoming, Source};
+use crate::backend::{
+    Backend, BackendError, BackendEvent, EventSink, Incoming, Source, Timing, connect_message,
+    http_client,
+};
 use crate::config::Secret;
 use crate::model::{Answers, QuestionInfo, QuestionOption, QuestionRequest, ToolRef};
-use crate::opencode::Timing;
 use crate::sse::{SseDecoder, SseItem};
 
 const PERMISSION: &str = "session/request_permission";
@@ -246,12 +248,11 @@ pub fn result_for(route: &Route, answers: Option<&Answers>) -> Value {
 
 impl SandboxAgent {
     pub fn new(spec: SandboxAgentSpec, timing: Timing) -> Self {
-        let http = reqwest::Client::builder()
-            .connect_timeout(timing.request)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("reqwest client with static settings");
-        SandboxAgent { spec, http, timing }
+        SandboxAgent {
+            spec,
+            http: http_client(&timing),
+            timing,
+        }
     }
 
     fn endpoint(&self) -> String {
@@ -299,7 +300,7 @@ impl SandboxAgent {
             })?
             .map_err(|e| BackendError::Connect {
                 server: server.clone(),
-                message: e.to_string(),
+                message: connect_message(&e),
             })?;
         match response.status().as_u16() {
             200..=299 => Ok(()),
@@ -358,7 +359,7 @@ impl SandboxAgent {
                     self.timing.request
                 ));
             }
-            Ok(Err(e)) => return Some(format!("{}: {e}", self.server())),
+            Ok(Err(e)) => return Some(format!("{}: {}", self.server(), connect_message(&e))),
             Ok(Ok(response)) => response,
         };
         match response.status().as_u16() {

@@ -102,11 +102,7 @@ impl OpenCode {
         }
         std::os::unix::fs::symlink(plugin.join("node_modules"), config.join("node_modules"))
             .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let mut opencode = OpenCode {
             server: spawn_server(&bin, root.path(), port, password),
             bin,

@@ -49,11 +49,7 @@ impl Server {
             agents.join("mock-acp"),
         )
         .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let process = Command::new(bin)
             .args([
                 "--no-token",

@@ -271,6 +271,14 @@ pub async fn sim() -> Sim {
         .expect("sim listens")
 }
 
+/// A port nothing listens on now, for a server the test starts.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
 pub async fn wait_for(mut condition: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + WAIT;
     while !condition() {
