@@ -394,3 +394,26 @@ async fn closing_stdin_ends_the_process_with_questions_pending() {
     assert!(status.success(), "{status}");
     assert_eq!(sim.received(), vec![]);
 }
+
+#[tokio::test]
+async fn a_missed_asked_event_is_recovered_from_the_running_tool_part() {
+    let sim = sim().await;
+    let mut client = LspClient::with_extension(&sim).await;
+    // Only the tool part arrives (as from a server that does not forward
+    // question.asked): ask-lsp finds the request by its callID.
+    let request = sim.ask_silently(None, database());
+    let call_id = request.tool.as_ref().unwrap().call_id.clone();
+    sim.emit(
+        "message.part.updated",
+        json!({"sessionID": request.session_id, "part": {"id": "prt_x", "type": "tool", "tool": "question",
+               "callID": call_id, "state": {"status": "running", "input": {"questions": request.questions}}}}),
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(request.id));
+    client.answer(&ask, json!([["Postgres"]])).await;
+    client.next_method("askQuestions/resolved").await;
+    assert_eq!(
+        sim.received(),
+        vec![reply(&request.id, json!([["Postgres"]]))]
+    );
+}
