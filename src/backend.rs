@@ -78,6 +78,10 @@ pub enum BackendError {
         status: u16,
         kind: String,
     },
+    #[error(
+        "{server}: answered with a redirect ({status}), which is not followed: ask-lsp only talks to the configured URL"
+    )]
+    Redirect { server: String, status: u16 },
     #[error("{server}: no answer within {after:?}")]
     Timeout {
         server: String,

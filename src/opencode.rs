@@ -249,6 +249,7 @@ impl OpenCode {
         };
         match status {
             401 => Err(BackendError::Unauthorized { server }),
+            300..=399 => Err(BackendError::Redirect { server, status }),
             404 if json.is_some() => Err(BackendError::NotFound { server }),
             400 => Err(BackendError::BadRequest {
                 server,

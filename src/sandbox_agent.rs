@@ -304,6 +304,10 @@ impl SandboxAgent {
             })?;
         match response.status().as_u16() {
             200..=299 => Ok(()),
+            300..=399 => Err(BackendError::Redirect {
+                server,
+                status: response.status().as_u16(),
+            }),
             401 | 403 => Err(BackendError::Unauthorized { server }),
             404 => Err(BackendError::NotFound { server }),
             status => Err(BackendError::Server {

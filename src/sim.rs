@@ -67,6 +67,8 @@ pub enum Fault {
     Html,
     /// Never answers.
     Hang,
+    /// 307 to another address (a client must not follow it).
+    Redirect,
 }
 
 /// The server's state; [`Sim`] derefs to it for the control methods.
@@ -512,6 +514,11 @@ async fn fault(inner: &SimState) -> Option<Response> {
             .into_response(),
         Fault::Html => ([(header::CONTENT_TYPE, "text/html")], "<!doctype html><html></html>").into_response(),
         Fault::Hang => std::future::pending().await,
+        Fault::Redirect => (
+            StatusCode::TEMPORARY_REDIRECT,
+            [(header::LOCATION, "http://127.0.0.1:9/elsewhere")],
+        )
+            .into_response(),
     })
 }
 

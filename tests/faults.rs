@@ -223,3 +223,29 @@ async fn burst(count: usize) {
         .collect();
     assert_eq!(sim.received(), received);
 }
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_anywhere() {
+    let sim = sim().await;
+    let mut client = LspClient::with_extension(&sim).await;
+    let request = sim.ask(None, database());
+    sim.push_fault(Fault::Redirect);
+    let ask = client.next_method("askQuestions/ask").await;
+    client.answer(&ask, json!([["SQLite"]])).await;
+    let error = client.next_method("window/showMessage").await;
+    assert_eq!(
+        error["params"]["message"],
+        json!(format!(
+            "ask-lsp: opencode at {}: answered with a redirect (307), which is not followed: ask-lsp only talks to the configured URL",
+            sim.url()
+        ))
+    );
+    // Still pending here, and answerable once the server behaves.
+    let again = client.next_method("askQuestions/ask").await;
+    client.answer(&again, json!([["SQLite"]])).await;
+    client.next_method("askQuestions/resolved").await;
+    assert_eq!(
+        sim.received(),
+        vec![reply(&request.id, json!([["SQLite"]]))]
+    );
+}
