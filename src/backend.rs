@@ -182,6 +182,25 @@ impl Timing {
     }
 }
 
+/// Runs one HTTP exchange within the request bound, naming the server in a
+/// timeout or connection error.
+pub async fn bounded<T>(
+    server: &str,
+    timing: &Timing,
+    exchange: impl std::future::Future<Output = Result<T, reqwest::Error>>,
+) -> Result<T, BackendError> {
+    tokio::time::timeout(timing.request, exchange)
+        .await
+        .map_err(|_| BackendError::Timeout {
+            server: server.to_owned(),
+            after: timing.request,
+        })?
+        .map_err(|e| BackendError::Connect {
+            server: server.to_owned(),
+            message: connect_message(&e),
+        })
+}
+
 /// The HTTP client every backend uses.
 pub fn http_client(timing: &Timing) -> reqwest::Client {
     reqwest::Client::builder()

@@ -17,8 +17,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::backend::{
-    Backend, BackendError, BackendEvent, EventSink, Incoming, Source, Timing, connect_message,
-    http_client,
+    Backend, BackendError, BackendEvent, EventSink, Incoming, Source, Timing, bounded,
+    connect_message, http_client,
 };
 use crate::config::ServerSpec;
 use crate::model::{Answers, QuestionRequest};
@@ -226,16 +226,7 @@ impl OpenCode {
             let body = response.bytes().await?;
             Ok::<_, reqwest::Error>((status, content_type, body))
         };
-        let (status, content_type, body) = tokio::time::timeout(self.timing.request, exchange)
-            .await
-            .map_err(|_| BackendError::Timeout {
-                server: server.clone(),
-                after: self.timing.request,
-            })?
-            .map_err(|e| BackendError::Connect {
-                server: server.clone(),
-                message: connect_message(&e),
-            })?;
+        let (status, content_type, body) = bounded(&server, &self.timing, exchange).await?;
         let json: Option<serde_json::Value> = serde_json::from_slice(&body).ok();
         let message = || {
             json.as_ref()

@@ -19,8 +19,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::backend::{
-    Backend, BackendError, BackendEvent, EventSink, Incoming, Source, Timing, connect_message,
-    http_client,
+    Backend, BackendError, BackendEvent, EventSink, Incoming, Source, Timing, bounded,
+    connect_message, http_client,
 };
 use crate::config::Secret;
 use crate::model::{Answers, QuestionInfo, QuestionOption, QuestionRequest, ToolRef};
@@ -292,16 +292,7 @@ impl SandboxAgent {
             .authorized(self.http.post(self.endpoint()))
             .json(&body)
             .send();
-        let response = tokio::time::timeout(self.timing.request, send)
-            .await
-            .map_err(|_| BackendError::Timeout {
-                server: server.clone(),
-                after: self.timing.request,
-            })?
-            .map_err(|e| BackendError::Connect {
-                server: server.clone(),
-                message: connect_message(&e),
-            })?;
+        let response = bounded(&server, &self.timing, send).await?;
         match response.status().as_u16() {
             200..=299 => Ok(()),
             300..=399 => Err(BackendError::Redirect {

@@ -11,6 +11,26 @@ use ask_lsp::sim::Fault;
 use common::*;
 use serde_json::json;
 
+/// Answers `ask`, expects the send to fail with `error` shown to the person,
+/// and returns the same request, asked again.
+async fn refused(
+    client: &mut LspClient,
+    ask: &serde_json::Value,
+    sim: &Sim,
+    error: &str,
+) -> serde_json::Value {
+    let requested = ask["params"]["requestID"].clone();
+    client.answer(ask, json!([["SQLite"]])).await;
+    let shown = client.next_method("window/showMessage").await;
+    assert_eq!(
+        shown["params"]["message"],
+        json!(format!("ask-lsp: opencode at {}: {error}", sim.url()))
+    );
+    let again = client.next_method("askQuestions/ask").await;
+    assert_eq!(again["params"]["requestID"], requested);
+    again
+}
+
 #[tokio::test]
 async fn stream_dropped_mid_event_then_resync_finds_the_question() {
     let sim = sim().await;
@@ -95,22 +115,13 @@ async fn a_500_keeps_the_question_and_the_retry_is_sent_once() {
     let request = sim.ask(None, database());
     sim.push_fault(Fault::Status500);
     let ask = client.next_method("askQuestions/ask").await;
-    client.answer(&ask, json!([["Postgres"]])).await;
-    let error = client.next_method("window/showMessage").await;
-    assert_eq!(
-        error["params"]["message"],
-        json!(format!(
-            "ask-lsp: opencode at {}: server error 500: Unexpected server error. Check server logs for details.",
-            sim.url()
-        ))
-    );
-    let again = client.next_method("askQuestions/ask").await;
-    assert_eq!(again["params"]["requestID"], json!(request.id));
-    client.answer(&again, json!([["Postgres"]])).await;
+    let error = "server error 500: Unexpected server error. Check server logs for details.";
+    let again = refused(&mut client, &ask, &sim, error).await;
+    client.answer(&again, json!([["SQLite"]])).await;
     client.next_method("askQuestions/resolved").await;
     assert_eq!(
         sim.received(),
-        vec![reply(&request.id, json!([["Postgres"]]))]
+        vec![reply(&request.id, json!([["SQLite"]]))]
     );
 }
 
@@ -126,26 +137,9 @@ async fn a_hanging_reply_times_out_and_html_is_named_for_what_it_is() {
     sim.push_fault(Fault::Hang);
     sim.push_fault(Fault::Html);
     let ask = client.next_method("askQuestions/ask").await;
-    client.answer(&ask, json!([["SQLite"]])).await;
-    let error = client.next_method("window/showMessage").await;
-    assert_eq!(
-        error["params"]["message"],
-        json!(format!(
-            "ask-lsp: opencode at {}: no answer within 300ms",
-            sim.url()
-        ))
-    );
-    let again = client.next_method("askQuestions/ask").await;
-    client.answer(&again, json!([["SQLite"]])).await;
-    let error = client.next_method("window/showMessage").await;
-    assert_eq!(
-        error["params"]["message"],
-        json!(format!(
-            "ask-lsp: opencode at {}: answered 200 with an HTML page instead of JSON: is this an OpenCode server, and is the route right?",
-            sim.url()
-        ))
-    );
-    let third = client.next_method("askQuestions/ask").await;
+    let again = refused(&mut client, &ask, &sim, "no answer within 300ms").await;
+    let html = "answered 200 with an HTML page instead of JSON: is this an OpenCode server, and is the route right?";
+    let third = refused(&mut client, &again, &sim, html).await;
     client.answer(&third, json!([["SQLite"]])).await;
     client.next_method("askQuestions/resolved").await;
     assert_eq!(
@@ -231,17 +225,9 @@ async fn a_redirect_is_not_followed_anywhere() {
     let request = sim.ask(None, database());
     sim.push_fault(Fault::Redirect);
     let ask = client.next_method("askQuestions/ask").await;
-    client.answer(&ask, json!([["SQLite"]])).await;
-    let error = client.next_method("window/showMessage").await;
-    assert_eq!(
-        error["params"]["message"],
-        json!(format!(
-            "ask-lsp: opencode at {}: answered with a redirect (307), which is not followed: ask-lsp only talks to the configured URL",
-            sim.url()
-        ))
-    );
+    let error = "answered with a redirect (307), which is not followed: ask-lsp only talks to the configured URL";
     // Still pending here, and answerable once the server behaves.
-    let again = client.next_method("askQuestions/ask").await;
+    let again = refused(&mut client, &ask, &sim, error).await;
     client.answer(&again, json!([["SQLite"]])).await;
     client.next_method("askQuestions/resolved").await;
     assert_eq!(
