@@ -3,10 +3,15 @@ local client = require('ask-lsp.client')
 
 local M = {}
 
+--- The pending requests, or nil (and the person told why) when there are none.
 local function pending_list()
   local list, err = client.command_sync('askLsp.list', {})
   if not list then
     vim.notify('ask-lsp: ' .. err, vim.log.levels.ERROR)
+    return nil
+  end
+  if #list == 0 then
+    vim.notify('ask-lsp: no pending questions')
     return nil
   end
   return list
@@ -25,9 +30,7 @@ local function choose(fn)
   if not list then
     return
   end
-  if #list == 0 then
-    vim.notify('ask-lsp: no pending questions')
-  elseif #list == 1 then
+  if #list == 1 then
     fn(list[1])
   else
     vim.ui.select(list, { prompt = 'Pending questions', format_item = describe }, function(choice)
@@ -42,10 +45,6 @@ M.subcommands = {
   list = function()
     local list = pending_list()
     if not list then
-      return
-    end
-    if #list == 0 then
-      vim.notify('ask-lsp: no pending questions')
       return
     end
     local lines = {}
