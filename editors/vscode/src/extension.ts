@@ -72,7 +72,7 @@ type PickItem = vscode.QuickPickItem & { item: Item };
 function askOne(question: QuestionInfo, index: number, total: number, token: CancellationToken): Promise<Step> {
   return new Promise((resolve) => {
     const pick = vscode.window.createQuickPick<PickItem>();
-    pick.title = stepTitle(question, index, total);
+    pick.title = stepTitle(question);
     pick.placeholder = question.question.replace(/\s*\n\s*/g, ' ');
     pick.step = total > 1 ? index + 1 : undefined;
     pick.totalSteps = total > 1 ? total : undefined;

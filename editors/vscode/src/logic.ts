@@ -51,10 +51,9 @@ export function itemsFor(question: QuestionInfo): Item[] {
   return items;
 }
 
-/** "Database (1/2)": the title of step `index` (0-based). */
-export function stepTitle(question: QuestionInfo, index: number, total: number): string {
-  const name = question.header || 'Question';
-  return total > 1 ? `${name} (${index + 1}/${total})` : name;
+/** A QuickPick's title; VS Code adds the step counter ("(1/2)") itself. */
+export function stepTitle(question: QuestionInfo): string {
+  return question.header || 'Question';
 }
 
 /**

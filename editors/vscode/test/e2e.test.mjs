@@ -136,4 +136,31 @@ test('a question shows as a QuickPick in VS Code and the pick reaches the server
   await page.getByText('"Migration" was answered elsewhere').first().waitFor({ timeout: 10000 });
   await page.screenshot({ path: path.join(ARTIFACTS, 'dismissed.png') });
   assert.equal((await (await fetch(`${simUrl}/_sim/log`)).json()).length, 1, 'nothing more was sent');
+
+  // Two questions in sequence: a multi-select, then a typed answer via Other….
+  const third = await (await fetch(`${simUrl}/_sim/ask`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ questions: [
+      { question: 'Which checks should run?', header: 'Checks', multiple: true,
+        options: [{ label: 'Unit', description: '' }, { label: 'Lint', description: '' }, { label: 'E2E', description: '' }] },
+      { question: 'What should the release be called?', header: 'Release',
+        options: [{ label: 'v1', description: 'the obvious one' }] },
+    ] }),
+  })).json();
+  await widget.locator('.monaco-list-row', { hasText: 'E2E' }).waitFor({ state: 'visible', timeout: 30000 });
+  assert.match(await widget.innerText(), /^Checks \(1\/2\)$/m);
+  await widget.locator('.monaco-list-row', { hasText: 'Unit' }).click();
+  await widget.locator('.monaco-list-row', { hasText: 'E2E' }).click();
+  await page.screenshot({ path: path.join(ARTIFACTS, 'multiselect.png') });
+  await page.keyboard.press('Enter');
+  await widget.locator('.monaco-list-row', { hasText: 'Other…' }).waitFor({ state: 'visible', timeout: 10000 });
+  assert.match(await widget.innerText(), /^Release \(2\/2\)$/m);
+  await widget.locator('.monaco-list-row', { hasText: 'Other…' }).click();
+  await page.waitForFunction(() => !document.querySelector('.quick-input-widget .monaco-list-row'), null, { timeout: 10000 });
+  await page.keyboard.type('v2 beta');
+  await page.keyboard.press('Enter');
+  await waitFor(async () => (await (await fetch(`${simUrl}/_sim/log`)).json()).length === 2, 'the second reply', 30000);
+  assert.deepEqual((await (await fetch(`${simUrl}/_sim/log`)).json())[1],
+    { kind: 'reply', id: third.id, answers: [['Unit', 'E2E'], ['v2 beta']] });
 });

@@ -22,9 +22,9 @@ test('items show descriptions and an Other… row when typing is allowed', () =>
   assert.equal(logic.itemsFor(checks).length, 2);
 });
 
-test('step titles count questions', () => {
-  assert.equal(logic.stepTitle(database, 0, 1), 'Database');
-  assert.equal(logic.stepTitle(checks, 1, 2), 'Checks (2/2)');
+test('titles name the question; VS Code counts the steps', () => {
+  assert.equal(logic.stepTitle(database), 'Database');
+  assert.equal(logic.stepTitle({ ...checks, header: '' }), 'Question');
 });
 
 test('picks become answers, typed text is trimmed, single-select takes one', () => {
