@@ -4,10 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 
 use crate::model::{Answers, QuestionRequest};
+use crate::sse::{SseDecoder, SseEvent, SseItem};
 
 /// A question as a backend saw it, before the broker checked it.
 #[derive(Debug, Clone)]
@@ -199,6 +201,59 @@ pub async fn bounded<T>(
             server: server.to_owned(),
             message: connect_message(&e),
         })
+}
+
+/// An SSE response read with a stall watchdog, in batches of whole events.
+pub struct EventStream {
+    body: futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    decoder: SseDecoder,
+    stall: Duration,
+    server: String,
+}
+
+impl EventStream {
+    pub fn new(response: reqwest::Response, stall: Duration, server: String) -> Self {
+        EventStream {
+            body: Box::pin(response.bytes_stream()),
+            decoder: SseDecoder::default(),
+            stall,
+            server,
+        }
+    }
+
+    /// The events in the next chunk received: `Ok(None)` when the server
+    /// closed the stream, `Err` (a message) when it failed or went silent for
+    /// longer than the stall bound. Oversized events are logged and skipped.
+    pub async fn next(&mut self) -> Result<Option<Vec<SseEvent>>, String> {
+        let chunk = match tokio::time::timeout(self.stall, self.body.next()).await {
+            Err(_) => {
+                return Err(format!(
+                    "{}: no event or heartbeat for {:?}",
+                    self.server, self.stall
+                ));
+            }
+            Ok(None) => return Ok(None),
+            Ok(Some(Err(e))) => return Err(format!("{}: {}", self.server, connect_message(&e))),
+            Ok(Some(Ok(chunk))) => chunk,
+        };
+        let mut items = Vec::new();
+        self.decoder.feed(&chunk, &mut items);
+        Ok(Some(
+            items
+                .into_iter()
+                .filter_map(|item| match item {
+                    SseItem::Event(event) => Some(event),
+                    SseItem::Oversized => {
+                        tracing::warn!(
+                            "skipped an event over the {} MiB bound",
+                            crate::sse::MAX_EVENT_BYTES >> 20
+                        );
+                        None
+                    }
+                })
+                .collect(),
+        ))
+    }
 }
 
 /// The HTTP client every backend uses.

@@ -10,19 +10,17 @@
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
-use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use lru::LruCache;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::backend::{
-    Backend, BackendError, BackendEvent, EventSink, Incoming, Source, Timing, bounded,
+    Backend, BackendError, BackendEvent, EventSink, EventStream, Incoming, Source, Timing, bounded,
     connect_message, http_client,
 };
 use crate::config::ServerSpec;
 use crate::model::{Answers, QuestionRequest};
-use crate::sse::{SseDecoder, SseItem};
 
 pub struct OpenCode {
     spec: ServerSpec,
@@ -409,40 +407,14 @@ impl OpenCode {
         }
         let mut seen_calls: LruCache<String, ()> =
             LruCache::new(NonZeroUsize::new(1024).expect("non-zero"));
-        let mut decoder = SseDecoder::default();
-        let mut items = Vec::new();
-        let mut body = response.bytes_stream();
+        let mut events = EventStream::new(response, self.timing.stall, self.server());
         loop {
-            let chunk = match tokio::time::timeout(self.timing.stall, body.next()).await {
-                Err(_) => {
-                    return StreamEnd::Failed(format!(
-                        "{}: no event or heartbeat for {:?}",
-                        self.server(),
-                        self.timing.stall
-                    ));
-                }
+            let batch = match events.next().await {
+                Ok(Some(batch)) => batch,
                 Ok(None) => return StreamEnd::Closed,
-                Ok(Some(Err(e))) => {
-                    return StreamEnd::Failed(format!(
-                        "{}: {}",
-                        self.server(),
-                        connect_message(&e)
-                    ));
-                }
-                Ok(Some(Ok(chunk))) => chunk,
+                Err(error) => return StreamEnd::Failed(error),
             };
-            decoder.feed(&chunk, &mut items);
-            for item in items.drain(..) {
-                let event = match item {
-                    SseItem::Event(event) => event,
-                    SseItem::Oversized => {
-                        tracing::warn!(
-                            "skipped an event over the {} MiB bound",
-                            crate::sse::MAX_EVENT_BYTES >> 20
-                        );
-                        continue;
-                    }
-                };
+            for event in batch {
                 let parsed = match parse_event(&event.data, self.global()) {
                     Ok(parsed) => parsed,
                     Err(e) => {

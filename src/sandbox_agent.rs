@@ -13,18 +13,16 @@
 
 use std::sync::Arc;
 
-use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::backend::{
-    Backend, BackendError, BackendEvent, EventSink, Incoming, Source, Timing, bounded,
+    Backend, BackendError, BackendEvent, EventSink, EventStream, Incoming, Source, Timing, bounded,
     connect_message, http_client,
 };
 use crate::config::Secret;
 use crate::model::{Answers, QuestionInfo, QuestionOption, QuestionRequest, ToolRef};
-use crate::sse::{SseDecoder, SseItem};
 
 const PERMISSION: &str = "session/request_permission";
 const QUESTION: &str = "_sandboxagent/session/request_question";
@@ -378,28 +376,14 @@ impl SandboxAgent {
             return None;
         }
         *backoff = self.timing.backoff_min;
-        let mut decoder = SseDecoder::default();
-        let mut items = Vec::new();
-        let mut body = response.bytes_stream();
+        let mut events = EventStream::new(response, self.timing.stall, self.server());
         loop {
-            let chunk = match tokio::time::timeout(self.timing.stall, body.next()).await {
-                Err(_) => {
-                    return Some(format!(
-                        "{}: no event or heartbeat for {:?}",
-                        self.server(),
-                        self.timing.stall
-                    ));
-                }
+            let batch = match events.next().await {
+                Ok(Some(batch)) => batch,
                 Ok(None) => return None,
-                Ok(Some(Err(e))) => return Some(format!("{}: {e}", self.server())),
-                Ok(Some(Ok(chunk))) => chunk,
+                Err(error) => return Some(error),
             };
-            decoder.feed(&chunk, &mut items);
-            for item in items.drain(..) {
-                let SseItem::Event(event) = item else {
-                    tracing::warn!("skipped an oversized ACP message");
-                    continue;
-                };
+            for event in batch {
                 let event_id = event.id.clone().unwrap_or_default();
                 if event.id.is_some() {
                     *last_event_id = event.id.clone();
