@@ -25,19 +25,23 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Not in a subshell: the trap must know every PID.
 start_sim() { # name, extra args...
   local name=$1
   shift
   "$BIN" sim --port 0 --heartbeat-ms 2000 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
   pids+=($!)
   for _ in $(seq 100); do
-    grep -q '^listening on ' "$tmp/$name.out" 2>/dev/null && break
+    grep -q '^listening on ' "$tmp/$name.out" 2>/dev/null && return 0
     sleep 0.1
   done
-  sed -n 's/^listening on //p' "$tmp/$name.out"
+  echo "simulated server $name did not start"
+  exit 1
 }
-ASK_SIM_URL=$(start_sim sim)
-ASK_SIM_LOCKED_URL=$(start_sim locked --password s3cret)
-[ -n "$ASK_SIM_URL" ] && [ -n "$ASK_SIM_LOCKED_URL" ] || { echo "simulated servers did not start"; exit 1; }
+sim_url() { sed -n 's/^listening on //p' "$tmp/$1.out"; }
+start_sim sim
+start_sim locked --password s3cret
+ASK_SIM_URL=$(sim_url sim)
+ASK_SIM_LOCKED_URL=$(sim_url locked)
 export ASK_SIM_URL ASK_SIM_LOCKED_URL ASK_LSP_BIN="$BIN"
 env -u OPENCODE_SERVER_PASSWORD timeout 300 "$NVIM" --headless --clean -l tests/nvim/spec.lua
