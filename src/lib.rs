@@ -1,19 +1,40 @@
-//! ask-lsp: brings an AI coding agent's questions into the editor over LSP.
+//! ask-lsp: brings an AI coding agent's prompts (questions, permission
+//! requests) into the editor over LSP.
 //!
-//! Data flows one way: a backend turns the agent server's events into
-//! [`backend::BackendEvent`]s, the [`broker`] owns the pending questions and
-//! applies [`policy`], a presenter ([`lsp`] or [`terminal`]) shows them, and
-//! answers go back through the broker to the backend exactly once.
+//! Data flows one way: a backend ([`backends`]) turns an agent server's events
+//! into prompts of ask-lsp's own model ([`prompt`]), the [`broker`] owns the
+//! pending ones and applies [`policy`], a presenter ([`lsp`] or [`terminal`])
+//! shows them, and decisions go back through the broker to the backend
+//! exactly once.
 
-pub mod backend;
-pub mod broker;
-pub mod config;
-pub mod demo;
+mod backends;
+mod broker;
+mod config;
 pub mod lsp;
-pub mod model;
-pub mod opencode;
-pub mod policy;
-pub mod sandbox_agent;
-pub mod sim;
-pub mod sse;
+mod policy;
+mod prompt;
+mod sse;
 pub mod terminal;
+mod text;
+
+/// For the fuzz target (`fuzz/`): not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::sse::{SseDecoder, SseItem};
+
+    /// Parses an OpenCode event; a prompt in it is checked and answered the
+    /// way the broker would. Never panics.
+    pub fn opencode_event(data: &str, global: bool) {
+        use crate::backends::fuzzing::parse_opencode;
+        use crate::prompt::{Answer, Kind, Reply};
+        if let Some(prompt) = parse_opencode(data, global)
+            && let Ok(prompt) = prompt.into_checked()
+        {
+            let answers = match &prompt.kind {
+                Kind::Questions(questions) => vec![vec!["x".to_owned()]; questions.len()],
+                Kind::Permission(_) => Vec::new(),
+            };
+            let _ = prompt.validate(Reply::Answer(Answer::Questions(answers)));
+        }
+    }
+}

@@ -1,12 +1,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use ask_lsp::backend::Timing;
-use ask_lsp::broker::BrokerHandle;
-use ask_lsp::config::{EnvDefaults, RawServer, servers_from_raw};
-use ask_lsp::policy::Policies;
-use ask_lsp::sim::{Sim, SimOptions};
-use ask_lsp::terminal::Watch;
+use ask_lsp::terminal::{WatchOptions, watch};
 use serde_json::json;
 
 const USAGE: &str = "\
@@ -16,10 +11,10 @@ Usage:
   ask-lsp [lsp]       LSP server on stdio (what editors start)
   ask-lsp watch [--url URL]... [--directory DIR] [--policy MODE] [--timeout-ms N] [--policy-json JSON]
                       answer questions in this terminal
-  ask-lsp demo        a simulated agent asks questions; answer them here
-  ask-lsp sim [--port N] [--password P] [--heartbeat-ms N]
-                      run the simulated OpenCode server (docs/sim.md)
   ask-lsp --version
+
+Try it without an agent: `cargo run --release -p ask-sim -- demo` in the
+source tree runs a simulated agent server and this terminal mode.
 
 Environment: ASK_LSP_URL (default server URL), OPENCODE_SERVER_PASSWORD,
 OPENCODE_SERVER_USERNAME, ASK_LSP_LOG (log filter, e.g. debug; logs go to stderr).";
@@ -47,9 +42,7 @@ fn main() -> ExitCode {
                 ask_lsp::lsp::serve_stdio().await;
                 Ok(())
             }
-            "watch" => watch(&args[1..]).await,
-            "demo" => ask_lsp::demo::run().await.map_err(|e| e.to_string()),
-            "sim" => sim(&args[1..]).await,
+            "watch" => watch_command(&args[1..]).await,
             "--version" | "-V" => {
                 println!("ask-lsp {}", env!("CARGO_PKG_VERSION"));
                 Ok(())
@@ -86,8 +79,8 @@ fn flags<'a>(args: &'a [String], known: &[&str]) -> Result<Vec<(&'a str, &'a str
     Ok(pairs)
 }
 
-async fn watch(args: &[String]) -> Result<(), String> {
-    let mut servers = Vec::new();
+async fn watch_command(args: &[String]) -> Result<(), String> {
+    let mut urls = Vec::new();
     let mut directory = None;
     let mut policy = serde_json::Map::new();
     for (flag, value) in flags(
@@ -101,10 +94,7 @@ async fn watch(args: &[String]) -> Result<(), String> {
         ],
     )? {
         match flag {
-            "--url" => servers.push(RawServer {
-                url: Some(value.to_owned()),
-                ..Default::default()
-            }),
+            "--url" => urls.push((None, value.to_owned())),
             "--directory" => directory = Some(value.to_owned()),
             "--policy" => {
                 policy.insert("mode".into(), json!(value));
@@ -125,54 +115,13 @@ async fn watch(args: &[String]) -> Result<(), String> {
             }
         }
     }
-    if servers.is_empty() {
-        servers.push(RawServer::default());
-    }
-    for server in &mut servers {
-        server.directory = directory.clone();
-    }
-    let servers =
-        servers_from_raw(servers, &EnvDefaults::from_process()).map_err(|e| e.to_string())?;
-    let policy = (!policy.is_empty()).then_some(serde_json::Value::Object(policy));
-    let policies = Policies::from_json(policy.as_ref()).map_err(|e| e.to_string())?;
-    for server in &servers {
-        println!(
-            "ask-lsp: watching {} for questions (Ctrl-D to quit)",
-            server.url
-        );
-    }
-    let (broker, updates) = BrokerHandle::spawn(servers, policies, Timing::from_env());
+    let options = WatchOptions {
+        servers: urls,
+        directory,
+        policy: (!policy.is_empty()).then_some(serde_json::Value::Object(policy)),
+        exit_on_eof: true,
+        environment: true,
+    };
     let input = tokio::io::BufReader::new(tokio::io::stdin());
-    Watch::new(broker, std::io::stdout(), true)
-        .run(updates, input)
-        .await;
-    Ok(())
-}
-
-async fn sim(args: &[String]) -> Result<(), String> {
-    let mut options = SimOptions::default();
-    for (flag, value) in flags(args, &["--port", "--password", "--heartbeat-ms"])? {
-        match flag {
-            "--port" => {
-                options.port = value
-                    .parse()
-                    .map_err(|_| format!("--port {value:?}: not a port"))?
-            }
-            "--password" => options.password = Some(value.to_owned()),
-            _ => {
-                let ms: u64 = value
-                    .parse()
-                    .map_err(|_| format!("--heartbeat-ms {value:?}: not a number"))?;
-                options.heartbeat = Duration::from_millis(ms.max(1));
-            }
-        }
-    }
-    let sim = Sim::start(options)
-        .await
-        .map_err(|e| format!("cannot listen: {e}"))?;
-    println!("listening on {}", sim.url());
-    // Runs until killed, or until stdin is closed when it is a pipe.
-    tokio::signal::ctrl_c().await.map_err(|e| e.to_string())?;
-    sim.stop();
-    Ok(())
+    watch(options, input, std::io::stdout()).await
 }

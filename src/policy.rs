@@ -9,7 +9,9 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::model::{Answers, QuestionInfo, QuestionRequest};
+use crate::prompt::{Answer, Kind, Prompt, Question, Reply};
+
+type Answers = Vec<Vec<String>>;
 
 /// The longest `timeoutMs` accepted: a day.
 const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
@@ -38,8 +40,8 @@ enum Matcher {
 }
 
 impl Matcher {
-    fn matches(&self, question: &QuestionInfo) -> bool {
-        let texts = [&question.header, &question.question];
+    fn matches(&self, question: &Question) -> bool {
+        let texts = [&question.header, &question.text];
         match self {
             Matcher::Substring(needle) => texts.iter().any(|t| t.to_lowercase().contains(needle)),
             Matcher::Regex(regex) => texts.iter().any(|t| regex.is_match(t)),
@@ -64,11 +66,11 @@ pub struct Policies {
     sessions: HashMap<String, Policy>,
 }
 
-/// Where a question comes from. OpenCode's requests do not name their
-/// agent, so `agent` policies apply to backends that do.
-pub struct Scope<'a> {
+/// Where a prompt comes from; `agent` is set where the server names the
+/// agent running the session (OpenCode's session events do).
+pub(crate) struct Scope<'a> {
     pub server: &'a str,
-    pub session_id: &'a str,
+    pub session: &'a str,
     pub agent: Option<&'a str>,
 }
 
@@ -85,6 +87,19 @@ pub enum Decision {
     Reject {
         reason: String,
     },
+}
+
+impl Decision {
+    /// What a decision sends, with its reason; `None` for forwarding.
+    pub fn into_reply(self) -> Option<(Reply, String)> {
+        match self {
+            Decision::Forward { .. } => None,
+            Decision::Answer { answers, reason } => {
+                Some((Reply::Answer(Answer::Questions(answers)), reason))
+            }
+            Decision::Reject { reason } => Some((Reply::Reject { message: None }, reason)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -124,7 +139,7 @@ impl Policies {
     /// Reads the `policy` configuration object; absent means forward everything.
     pub fn from_json(value: Option<&Value>) -> Result<Policies, PolicyError> {
         let raw = match value {
-            None | Some(Value::Null) => return Ok(Policies::forward_all()),
+            None | Some(Value::Null) => return Ok(Policies::default()),
             Some(value) => {
                 RawPolicy::deserialize(value).map_err(|e| error("policy", e.to_string()))?
             }
@@ -157,8 +172,11 @@ impl Policies {
             default,
         })
     }
+}
 
-    fn forward_all() -> Policies {
+impl Default for Policies {
+    /// Forward everything, no timeout.
+    fn default() -> Policies {
         Policies {
             default: Policy {
                 mode: Mode::Forward,
@@ -170,26 +188,43 @@ impl Policies {
             sessions: HashMap::new(),
         }
     }
+}
 
+impl Policies {
     fn policy_for(&self, scope: &Scope<'_>) -> &Policy {
         self.sessions
-            .get(scope.session_id)
+            .get(scope.session)
             .or_else(|| scope.agent.and_then(|a| self.agents.get(a)))
             .or_else(|| self.servers.get(scope.server))
             .unwrap_or(&self.default)
     }
 
-    pub fn decide(&self, scope: &Scope<'_>, request: &QuestionRequest) -> Decision {
+    pub fn decide(&self, scope: &Scope<'_>, prompt: &Prompt) -> Decision {
         let policy = self.policy_for(scope);
+        let questions = match &prompt.kind {
+            Kind::Questions(questions) => questions,
+            // Only a person or a rule that names it may allow a permission:
+            // modes that pick answers by themselves forward it instead.
+            Kind::Permission(_) => {
+                return match policy.mode {
+                    Mode::Reject => Decision::Reject {
+                        reason: format!("policy reject: {}", prompt.title()),
+                    },
+                    _ => Decision::Forward {
+                        timeout: policy.timeout,
+                    },
+                };
+            }
+        };
         match policy.mode {
             Mode::Forward => Decision::Forward {
                 timeout: policy.timeout,
             },
             Mode::Reject => Decision::Reject {
-                reason: format!("policy reject: {}", names(request)),
+                reason: format!("policy reject: {}", names(questions)),
             },
-            Mode::AcceptFirst => choose(request, "accept-first", |_| None),
-            Mode::Auto => choose(request, "auto", |question| {
+            Mode::AcceptFirst => choose(questions, "accept-first", |_| None),
+            Mode::Auto => choose(questions, "auto", |question| {
                 policy
                     .rules
                     .iter()
@@ -199,9 +234,15 @@ impl Policies {
         }
     }
 
-    /// What a forwarded question gets when its timeout runs out: accept-first.
-    pub fn timeout_fallback(request: &QuestionRequest) -> Decision {
-        choose(request, "accept-first", |_| None)
+    /// What a forwarded prompt gets when its timeout runs out: accept-first
+    /// for questions; a permission is rejected, never allowed.
+    pub fn timeout_fallback(prompt: &Prompt) -> Decision {
+        match &prompt.kind {
+            Kind::Questions(questions) => choose(questions, "accept-first", |_| None),
+            Kind::Permission(_) => Decision::Reject {
+                reason: "a permission is never allowed by a timeout".into(),
+            },
+        }
     }
 }
 
@@ -300,13 +341,13 @@ fn regex_source(pattern: &str) -> Option<(&str, bool)> {
 /// Answers every question from `pick` or else its first option; a question
 /// with neither (free text only) makes it a rejection.
 fn choose(
-    request: &QuestionRequest,
+    questions: &[Question],
     label: &str,
-    pick: impl Fn(&QuestionInfo) -> Option<(String, Vec<String>)>,
+    pick: impl Fn(&Question) -> Option<(String, Vec<String>)>,
 ) -> Decision {
-    let mut answers = Vec::with_capacity(request.questions.len());
-    let mut parts = Vec::with_capacity(request.questions.len());
-    for question in &request.questions {
+    let mut answers = Vec::with_capacity(questions.len());
+    let mut parts = Vec::with_capacity(questions.len());
+    for question in questions {
         let (how, answer) = match pick(question) {
             Some((rule, answer)) => (format!("rule {rule:?}"), answer),
             None => match question.options.first() {
@@ -315,7 +356,7 @@ fn choose(
                     return Decision::Reject {
                         reason: format!(
                             "{label}: {:?} has no options to choose from",
-                            question.question
+                            question.text
                         ),
                     };
                 }
@@ -323,7 +364,7 @@ fn choose(
         };
         parts.push(format!(
             "{how}: {:?} → {:?}",
-            question.question,
+            question.text,
             answer.join(", ")
         ));
         answers.push(answer);
@@ -334,11 +375,10 @@ fn choose(
     }
 }
 
-fn names(request: &QuestionRequest) -> String {
-    request
-        .questions
+fn names(questions: &[Question]) -> String {
+    questions
         .iter()
-        .map(|q| format!("{:?}", q.question))
+        .map(|q| format!("{:?}", q.text))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -348,12 +388,36 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn request(questions: Value) -> QuestionRequest {
-        serde_json::from_value(json!({"id": "que_1", "sessionID": "ses_1", "questions": questions}))
+    /// A questions prompt from OpenCode-style JSON questions.
+    fn request(questions: Value) -> Prompt {
+        let text = |q: &Value, key: &str| q[key].as_str().unwrap_or_default().to_owned();
+        let questions = questions
+            .as_array()
             .unwrap()
+            .iter()
+            .map(|q| Question {
+                header: text(q, "header"),
+                text: text(q, "question"),
+                options: q["options"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|o| crate::prompt::Choice::new(text(o, "label"), String::new()))
+                    .collect(),
+                multiple: q["multiple"].as_bool().unwrap_or(false),
+                custom: q["custom"].as_bool().unwrap_or(true),
+            })
+            .collect();
+        Prompt {
+            id: "que_1".into(),
+            session: "ses_1".into(),
+            directory: None,
+            origin: Default::default(),
+            kind: Kind::Questions(questions),
+        }
     }
 
-    fn database() -> QuestionRequest {
+    fn database() -> Prompt {
         request(json!([
             {"question": "Which database?", "header": "Database",
              "options": [{"label": "Postgres"}, {"label": "SQLite"}]},
@@ -362,15 +426,15 @@ mod tests {
         ]))
     }
 
-    fn scope<'a>(session_id: &'a str) -> Scope<'a> {
+    fn scope<'a>(session: &'a str) -> Scope<'a> {
         Scope {
             server: "default",
-            session_id,
+            session,
             agent: None,
         }
     }
 
-    fn decide(policy: Value, request: &QuestionRequest) -> Decision {
+    fn decide(policy: Value, request: &Prompt) -> Decision {
         Policies::from_json(Some(&policy))
             .unwrap()
             .decide(&scope("ses_1"), request)
@@ -475,11 +539,11 @@ mod tests {
         })))
         .unwrap();
         let request = database();
-        let with = |server, session_id, agent| {
+        let with = |server, session, agent| {
             policies.decide(
                 &Scope {
                     server,
-                    session_id,
+                    session,
                     agent,
                 },
                 &request,
@@ -513,7 +577,7 @@ mod tests {
             policies.decide(
                 &Scope {
                     server: "a",
-                    session_id: "s",
+                    session: "s",
                     agent: None
                 },
                 &database()
@@ -567,5 +631,37 @@ mod tests {
         assert!(
             load_error(json!({"mode": "reject", "extra": 1})).contains("unknown field `extra`")
         );
+    }
+
+    #[test]
+    fn permissions_are_never_allowed_by_a_mode_or_a_timeout() {
+        use crate::prompt::{Effect, Permission, PermissionChoice};
+        let mut prompt = database();
+        prompt.kind = Kind::Permission(Box::new(Permission {
+            action: "bash".into(),
+            title: "rm -rf /".into(),
+            patterns: vec![],
+            command: None,
+            diff: None,
+            choices: vec![PermissionChoice {
+                id: "once".into(),
+                label: "Allow once".into(),
+                effect: Effect::AllowOnce,
+            }],
+        }));
+        for policy in [
+            json!({"mode": "accept-first"}),
+            json!({"mode": "auto", "rules": [{"match": "rm", "answers": ["Allow once"]}]}),
+        ] {
+            assert_eq!(decide(policy, &prompt), Decision::Forward { timeout: None });
+        }
+        assert!(matches!(
+            decide(json!({"mode": "reject"}), &prompt),
+            Decision::Reject { .. }
+        ));
+        assert!(matches!(
+            Policies::timeout_fallback(&prompt),
+            Decision::Reject { .. }
+        ));
     }
 }

@@ -1,6 +1,6 @@
-//! Terminal mode: the same broker, presented on a terminal. Numbered options
-//! (comma-separated for multi-select), free text when the question allows a
-//! typed answer, an empty line to reject.
+//! Terminal mode (`ask-lsp watch`, and the demo): the same broker, presented
+//! on a terminal. Numbered options (comma-separated for multi-select), typed
+//! text where the question allows it, an empty line to reject.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -9,38 +9,142 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::mpsc;
 
+use crate::backends::{Timing, factory};
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update};
-use crate::model::QuestionInfo;
+use crate::config::{EnvDefaults, RawServer, servers_from_raw};
+use crate::policy::Policies;
+use crate::prompt::{Answer, Kind, Question};
 
-pub struct Watch<W: Write> {
+/// What to follow and how, for [`watch`].
+pub struct WatchOptions {
+    /// Servers as (name, URL); a name defaults to `default`, `server2`, ….
+    /// None: `$ASK_LSP_URL` (with `environment`) or the default URL.
+    pub servers: Vec<(Option<String>, String)>,
+    pub directory: Option<String>,
+    /// A `policy` object as in the LSP configuration (docs/policies.md).
+    pub policy: Option<serde_json::Value>,
+    /// Leave when input ends (watch), or only once nothing awaits input (demo).
+    pub exit_on_eof: bool,
+    /// Take passwords and the default URL from the environment.
+    pub environment: bool,
+}
+
+/// Follows the servers and asks on `output`, reading decisions from `input`.
+pub async fn watch(
+    options: WatchOptions,
+    input: impl AsyncBufRead + Unpin + Send + 'static,
+    output: impl Write,
+) -> Result<(), String> {
+    let mut raw: Vec<RawServer> = options
+        .servers
+        .into_iter()
+        .map(|(name, url)| RawServer {
+            name,
+            url: Some(url),
+            ..Default::default()
+        })
+        .collect();
+    if raw.is_empty() {
+        raw.push(RawServer::default());
+    }
+    for server in &mut raw {
+        server.directory = options.directory.clone();
+    }
+    let env = if options.environment {
+        EnvDefaults::from_process()
+    } else {
+        EnvDefaults::default()
+    };
+    let servers = servers_from_raw(raw, &env).map_err(|e| e.to_string())?;
+    let policies = Policies::from_json(options.policy.as_ref()).map_err(|e| e.to_string())?;
+    let mut output = output;
+    for server in &servers {
+        let _ = writeln!(
+            output,
+            "ask-lsp: watching {} for prompts (Ctrl-D to quit)",
+            server.url
+        );
+    }
+    let (broker, updates) = BrokerHandle::spawn(servers, policies, factory(Timing::from_env()));
+    Watch::new(broker, output, options.exit_on_eof)
+        .run(updates, input)
+        .await;
+    Ok(())
+}
+
+struct Watch<W: Write> {
     broker: BrokerHandle,
     out: W,
     queue: VecDeque<Arc<Pending>>,
     current: Option<Current>,
-    /// Leave when input ends (watch) or keep showing events (demo).
     exit_on_eof: bool,
+    /// The cursor is after a `> ` prompt: anything else starts a new line.
+    at_prompt: bool,
 }
 
 struct Current {
     pending: Arc<Pending>,
     answers: Vec<Vec<String>>,
+    /// An empty line on several questions asks first.
+    confirm_reject: bool,
 }
 
-/// What a typed line means for one question.
+impl Current {
+    fn questions(&self) -> &[Question] {
+        match &self.pending.prompt.kind {
+            Kind::Questions(questions) => questions,
+            Kind::Permission(_) => &[],
+        }
+    }
+
+    /// Lines still needed: one per question, or one for a permission.
+    fn needs_input(&self) -> bool {
+        self.confirm_reject
+            || match &self.pending.prompt.kind {
+                Kind::Questions(questions) => self.answers.len() < questions.len(),
+                Kind::Permission(_) => self.answers.is_empty(),
+            }
+    }
+}
+
+/// What a typed line means.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Typed {
+enum Typed {
     Reject,
     Answer(Vec<String>),
 }
 
-/// Reads one line of input for a question: numbers pick options, other text
-/// is a typed answer where allowed, an empty line rejects.
-pub fn parse_line(question: &QuestionInfo, line: &str) -> Result<Typed, String> {
+/// Reads one line for a question: numbers pick options, other text is a
+/// typed answer where allowed (`=` before text that would read as numbers),
+/// an empty line rejects.
+fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
     let line = line.trim();
     if line.is_empty() {
         return Ok(Typed::Reject);
     }
+    if let Some(text) = line.strip_prefix('=') {
+        return match text.trim() {
+            _ if !question.custom => Err(typed_not_allowed(question)),
+            "" => Err("type the answer after =".into()),
+            text => Ok(Typed::Answer(vec![text.to_owned()])),
+        };
+    }
     let count = question.options.len();
+    let looks_numeric = line
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == ',' || c.is_whitespace());
+    if !looks_numeric {
+        return if question.custom {
+            Ok(Typed::Answer(vec![line.to_owned()]))
+        } else {
+            Err(typed_not_allowed(question))
+        };
+    }
+    let range = match count {
+        0 => return Err("this question has no options: type =text to answer with digits".into()),
+        1 => "1".to_owned(),
+        n => format!("from 1 to {n}"),
+    };
     let numbers: Option<Vec<usize>> = line
         .split(',')
         .map(|n| {
@@ -50,6 +154,11 @@ pub fn parse_line(question: &QuestionInfo, line: &str) -> Result<Typed, String> 
                 .filter(|n| (1..=count).contains(n))
         })
         .collect();
+    let hint = if question.custom {
+        " (=text answers with text)"
+    } else {
+        ""
+    };
     match numbers {
         Some(numbers) if question.multiple || numbers.len() == 1 => Ok(Typed::Answer(
             numbers
@@ -57,28 +166,36 @@ pub fn parse_line(question: &QuestionInfo, line: &str) -> Result<Typed, String> 
                 .map(|n| question.options[n - 1].label.clone())
                 .collect(),
         )),
-        Some(_) => Err(format!("pick one number from 1 to {count}")),
-        None if question.custom => Ok(Typed::Answer(vec![line.to_owned()])),
-        None if question.multiple => Err(format!(
-            "pick numbers from 1 to {count}, separated by commas"
-        )),
-        None => Err(format!("pick a number from 1 to {count}")),
+        Some(_) => Err(format!("pick one number {range}{hint}")),
+        None if question.multiple => {
+            Err(format!("pick numbers {range}, separated by commas{hint}"))
+        }
+        None => Err(format!("pick a number {range}{hint}")),
+    }
+}
+
+fn typed_not_allowed(question: &Question) -> String {
+    match question.options.len() {
+        1 => "this question takes no typed answer: pick 1".into(),
+        n => format!("this question takes no typed answer: pick a number from 1 to {n}"),
     }
 }
 
 impl<W: Write> Watch<W> {
-    pub fn new(broker: BrokerHandle, out: W, exit_on_eof: bool) -> Self {
+    fn new(broker: BrokerHandle, out: W, exit_on_eof: bool) -> Self {
         Watch {
             broker,
             out,
             queue: VecDeque::new(),
             current: None,
             exit_on_eof,
+            at_prompt: false,
         }
     }
 
-    /// Runs until input ends (when `exit_on_eof`) or the broker stops.
-    pub async fn run(
+    /// Runs until input ends (see [`WatchOptions::exit_on_eof`]) or the
+    /// broker stops.
+    async fn run(
         mut self,
         mut updates: mpsc::UnboundedReceiver<Update>,
         input: impl AsyncBufRead + Unpin + Send + 'static,
@@ -92,7 +209,7 @@ impl<W: Write> Watch<W> {
                 }
             }
         });
-        // Lines typed ahead wait here until a question needs them.
+        // Lines typed ahead wait here until a prompt needs them.
         let mut typed: VecDeque<String> = VecDeque::new();
         let mut input_open = true;
         loop {
@@ -100,10 +217,17 @@ impl<W: Write> Watch<W> {
                 let Some(line) = typed.pop_front() else { break };
                 self.line(&line).await;
             }
-            if !input_open && typed.is_empty() && self.exit_on_eof {
+            let stuck = self.awaiting_input() && typed.is_empty();
+            if !input_open && typed.is_empty() && (self.exit_on_eof || stuck) {
                 // Show what the last answers led to before leaving.
                 while let Ok(update) = updates.try_recv() {
                     self.update(update);
+                }
+                let waiting = self.queue.len() + usize::from(self.current.is_some());
+                if waiting > 0 {
+                    self.say(format!(
+                        "ask-lsp: input closed; {waiting} prompt(s) left unanswered (still pending on the server)"
+                    ));
                 }
                 return;
             }
@@ -120,15 +244,16 @@ impl<W: Write> Watch<W> {
         }
     }
 
-    /// A question is on screen and not all of its answers are typed yet (after
+    /// A prompt is on screen and not all of its answers are typed yet (after
     /// that, lines wait until the broker has taken the answers).
     fn awaiting_input(&self) -> bool {
-        self.current
-            .as_ref()
-            .is_some_and(|c| c.answers.len() < c.pending.request.questions.len())
+        self.current.as_ref().is_some_and(Current::needs_input)
     }
 
     fn say(&mut self, text: impl AsRef<str>) {
+        if std::mem::take(&mut self.at_prompt) {
+            let _ = writeln!(self.out);
+        }
         let _ = writeln!(self.out, "{}", text.as_ref());
         let _ = self.out.flush();
     }
@@ -153,6 +278,8 @@ impl<W: Write> Watch<W> {
                 self.say(format!("{mark} {}", resolution.message));
                 if was_current {
                     self.next();
+                } else {
+                    self.reprompt();
                 }
             }
             Update::Status(status) => {
@@ -161,8 +288,12 @@ impl<W: Write> Watch<W> {
                         self.say(format!("! {}: {error}", server.name));
                     }
                 }
+                self.reprompt();
             }
-            Update::Notice { message, .. } => self.say(format!("! {message}")),
+            Update::Notice { message, .. } => {
+                self.say(format!("! {message}"));
+                self.reprompt();
+            }
         }
     }
 
@@ -173,105 +304,191 @@ impl<W: Write> Watch<W> {
         let Some(pending) = self.queue.pop_front() else {
             return;
         };
-        let total = pending.request.questions.len();
+        let what = match &pending.prompt.kind {
+            Kind::Questions(q) if q.len() == 1 => "Question".to_owned(),
+            Kind::Questions(q) => format!("{} questions", q.len()),
+            Kind::Permission(_) => "Permission".to_owned(),
+        };
+        let from = match &pending.prompt.directory {
+            Some(directory) => format!("{} · {directory}", pending.server),
+            None => pending.server.to_string(),
+        };
         self.say(format!(
-            "\n── {} from {} (session {}) ──",
-            if total == 1 {
-                "Question".to_owned()
-            } else {
-                format!("{total} questions")
-            },
-            pending.server,
-            pending.request.session_id
+            "\n── {what} from {from} (session {}) ──",
+            pending.prompt.session
         ));
         self.current = Some(Current {
             pending,
-            answers: Vec::with_capacity(total),
+            answers: Vec::new(),
+            confirm_reject: false,
         });
         self.prompt();
     }
 
+    /// After a notice, the prompt line again if input is awaited.
+    fn reprompt(&mut self) {
+        if self.awaiting_input() && !self.at_prompt {
+            let _ = write!(self.out, "> ");
+            let _ = self.out.flush();
+            self.at_prompt = true;
+        }
+    }
+
     fn prompt(&mut self) {
         let Some(current) = &self.current else { return };
-        let index = current.answers.len();
-        let total = current.pending.request.questions.len();
-        let question = current.pending.request.questions[index].clone();
         let mut text = String::new();
-        if total > 1 {
-            text.push_str(&format!("({}/{total}) ", index + 1));
-        }
-        if !question.header.is_empty() {
-            text.push_str(&format!("[{}] ", question.header));
-        }
-        text.push_str(&question.question);
-        for (n, option) in question.options.iter().enumerate() {
-            text.push_str(&format!("\n  {}. {}", n + 1, option.label));
-            if !option.description.is_empty() {
-                text.push_str(&format!(" — {}", option.description));
+        if current.confirm_reject {
+            text.push_str(&format!(
+                "Reject all {} questions? y to reject, anything else to go on",
+                current.questions().len()
+            ));
+        } else {
+            match &current.pending.prompt.kind {
+                Kind::Questions(questions) => {
+                    let index = current.answers.len();
+                    question_text(&mut text, &questions[index], index, questions.len());
+                }
+                Kind::Permission(permission) => {
+                    text.push_str(&format!("[{}] {}", permission.action, permission.title));
+                    if let Some(command) = &permission.command {
+                        text.push_str(&format!("\n  $ {command}"));
+                    }
+                    for pattern in &permission.patterns {
+                        text.push_str(&format!("\n  {pattern}"));
+                    }
+                    if let Some(diff) = &permission.diff {
+                        text.push_str(&format!("\n{diff}"));
+                    }
+                    for (n, choice) in permission.choices.iter().enumerate() {
+                        text.push_str(&format!("\n  {}. {}", n + 1, choice.label));
+                    }
+                    text.push_str("\nA number; an empty line rejects.");
+                }
             }
         }
-        let how = match (question.multiple, question.custom) {
-            (true, true) => "Numbers separated by commas, or type your own answer",
-            (true, false) => "Numbers separated by commas",
-            (false, true) if question.options.is_empty() => "Type your answer",
-            (false, true) => "A number, or type your own answer",
-            (false, false) => "A number",
-        };
-        text.push_str(&format!("\n{how}; an empty line rejects.\n> "));
-        let _ = write!(self.out, "{text}");
+        let _ = write!(self.out, "{text}\n> ");
         let _ = self.out.flush();
+        self.at_prompt = true;
     }
 
     async fn line(&mut self, line: &str) {
+        self.at_prompt = false;
         let Some(current) = &mut self.current else {
             return;
         };
-        let index = current.answers.len();
-        let question = &current.pending.request.questions[index];
         let key = current.pending.key.clone();
-        let human = match parse_line(question, line) {
-            Err(error) => {
-                self.say(format!("  {error}"));
+        let human = if current.confirm_reject {
+            current.confirm_reject = false;
+            if line.trim().eq_ignore_ascii_case("y") {
+                Human::Reject { message: None }
+            } else {
                 return self.prompt();
             }
-            Ok(Typed::Reject) => Human::Reject,
-            Ok(Typed::Answer(answer)) => {
-                current.answers.push(answer);
-                if current.answers.len() < current.pending.request.questions.len() {
-                    return self.prompt();
+        } else {
+            match &current.pending.prompt.kind {
+                Kind::Questions(questions) => {
+                    let total = questions.len();
+                    match parse_line(&questions[current.answers.len()], line) {
+                        Err(error) => {
+                            self.say(format!("  {error}"));
+                            return self.prompt();
+                        }
+                        Ok(Typed::Reject) if total > 1 => {
+                            current.confirm_reject = true;
+                            return self.prompt();
+                        }
+                        Ok(Typed::Reject) => Human::Reject { message: None },
+                        Ok(Typed::Answer(answer)) => {
+                            current.answers.push(answer);
+                            if current.answers.len() < total {
+                                return self.prompt();
+                            }
+                            Human::Answer(Answer::Questions(current.answers.clone()))
+                        }
+                    }
                 }
-                Human::Answers(current.answers.clone())
+                Kind::Permission(permission) => {
+                    let count = permission.choices.len();
+                    let line = line.trim();
+                    if line.is_empty() {
+                        Human::Reject { message: None }
+                    } else {
+                        match line
+                            .parse::<usize>()
+                            .ok()
+                            .filter(|n| (1..=count).contains(n))
+                        {
+                            Some(n) => {
+                                current.answers.push(vec![line.to_owned()]);
+                                Human::Answer(Answer::Permission {
+                                    choice: permission.choices[n - 1].id.clone(),
+                                })
+                            }
+                            None => {
+                                self.say(format!("  pick a number from 1 to {count}"));
+                                return self.prompt();
+                            }
+                        }
+                    }
+                }
             }
         };
-        match self.broker.decide(&key, human).await {
-            // The broker's `Resolved` update says so and moves on.
-            Ok(_) => {}
-            Err(error) => {
-                self.say(format!("! not sent: {error}"));
-                if let Some(current) = &mut self.current {
-                    current.answers.clear();
-                }
-                self.prompt();
+        if let Err(error) = self.broker.decide(&key, human).await {
+            self.say(format!("! not sent: {error}"));
+            if let Some(current) = &mut self.current {
+                current.answers.clear();
             }
+            self.prompt();
         }
     }
+}
+
+fn question_text(text: &mut String, question: &Question, index: usize, total: usize) {
+    if total > 1 {
+        text.push_str(&format!("({}/{total}) ", index + 1));
+    }
+    if !question.header.is_empty() {
+        text.push_str(&format!("[{}] ", question.header));
+    }
+    text.push_str(&question.text);
+    for (n, option) in question.options.iter().enumerate() {
+        text.push_str(&format!("\n  {}. {}", n + 1, option.label));
+        if !option.description.is_empty() {
+            text.push_str(&format!(" — {}", option.description));
+        }
+    }
+    let how = match (question.multiple, question.custom) {
+        (true, true) => "Numbers separated by commas, or type your own answer",
+        (true, false) => "Numbers separated by commas",
+        (false, true) if question.options.is_empty() => "Type your answer",
+        (false, true) => "A number, or type your own answer",
+        (false, false) => "A number",
+    };
+    let reject = if total > 1 {
+        "an empty line rejects them all"
+    } else {
+        "an empty line rejects"
+    };
+    let literal = if question.custom && !question.options.is_empty() {
+        " (=text sends text that looks like a number)"
+    } else {
+        ""
+    };
+    text.push_str(&format!("\n{how}{literal}; {reject}."));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::QuestionOption;
+    use crate::prompt::Choice;
 
-    fn question(multiple: bool, custom: bool) -> QuestionInfo {
-        QuestionInfo {
-            question: "Which?".into(),
+    fn question(multiple: bool, custom: bool) -> Question {
+        Question {
             header: "H".into(),
+            text: "Which?".into(),
             options: ["Red", "Blue", "Green"]
                 .iter()
-                .map(|l| QuestionOption {
-                    label: l.to_string(),
-                    description: String::new(),
-                })
+                .map(|l| Choice::new(l.to_string(), String::new()))
                 .collect(),
             multiple,
             custom,
@@ -292,7 +509,7 @@ mod tests {
         );
         assert_eq!(
             parse_line(&single, "1,2"),
-            Err("pick one number from 1 to 3".into())
+            Err("pick one number from 1 to 3 (=text answers with text)".into())
         );
         let multi = question(true, false);
         assert_eq!(
@@ -305,7 +522,29 @@ mod tests {
         );
         assert_eq!(
             parse_line(&question(false, false), "x"),
-            Err("pick a number from 1 to 3".into())
+            Err("this question takes no typed answer: pick a number from 1 to 3".into())
+        );
+    }
+
+    #[test]
+    fn a_number_that_names_no_option_is_a_typo_not_an_answer() {
+        let single = question(false, true);
+        assert_eq!(
+            parse_line(&single, "9"),
+            Err("pick a number from 1 to 3 (=text answers with text)".into())
+        );
+        let multi = question(true, true);
+        assert_eq!(
+            parse_line(&multi, "1,9"),
+            Err("pick numbers from 1 to 3, separated by commas (=text answers with text)".into())
+        );
+        assert_eq!(
+            parse_line(&single, "=9"),
+            Ok(Typed::Answer(vec!["9".into()]))
+        );
+        assert_eq!(
+            parse_line(&question(false, false), "=9"),
+            Err("this question takes no typed answer: pick a number from 1 to 3".into())
         );
     }
 }

@@ -76,7 +76,7 @@ async fn oversized_questions_are_refused_with_a_clear_message() {
     assert_eq!(
         message["params"],
         json!({"type": 1, "message": format!(
-            "ask-lsp: A question from default cannot be shown (default/{}): question 0 has 10000 options (at most 64). Answer it in the agent's own interface.",
+            "ask-lsp: A prompt from default cannot be shown (default/{}): question 0 has 10000 options (at most 64). Answer it in the agent's own interface.",
             many.id)})
     );
     let long = sim.ask(
@@ -126,14 +126,14 @@ async fn escapes_controls_and_bidi_overrides_are_shown_harmlessly() {
                 "options": [{"label": "YesoN", "description": "wipes all"}, {"label": "No", "description": ""}],
                 "multiple": false, "custom": true}])
     );
-    // The sanitized label is what the agent gets back.
+    // The person picks what they saw; the agent gets its own option back.
     client.answer(&ask, json!([["YesoN"]])).await;
     wait_for(|| !sim.received().is_empty()).await;
     assert_eq!(
         sim.received()[0],
         Received::Reply {
             id: ask["params"]["requestID"].as_str().unwrap().into(),
-            answers: vec![vec!["YesoN".into()]]
+            answers: vec![vec!["Yes\u{202e}oN".into()]]
         }
     );
 }
@@ -160,7 +160,7 @@ async fn malformed_answers_from_the_editor_are_errors_and_nothing_is_sent() {
     let wrong_shapes = [
         (
             json!([key, "Postgres"]),
-            "askLsp.answer takes [key, answers: string[][]] or [key, questionIndex, answer: string[]]: answers: invalid type: string \"Postgres\", expected a sequence",
+            "this is a questions prompt; the answer is for a permission prompt",
         ),
         (
             json!([key, [["Postgres"], ["extra"]]]),
@@ -173,7 +173,7 @@ async fn malformed_answers_from_the_editor_are_errors_and_nothing_is_sent() {
         (json!([key, [[""]]]), "question 0: an answer is empty"),
         (
             json!([]),
-            "askLsp.answer takes [key, answers: string[][]] or [key, questionIndex, answer: string[]]",
+            "askLsp.answer takes [key, answers: string[][]], [key, questionIndex, answer: string[]] or [key, choiceId: string]",
         ),
     ];
     for (arguments, message) in wrong_shapes {

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use ask_lsp::sim::Fault;
+use ask_sim::Fault;
 use common::*;
 use serde_json::json;
 
@@ -24,7 +24,7 @@ async fn refused(
     let shown = client.next_method("window/showMessage").await;
     assert_eq!(
         shown["params"]["message"],
-        json!(format!("ask-lsp: opencode at {}: {error}", sim.url()))
+        json!(format!("ask-lsp: OpenCode at {}: {error}", sim.url()))
     );
     let again = client.next_method("askQuestions/ask").await;
     assert_eq!(again["params"]["requestID"], requested);

@@ -9,14 +9,21 @@ use common::*;
 use serde_json::{Value, json};
 
 /// The `askQuestions/ask` params ask-lsp must send for a request.
-fn expected_ask(sim: &Sim, request: &ask_lsp::model::QuestionRequest, pending: usize) -> Value {
+fn expected_ask(
+    sim: &Sim,
+    request: &ask_sim::QuestionRequest,
+    title: &str,
+    pending: usize,
+) -> Value {
     json!({
         "key": format!("default/{}", request.id),
         "server": "default",
         "requestID": request.id,
         "sessionID": request.session_id,
+        "kind": "questions",
+        "title": title,
         "source": {"backend": "opencode", "url": sim.url(), "directory": "/sim/project"},
-        "tool": request.tool,
+        "origin": {"toolCallID": request.tool.as_ref().unwrap().call_id, "agent": null},
         "questions": request.questions,
         "timeoutMs": null,
         "pending": pending,
@@ -36,7 +43,7 @@ async fn initialize_advertises_the_extension_and_commands() {
             "capabilities": {
                 "codeActionProvider": true,
                 "executeCommandProvider": {"commands": ["askLsp.list", "askLsp.answer", "askLsp.reject", "askLsp.show", "askLsp.status"]},
-                "experimental": {"askQuestions": {"version": 1}},
+                "experimental": {"askQuestions": {"version": 2}},
                 "textDocumentSync": 0
             },
             "serverInfo": {"name": "ask-lsp", "version": env!("CARGO_PKG_VERSION")}
@@ -51,12 +58,12 @@ async fn single_select_answer_reaches_the_server() {
     let mut client = LspClient::with_extension(&sim).await;
     let request = sim.ask(None, database());
     let ask = client.next_method("askQuestions/ask").await;
-    assert_eq!(ask["params"], expected_ask(&sim, &request, 1));
+    assert_eq!(ask["params"], expected_ask(&sim, &request, "Database", 1));
     client.answer(&ask, json!([["Postgres"]])).await;
     let resolved = client.next_method("askQuestions/resolved").await;
     assert_eq!(
         resolved["params"],
-        json!({"key": format!("default/{}", request.id), "state": "replied", "reason": "answeredHere",
+        json!({"key": format!("default/{}", request.id), "state": "replied", "reason": "answeredHere", "here": true,
                "message": "Answered \"Database\"", "pending": 0})
     );
     assert_eq!(
@@ -76,7 +83,10 @@ async fn multi_select_two_questions_and_custom_text() {
     ));
     let request = sim.ask(None, both);
     let ask = client.next_method("askQuestions/ask").await;
-    assert_eq!(ask["params"], expected_ask(&sim, &request, 1));
+    assert_eq!(
+        ask["params"],
+        expected_ask(&sim, &request, "Checks (+1 more)", 1)
+    );
     client
         .answer(&ask, json!([["Lint", "Unit"], ["  v1.2 final \n"]]))
         .await;
@@ -89,7 +99,7 @@ async fn multi_select_two_questions_and_custom_text() {
         )]
     );
     let logs = client.logs();
-    assert!(logs.contains("question resolved"), "{logs}");
+    assert!(logs.contains("prompt resolved"), "{logs}");
     assert!(
         !logs.contains("v1.2"),
         "answer text must never be logged: {logs}"
@@ -125,7 +135,7 @@ async fn answered_elsewhere_cancels_the_prompt_and_sends_nothing() {
     let resolved = client.next().await;
     assert_eq!(
         resolved["params"],
-        json!({"key": format!("default/{}", request.id), "state": "replied", "reason": "answeredElsewhere",
+        json!({"key": format!("default/{}", request.id), "state": "replied", "reason": "answeredElsewhere", "here": false,
                "message": "\"Database\" was answered elsewhere", "pending": 0})
     );
     // The editor answers the cancelled request as the spec says it must.
@@ -215,7 +225,7 @@ async fn missing_password_is_a_clear_error_and_the_right_one_works() {
     assert_eq!(
         message["params"],
         json!({"type": 2, "message": format!(
-            "ask-lsp: opencode at {}: 401 Unauthorized: check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME",
+            "ask-lsp: OpenCode at {}: 401 Unauthorized: check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME (or password in the configuration)",
             sim.url())})
     );
     let status = client
@@ -241,7 +251,7 @@ async fn missing_password_is_a_clear_error_and_the_right_one_works() {
         vec![reply(&request.id, json!([["Postgres"]]))]
     );
     let logs = client.logs();
-    assert!(logs.contains("question resolved"), "{logs}");
+    assert!(logs.contains("prompt resolved"), "{logs}");
     assert!(!logs.contains("s3cret"), "{logs}");
 }
 
@@ -256,7 +266,7 @@ async fn late_answer_to_a_vanished_question_reports_404_as_gone() {
     let resolved = client.next_method("askQuestions/resolved").await;
     assert_eq!(
         resolved["params"],
-        json!({"key": format!("default/{}", request.id), "state": "dismissed", "reason": "gone",
+        json!({"key": format!("default/{}", request.id), "state": "dismissed", "reason": "gone", "here": false,
                "message": "\"Database\" was already answered elsewhere or its session ended", "pending": 0})
     );
     assert_eq!(sim.received(), vec![]);
@@ -356,14 +366,14 @@ async fn commands_answer_one_question_at_a_time_and_report_errors() {
         .await;
     assert_eq!(
         unknown["error"],
-        json!({"code": -32602, "message": "no pending question default/que_nope"})
+        json!({"code": -32602, "message": "no pending prompt default/que_nope"})
     );
     let shape = client
         .request("workspace/executeCommand", command(json!([key, 7, ["x"]])))
         .await;
     assert_eq!(
         shape["error"]["message"],
-        json!(format!("question {key} has no question 7"))
+        json!(format!("prompt {key} has no question 7"))
     );
     let sent = client
         .request(

@@ -26,13 +26,18 @@ async fn show_message_request_per_question_then_one_reply() {
     assert_eq!(
         first["params"],
         json!({"type": 3,
-               "message": "(1 of 2) [Database] Which database?\n  Postgres: Relational\n  SQLite: Embedded\n(For several options or a typed answer, use a code action or the askLsp.answer command.)",
+               "message": "(1 of 2) [Database] Which database?\n  Postgres: Relational\n  SQLite: Embedded",
                "actions": [{"title": "Postgres"}, {"title": "SQLite"}, {"title": "✗ Reject"}]})
     );
     client
         .respond(&first["id"], json!({"title": "SQLite"}))
         .await;
     let second = client.next_method("window/showMessageRequest").await;
+    // The hint only where the buttons cannot give the answer (multi-select).
+    assert_eq!(
+        second["params"]["message"],
+        "(2 of 2) [Checks] Which checks?\n  Unit\n  Lint\n  E2E\n(For several options or a typed answer, use a code action or the askLsp.answer command.)"
+    );
     assert_eq!(
         second["params"]["actions"],
         json!([{"title": "Unit"}, {"title": "Lint"}, {"title": "E2E"}, {"title": "✗ Reject"}])
@@ -189,7 +194,7 @@ async fn code_actions_answer_multi_select_and_typed_text_by_command() {
         .await;
     assert_eq!(
         again["error"],
-        json!({"code": -32602, "message": format!("no pending question {key}")})
+        json!({"code": -32602, "message": format!("no pending prompt {key}")})
     );
 }
 

@@ -416,7 +416,7 @@ async fn basic_auth_and_a_server_restart() {
     assert_eq!(
         message["params"]["message"],
         json!(format!(
-            "ask-lsp: opencode at {}: 401 Unauthorized: check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME",
+            "ask-lsp: OpenCode at {}: 401 Unauthorized: check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME (or password in the configuration)",
             opencode.url()
         ))
     );

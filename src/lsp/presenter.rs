@@ -5,23 +5,21 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tower::Service;
 use tower_lsp_server::Client;
 use tower_lsp_server::jsonrpc::{self, Id, Request};
 use tower_lsp_server::ls_types::notification::Cancel;
+use tower_lsp_server::ls_types::request::{Request as _, ShowMessageRequest};
 use tower_lsp_server::ls_types::{CancelParams, MessageType, NumberOrString};
 
-use super::proto::{self, AskResult};
-use crate::backend::BackendError;
+use super::{ext, to_proto};
+use crate::backends::BackendError;
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome, Pending, Reason, Update};
 use crate::config::Surface;
 
-/// The title of the reject action in `showMessageRequest`.
-pub const REJECT_ACTION: &str = "✗ Reject";
-
-pub enum Input {
+pub(crate) enum Input {
     /// The client answered (or failed) the request with this id.
     Response {
         id: i64,
@@ -46,7 +44,7 @@ struct Shown {
     answered: bool,
 }
 
-pub struct Presenter {
+pub(crate) struct Presenter {
     client: Client,
     broker: BrokerHandle,
     inputs: mpsc::UnboundedSender<Input>,
@@ -56,6 +54,8 @@ pub struct Presenter {
     deferred: HashSet<String>,
     shown: Option<Shown>,
     server_errors: HashMap<String, String>,
+    /// Several servers: plain prompts say which one asks.
+    several_servers: bool,
 }
 
 impl Presenter {
@@ -76,6 +76,7 @@ impl Presenter {
             deferred: HashSet::new(),
             shown: None,
             server_errors: HashMap::new(),
+            several_servers: false,
         }
     }
 
@@ -125,15 +126,11 @@ impl Presenter {
                         })
                         .await;
                 }
-                let here = matches!(
-                    resolution.reason,
-                    Reason::AnsweredHere | Reason::RejectedHere
-                );
                 if self.extension {
                     self.client
-                        .send_notification::<Resolved>(proto::resolved_params(&resolution))
+                        .send_notification::<ext::Resolved>(to_proto::resolved_params(&resolution))
                         .await;
-                } else if !here {
+                } else if !resolution.reason.here() {
                     self.client
                         .show_message(MessageType::INFO, &resolution.message)
                         .await;
@@ -149,6 +146,7 @@ impl Presenter {
                 self.present_next().await;
             }
             Update::Status(status) => {
+                self.several_servers = status.servers.len() > 1;
                 for server in &status.servers {
                     match &server.error {
                         Some(error) if self.server_errors.get(&server.name) != Some(error) => {
@@ -166,7 +164,7 @@ impl Presenter {
                 }
                 if self.extension {
                     self.client
-                        .send_notification::<StatusNotification>(proto::status_params(&status))
+                        .send_notification::<ext::Status>(to_proto::status_params(&status))
                         .await;
                 }
             }
@@ -223,11 +221,13 @@ impl Presenter {
         else {
             return;
         };
-        let (method, params) = match surface {
-            Surface::Extension => (proto::ASK, proto::ask_params(&pending, self.queue.len())),
-            _ => ("window/showMessageRequest", message_request(&pending, 0)),
+        let id = match surface {
+            Surface::Extension => self.send_request(
+                <ext::Ask as tower_lsp_server::ls_types::request::Request>::METHOD,
+                to_proto::ask_params(&pending, self.queue.len()),
+            ),
+            _ => self.send_message_request(&pending, 0),
         };
-        let id = self.send_request(method, params);
         self.shown = Some(Shown {
             key: pending.key.clone(),
             id,
@@ -236,8 +236,22 @@ impl Presenter {
         });
     }
 
+    fn send_message_request(&self, pending: &Pending, question: usize) -> i64 {
+        let context = self
+            .several_servers
+            .then(|| match &pending.prompt.directory {
+                Some(directory) => format!("{} · {directory}", pending.server),
+                None => pending.server.to_string(),
+            });
+        self.send_request(
+            ShowMessageRequest::METHOD,
+            to_proto::message_request(pending, question, context.as_deref()),
+        )
+    }
+
     /// Sends a request with an id we know, so it can be cancelled later.
-    fn send_request(&self, method: &'static str, params: Value) -> i64 {
+    fn send_request(&self, method: &'static str, params: impl serde::Serialize) -> i64 {
+        let params = serde_json::to_value(params).expect("wire types serialize");
         let Id::Number(id) = self.client.next_request_id() else {
             unreachable!("tower-lsp-server numbers its requests")
         };
@@ -278,10 +292,12 @@ impl Presenter {
             }
         };
         if self.effective_surface() == Surface::Extension {
-            match serde_json::from_value::<AskResult>(value) {
-                Ok(AskResult::Answered { answers }) => self.decide(key, Human::Answers(answers)),
-                Ok(AskResult::Rejected) => self.decide(key, Human::Reject),
-                Ok(AskResult::Deferred) => self.defer(key).await,
+            let decision = serde_json::from_value::<ext::AskResult>(value)
+                .map_err(|e| e.to_string())
+                .and_then(to_proto::decision);
+            match decision {
+                Ok(Some(human)) => self.decide(key, human),
+                Ok(None) => self.defer(key).await,
                 Err(e) => {
                     self.client
                         .show_message(
@@ -294,16 +310,13 @@ impl Presenter {
             }
             return;
         }
-        match value.get("title").and_then(Value::as_str) {
-            None => self.defer(key).await,
-            Some(REJECT_ACTION) => self.decide(key, Human::Reject),
-            Some(label) => self.decide(
-                key,
-                Human::One {
-                    index: question,
-                    answer: vec![label.to_owned()],
-                },
-            ),
+        let pending = self.queue.iter().find(|p| p.key == key).cloned();
+        match (value.get("title").and_then(Value::as_str), pending) {
+            (Some(title), Some(pending)) => {
+                let human = to_proto::message_choice(&pending, question, title);
+                self.decide(key, human)
+            }
+            _ => self.defer(key).await,
         }
     }
 
@@ -320,10 +333,7 @@ impl Presenter {
                     return;
                 }
                 let question = remaining[0];
-                let id = self.send_request(
-                    "window/showMessageRequest",
-                    message_request(&pending, question),
-                );
+                let id = self.send_message_request(&pending, question);
                 self.shown = Some(Shown {
                     key,
                     id,
@@ -353,48 +363,4 @@ impl Presenter {
         self.shown = None;
         self.present_next().await;
     }
-}
-
-fn message_request(pending: &Pending, index: usize) -> Value {
-    let questions = &pending.request.questions;
-    let question = &questions[index];
-    let mut message = String::new();
-    if questions.len() > 1 {
-        message.push_str(&format!("({} of {}) ", index + 1, questions.len()));
-    }
-    if !question.header.is_empty() {
-        message.push_str(&format!("[{}] ", question.header));
-    }
-    message.push_str(&question.question);
-    for option in &question.options {
-        message.push_str(&format!("\n  {}", option.label));
-        if !option.description.is_empty() {
-            message.push_str(&format!(": {}", option.description));
-        }
-    }
-    if question.multiple || question.custom {
-        message.push_str(&format!(
-            "\n(For several options or a typed answer, use a code action or the {} command.)",
-            proto::CMD_ANSWER
-        ));
-    }
-    let mut actions: Vec<Value> = question
-        .options
-        .iter()
-        .map(|o| json!({"title": o.label}))
-        .collect();
-    actions.push(json!({"title": REJECT_ACTION}));
-    json!({"type": 3, "message": message, "actions": actions})
-}
-
-enum Resolved {}
-impl tower_lsp_server::ls_types::notification::Notification for Resolved {
-    type Params = Value;
-    const METHOD: &'static str = proto::RESOLVED;
-}
-
-enum StatusNotification {}
-impl tower_lsp_server::ls_types::notification::Notification for StatusNotification {
-    type Params = Value;
-    const METHOD: &'static str = proto::STATUS;
 }

@@ -7,13 +7,13 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ask_lsp::model::QuestionInfo;
+use ask_sim::QuestionInfo;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
-pub use ask_lsp::sim::{Received, Sim, SimOptions};
+pub use ask_sim::{Received, Sim, SimOptions};
 
 pub const WAIT: Duration = Duration::from_secs(10);
 

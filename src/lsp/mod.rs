@@ -1,8 +1,10 @@
 //! The LSP front: `initialize`, configuration, code actions and commands.
-//! Presenting questions is the [`presenter`]'s job.
+//! Presenting prompts is the [`presenter`]'s job; every wire shape is in
+//! [`ext`] and every conversion in [`to_proto`].
 
+mod ext;
 mod presenter;
-pub mod proto;
+mod to_proto;
 
 use std::sync::{Mutex, OnceLock};
 
@@ -13,12 +15,27 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 use self::presenter::Presenter;
-use self::proto::{AnswerArgs, ClientFlags};
-use crate::backend::Timing;
+use crate::backends::{Timing, factory};
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome};
 use crate::config::{Config, EnvDefaults};
 
-pub use self::presenter::REJECT_ACTION;
+/// What the client can do, reduced once at `initialize`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct ClientFlags {
+    /// Opted into `askQuestions` via `capabilities.experimental`.
+    ask_extension: bool,
+}
+
+impl ClientFlags {
+    fn from_capabilities(capabilities: &ClientCapabilities) -> Self {
+        let ask_extension = capabilities
+            .experimental
+            .as_ref()
+            .and_then(|e| e.get("askQuestions"))
+            .is_some_and(|v| v.is_object() || v == &Value::Bool(true));
+        ClientFlags { ask_extension }
+    }
+}
 
 /// Serves LSP on stdin/stdout until the client exits or closes stdin.
 pub async fn serve_stdio() {
@@ -28,7 +45,7 @@ pub async fn serve_stdio() {
         .await;
 }
 
-pub struct Front {
+struct Front {
     client: Client,
     broker: OnceLock<BrokerHandle>,
     presenter: OnceLock<mpsc::UnboundedSender<presenter::Input>>,
@@ -55,27 +72,22 @@ impl Front {
         self.broker.get().ok_or_else(jsonrpc::Error::internal_error)
     }
 
-    async fn answer(&self, arguments: &[Value]) -> jsonrpc::Result<Option<Value>> {
-        let (key, human) = match proto::answer_args(arguments).map_err(invalid_params)? {
-            AnswerArgs::All { key, answers } => (key, Human::Answers(answers)),
-            AnswerArgs::One { key, index, answer } => (key, Human::One { index, answer }),
-        };
-        self.decide(key, human).await
-    }
-
-    async fn decide(&self, key: String, human: Human) -> jsonrpc::Result<Option<Value>> {
-        match self.broker()?.decide(&key, human).await {
-            Ok(Outcome::Sent) => Ok(Some(json!({"state": "sent"}))),
-            Ok(Outcome::Partial { remaining }) => {
-                Ok(Some(json!({"state": "partial", "remaining": remaining})))
+    async fn decide(&self, (key, human): (String, Human)) -> jsonrpc::Result<Option<Value>> {
+        let result = match self.broker()?.decide(&key, human).await {
+            Ok(Outcome::Sent) => ext::AnswerResult::Sent,
+            Ok(Outcome::Partial { remaining }) => ext::AnswerResult::Partial { remaining },
+            Err(error @ (BrokerError::Backend(_) | BrokerError::Closed)) => {
+                return Err(jsonrpc::Error {
+                    code: ErrorCode::InternalError,
+                    message: error.to_string().into(),
+                    data: None,
+                });
             }
-            Err(error @ (BrokerError::Backend(_) | BrokerError::Closed)) => Err(jsonrpc::Error {
-                code: ErrorCode::InternalError,
-                message: error.to_string().into(),
-                data: None,
-            }),
-            Err(error) => Err(invalid_params(error.to_string())),
-        }
+            Err(error) => return Err(invalid_params(error.to_string())),
+        };
+        Ok(Some(
+            serde_json::to_value(result).expect("wire types serialize"),
+        ))
     }
 }
 
@@ -100,14 +112,14 @@ impl LanguageServer for Front {
             capabilities: ServerCapabilities {
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: proto::COMMANDS.iter().map(|c| c.to_string()).collect(),
+                    commands: ext::COMMANDS.iter().map(|c| c.to_string()).collect(),
                     ..Default::default()
                 }),
                 text_document_sync: Some(TextDocumentSyncCapability::Kind(
                     TextDocumentSyncKind::NONE,
                 )),
                 experimental: Some(json!({
-                    "askQuestions": {"version": proto::EXTENSION_VERSION}
+                    "askQuestions": {"version": ext::EXTENSION_VERSION}
                 })),
                 ..Default::default()
             },
@@ -128,7 +140,7 @@ impl LanguageServer for Front {
         let (broker, updates) = BrokerHandle::spawn(
             startup.config.servers,
             startup.config.policies,
-            Timing::from_env(),
+            factory(Timing::from_env()),
         );
         let _ = self.broker.set(broker.clone());
         let (inputs, inputs_rx) = mpsc::unbounded_channel();
@@ -175,43 +187,8 @@ impl LanguageServer for Front {
         &self,
         _params: CodeActionParams,
     ) -> jsonrpc::Result<Option<CodeActionResponse>> {
-        let mut actions = Vec::new();
-        for listed in self.broker()?.list().await {
-            let pending = &listed.pending;
-            for index in listed.remaining {
-                let question = &pending.request.questions[index];
-                let name = if question.header.is_empty() {
-                    &question.question
-                } else {
-                    &question.header
-                };
-                let action = |title: String, command: &str, arguments: Vec<Value>| {
-                    CodeActionOrCommand::CodeAction(CodeAction {
-                        title: title.clone(),
-                        kind: Some(CodeActionKind::QUICKFIX),
-                        command: Some(Command {
-                            title,
-                            command: command.into(),
-                            arguments: Some(arguments),
-                        }),
-                        ..Default::default()
-                    })
-                };
-                for option in &question.options {
-                    actions.push(action(
-                        format!("Answer \"{name}\": {}", option.label),
-                        proto::CMD_ANSWER,
-                        vec![json!(pending.key), json!(index), json!([option.label])],
-                    ));
-                }
-                actions.push(action(
-                    format!("Reject \"{name}\""),
-                    proto::CMD_REJECT,
-                    vec![json!(pending.key)],
-                ));
-            }
-        }
-        Ok(Some(actions))
+        let listed = self.broker()?.list().await;
+        Ok(Some(to_proto::code_actions(&listed)))
     }
 
     async fn execute_command(
@@ -220,33 +197,35 @@ impl LanguageServer for Front {
     ) -> jsonrpc::Result<Option<Value>> {
         let arguments = params.arguments;
         match params.command.as_str() {
-            proto::CMD_LIST => {
+            ext::CMD_LIST => {
                 let listed = self.broker()?.list().await;
                 let count = listed.len();
-                Ok(Some(Value::Array(
-                    listed
-                        .iter()
-                        .map(|l| proto::ask_params(&l.pending, count))
-                        .collect(),
-                )))
+                let params: Vec<ext::AskParams> = listed
+                    .iter()
+                    .map(|l| to_proto::ask_params(&l.pending, count))
+                    .collect();
+                Ok(Some(
+                    serde_json::to_value(params).expect("wire types serialize"),
+                ))
             }
-            proto::CMD_ANSWER => self.answer(&arguments).await,
-            proto::CMD_REJECT => {
-                let key = proto::key_arg(&arguments)
-                    .ok_or_else(|| invalid_params("askLsp.reject takes [key]"))?;
-                self.decide(key, Human::Reject).await
+            ext::CMD_ANSWER => {
+                self.decide(to_proto::answer_args(&arguments).map_err(invalid_params)?)
+                    .await
             }
-            proto::CMD_SHOW => {
+            ext::CMD_REJECT => {
+                self.decide(to_proto::reject_args(&arguments).map_err(invalid_params)?)
+                    .await
+            }
+            ext::CMD_SHOW => {
                 if let Some(presenter) = self.presenter.get() {
-                    let _ = presenter.send(presenter::Input::Show(proto::key_arg(&arguments)));
+                    let _ = presenter.send(presenter::Input::Show(to_proto::key_arg(&arguments)));
                 }
                 Ok(None)
             }
-            proto::CMD_STATUS => Ok(self
-                .broker()?
-                .status()
-                .await
-                .map(|status| proto::status_params(&status))),
+            ext::CMD_STATUS => Ok(self.broker()?.status().await.map(|status| {
+                serde_json::to_value(to_proto::status_params(&status))
+                    .expect("wire types serialize")
+            })),
             other => Err(invalid_params(format!("unknown command {other:?}"))),
         }
     }

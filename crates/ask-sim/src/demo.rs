@@ -1,17 +1,13 @@
-//! `ask-lsp demo`: a simulated agent server asks a few questions and terminal
-//! mode answers them, so the whole flow can be seen with nothing installed.
+//! `ask-sim demo`: a simulated agent server asks a few questions and
+//! ask-lsp's terminal mode answers them, so the whole flow can be seen with
+//! nothing installed.
 
 use std::time::Duration;
 
+use ask_lsp::terminal::{WatchOptions, watch};
 use serde_json::json;
 
-use crate::backend::Timing;
-use crate::broker::BrokerHandle;
-use crate::config::{EnvDefaults, RawServer, servers_from_raw};
-use crate::model::QuestionInfo;
-use crate::policy::Policies;
-use crate::sim::{Received, Sim, SimOptions};
-use crate::terminal::Watch;
+use crate::{QuestionInfo, Received, Sim, SimOptions};
 
 fn questions(value: serde_json::Value) -> Vec<QuestionInfo> {
     serde_json::from_value(value).expect("the demo's questions are well-formed")
@@ -66,6 +62,7 @@ async fn agent(sim: Sim) {
     }
 }
 
+/// Runs the demo until its agent has asked everything (or input ends).
 pub async fn run() -> std::io::Result<()> {
     let sim = Sim::start(SimOptions::default()).await?;
     println!(
@@ -73,21 +70,20 @@ pub async fn run() -> std::io::Result<()> {
         sim.url()
     );
     println!("Its agent will ask four questions; answer them here.");
-    let servers = servers_from_raw(
-        vec![RawServer {
-            name: Some("demo".into()),
-            url: Some(sim.url()),
-            ..Default::default()
-        }],
-        &EnvDefaults::default(),
-    )
-    .expect("the demo server's URL is valid");
-    let policies = Policies::from_json(None).expect("no policy is a valid policy");
-    let (broker, updates) = BrokerHandle::spawn(servers, policies, Timing::default());
-    let watch = Watch::new(broker, std::io::stdout(), false);
+    let options = WatchOptions {
+        servers: vec![(Some("demo".into()), sim.url())],
+        directory: None,
+        policy: None,
+        exit_on_eof: false,
+        environment: false,
+    };
     let input = tokio::io::BufReader::new(tokio::io::stdin());
     tokio::select! {
-        _ = watch.run(updates, input) => {}
+        result = watch(options, input, std::io::stdout()) => {
+            if let Err(error) = result {
+                eprintln!("ask-sim demo: {error}");
+            }
+        }
         _ = agent(sim.clone()) => println!("\nDemo finished. Next: `ask-lsp watch --url http://127.0.0.1:4096` against a real `opencode serve`, or an editor plugin from editors/."),
     }
     sim.stop();

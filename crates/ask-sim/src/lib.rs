@@ -1,8 +1,8 @@
 //! A simulated OpenCode server: the routes ask-lsp uses, with the event
 //! shapes of the real 1.18.33 server, plus a control API to ask questions,
 //! answer them "elsewhere", abort sessions and inject faults. The demo runs it
-//! in-process; tests and editor suites use it as their fake server. See
-//! `docs/sim.md`.
+//! in-process; tests and editor suites use it as their fake server. It is
+//! not part of the `ask-lsp` binary. See `docs/sim.md`.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -22,7 +22,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
-use crate::model::{QuestionInfo, QuestionRequest, ToolRef};
+pub mod demo;
+mod wire;
+
+pub use wire::{QuestionInfo, QuestionOption, QuestionRequest, ToolRef};
 
 #[derive(Debug, Clone)]
 pub struct SimOptions {

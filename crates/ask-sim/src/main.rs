@@ -1,0 +1,81 @@
+//! `ask-sim`: the simulated OpenCode server (`serve`) and the demo (`demo`).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use ask_sim::{Sim, SimOptions};
+
+const USAGE: &str = "\
+ask-sim: a simulated OpenCode server for trying and testing ask-lsp
+
+Usage:
+  ask-sim demo        a simulated agent asks questions; answer them in this terminal
+  ask-sim serve [--port N] [--password P] [--heartbeat-ms N]
+                      run the simulated server until Ctrl-C (docs/sim.md)
+  ask-sim --help";
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("ASK_LSP_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") || args.first().is_none_or(|a| a == "help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    let result = runtime.block_on(async {
+        match args[0].as_str() {
+            "demo" if args.len() == 1 => ask_sim::demo::run().await.map_err(|e| e.to_string()),
+            "demo" => Err(format!("demo takes no options\n\n{USAGE}")),
+            "serve" => serve(&args[1..]).await,
+            other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
+        }
+    });
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("ask-sim: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn serve(args: &[String]) -> Result<(), String> {
+    let mut options = SimOptions::default();
+    let mut iter = args.iter();
+    while let Some(flag) = iter.next() {
+        let value = iter
+            .next()
+            .ok_or_else(|| format!("{flag} needs a value\n\n{USAGE}"))?;
+        let number = |what: &str| {
+            value
+                .parse::<u64>()
+                .map_err(|_| format!("{flag} {value:?}: not {what}"))
+        };
+        match flag.as_str() {
+            "--port" => {
+                options.port = u16::try_from(number("a port")?)
+                    .map_err(|_| format!("--port {value:?}: not a port"))?
+            }
+            "--password" => options.password = Some(value.clone()),
+            "--heartbeat-ms" => {
+                options.heartbeat = Duration::from_millis(number("a number")?.max(1))
+            }
+            _ => return Err(format!("unknown option {flag:?}\n\n{USAGE}")),
+        }
+    }
+    let sim = Sim::start(options)
+        .await
+        .map_err(|e| format!("cannot listen: {e}"))?;
+    println!("listening on {}", sim.url());
+    tokio::signal::ctrl_c().await.map_err(|e| e.to_string())?;
+    sim.stop();
+    Ok(())
+}

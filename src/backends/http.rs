@@ -1,0 +1,147 @@
+//! The one HTTP client every backend uses, and one bounded exchange that
+//! turns what a server answered into a response or a clear [`BackendError`].
+
+use futures_util::StreamExt;
+
+use super::{BackendError, Timing};
+
+/// Whom errors name, and the advice each backend gives.
+pub(super) struct Peer {
+    /// "OpenCode at http://127.0.0.1:4096"
+    pub label: String,
+    /// "an OpenCode server"
+    pub expected: &'static str,
+    /// What to check when the server cannot be reached.
+    pub start_hint: &'static str,
+    /// What to check on a 401.
+    pub auth_hint: &'static str,
+}
+
+/// The largest response body read (a listing of every pending prompt fits
+/// many times over); a larger one is an error, not a memory spike.
+pub(super) const MAX_BODY: usize = 16 << 20;
+
+pub(super) fn client(timing: &Timing) -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(timing.request)
+        // Only the configured URL is ever contacted.
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("reqwest client with static settings")
+}
+
+/// What a server answered, body read (within [`MAX_BODY`]).
+pub(super) struct Answered {
+    pub status: u16,
+    pub content_type: String,
+    pub body: bytes::Bytes,
+}
+
+impl Peer {
+    /// Sends a request within the request bound and reads the body.
+    pub async fn exchange(
+        &self,
+        timing: &Timing,
+        request: reqwest::RequestBuilder,
+    ) -> Result<Answered, BackendError> {
+        let exchange = async {
+            let response = request.send().await?;
+            let status = response.status().as_u16();
+            let content_type = response
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            let mut body = Vec::new();
+            let mut chunks = response.bytes_stream();
+            while let Some(chunk) = chunks.next().await {
+                let chunk = chunk?;
+                if body.len() + chunk.len() > MAX_BODY {
+                    return Ok(Err(self.server_error(
+                        status,
+                        format!("the response is over the {} MiB bound", MAX_BODY >> 20),
+                    )));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok::<_, reqwest::Error>(Ok(Answered {
+                status,
+                content_type,
+                body: body.into(),
+            }))
+        };
+        match tokio::time::timeout(timing.request, exchange).await {
+            Err(_) => Err(BackendError::Timeout {
+                server: self.label.clone(),
+                after: timing.request,
+            }),
+            Ok(Err(error)) => Err(self.unreachable(&error)),
+            Ok(Ok(answered)) => {
+                let answered = answered?;
+                match answered.status {
+                    401 | 403 => Err(BackendError::Unauthorized {
+                        server: self.label.clone(),
+                        advice: self.auth_hint,
+                    }),
+                    status @ 300..=399 => Err(BackendError::Redirect {
+                        server: self.label.clone(),
+                        status,
+                    }),
+                    _ => Ok(answered),
+                }
+            }
+        }
+    }
+
+    pub fn unreachable(&self, error: &reqwest::Error) -> BackendError {
+        BackendError::Connect {
+            server: self.label.clone(),
+            message: cause(error),
+            hint: self.start_hint,
+        }
+    }
+
+    pub fn server_error(&self, status: u16, message: String) -> BackendError {
+        BackendError::Server {
+            server: self.label.clone(),
+            status,
+            message,
+        }
+    }
+
+    pub fn not_json(&self, status: u16, content_type: &str) -> BackendError {
+        BackendError::NotJson {
+            server: self.label.clone(),
+            status,
+            kind: if content_type.contains("html") {
+                "an HTML page".into()
+            } else {
+                format!("{content_type:?}")
+            },
+            expected: self.expected,
+        }
+    }
+}
+
+/// The innermost cause of a reqwest error ("connection refused"): the outer
+/// layers repeat the URL and say "error sending request".
+pub(super) fn cause(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        return "timed out".into();
+    }
+    let mut inner: &dyn std::error::Error = error;
+    while let Some(source) = inner.source() {
+        inner = source;
+    }
+    let text = inner.to_string();
+    let text = match text.find(" (os error") {
+        Some(at) => &text[..at],
+        None => &text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => "the connection failed".into(),
+    }
+}

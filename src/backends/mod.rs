@@ -1,0 +1,205 @@
+//! Agent servers, each behind one adapter: it follows the server's events,
+//! turns them into [`BackendEvent`]s in ask-lsp's prompt model, and sends
+//! replies back in the server's own shapes. What a backend needs to route a
+//! reply (OpenCode's directory, ACP's JSON-RPC ids) stays inside it.
+//!
+//! The HTTP exchange ([`http`]) and the event-stream loop with reconnect,
+//! backoff and stall watchdog ([`stream`]) are shared.
+
+mod http;
+mod opencode;
+mod sandbox_agent;
+mod stream;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+
+use crate::config::{BackendKind, ServerSpec};
+use crate::prompt::{Prompt, Reply};
+
+pub(crate) mod fuzzing {
+    use crate::prompt::Prompt;
+
+    /// The prompt in an OpenCode event, if it has one.
+    pub fn parse_opencode(data: &str, global: bool) -> Option<Prompt> {
+        super::opencode::asked(data, global)
+    }
+}
+
+/// What a backend saw, in ask-lsp's terms.
+#[derive(Debug, Clone)]
+pub(crate) enum BackendEvent {
+    Connected,
+    Disconnected {
+        error: String,
+    },
+    /// Everything the server lists as pending right after a (re)connect: the
+    /// event streams have no replay, so this is how missed prompts and missed
+    /// answers are found.
+    Snapshot(Vec<Prompt>),
+    Asked(Prompt),
+    /// Answered (`rejected: false`) or refused by someone else.
+    ResolvedElsewhere {
+        id: String,
+        rejected: bool,
+    },
+    /// The agent no longer waits for this prompt (cancelled, turn over).
+    Withdrawn {
+        id: String,
+    },
+    /// The tool call behind a prompt finished; `ok` is false for an error.
+    ToolEnded {
+        call_id: String,
+        ok: bool,
+    },
+    /// The session stopped (aborted, errored, idle): its prompts are moot.
+    SessionEnded {
+        session: String,
+    },
+    /// Input the backend could not use, worth telling the person about.
+    Invalid {
+        error: String,
+    },
+}
+
+/// Where a server's events go.
+pub(crate) type EventSink = tokio::sync::mpsc::UnboundedSender<BackendEvent>;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum BackendError {
+    /// The server does not know the prompt (answered elsewhere, or gone).
+    #[error("{server}: not found (already answered elsewhere, or its session ended)")]
+    NotFound { server: String },
+    #[error("{server}: 401 Unauthorized: {advice}")]
+    Unauthorized {
+        server: String,
+        advice: &'static str,
+    },
+    #[error("{server}: the server refused the request (400): {message}")]
+    BadRequest { server: String, message: String },
+    #[error("{server}: server error {status}: {message}")]
+    Server {
+        server: String,
+        status: u16,
+        message: String,
+    },
+    #[error(
+        "{server}: answered {status} with {kind} instead of JSON: is this {expected}, and is the route right?"
+    )]
+    NotJson {
+        server: String,
+        status: u16,
+        kind: String,
+        expected: &'static str,
+    },
+    #[error(
+        "{server}: answered with a redirect ({status}), which is not followed: ask-lsp only talks to the configured URL"
+    )]
+    Redirect { server: String, status: u16 },
+    #[error("{server}: no answer within {after:?}")]
+    Timeout { server: String, after: Duration },
+    /// Nothing was sent: the prompt cannot be answered this way.
+    #[error("{server}: not sent: {reason}")]
+    Refused { server: String, reason: String },
+    #[error("cannot reach {server}: {message} — {hint}")]
+    Connect {
+        server: String,
+        message: String,
+        hint: &'static str,
+    },
+}
+
+impl BackendError {
+    /// The error for logs: a 400's message can quote the request body (the
+    /// answers), so it is left out.
+    pub fn for_log(&self) -> String {
+        match self {
+            BackendError::BadRequest { server, .. } => {
+                format!("{server}: the server refused the request (400)")
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
+/// Describes a server for status and editors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Source {
+    pub backend: &'static str,
+    pub url: String,
+}
+
+pub(crate) trait Backend: Send + Sync {
+    fn source(&self) -> Source;
+    /// Sends a decision on a prompt this backend produced.
+    fn send<'a>(
+        &'a self,
+        prompt: &'a Prompt,
+        reply: &'a Reply,
+    ) -> BoxFuture<'a, Result<(), BackendError>>;
+    /// After a send failed in a way that leaves open whether the server
+    /// applied it: is the prompt still pending there? `None`: cannot tell.
+    fn still_pending<'a>(&'a self, prompt: &'a Prompt) -> BoxFuture<'a, Option<bool>>;
+    /// Follows the server until the task is aborted or the sink closes:
+    /// connects, resyncs, reconnects with backoff.
+    fn run(self: Arc<Self>, sink: EventSink) -> BoxFuture<'static, ()>;
+}
+
+/// Builds the backend for a configured server (tests hand in fakes).
+pub(crate) type Factory = Arc<dyn Fn(&ServerSpec) -> Arc<dyn Backend> + Send + Sync>;
+
+/// The real backends, by configured kind.
+pub(crate) fn factory(timing: Timing) -> Factory {
+    Arc::new(move |spec: &ServerSpec| -> Arc<dyn Backend> {
+        match &spec.backend {
+            BackendKind::OpenCode => Arc::new(opencode::OpenCode::new(spec.clone(), timing)),
+            BackendKind::SandboxAgent { server_id, token } => Arc::new(
+                sandbox_agent::SandboxAgent::new(&spec.url, server_id, token.clone(), timing),
+            ),
+        }
+    })
+}
+
+/// Timing knobs; the defaults suit a real server (heartbeat every 10 s).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timing {
+    /// Bound on one HTTP request (a starting server can accept and never answer).
+    pub request: Duration,
+    /// No bytes for this long (not even a heartbeat) means the stream is dead.
+    pub stall: Duration,
+    pub backoff_min: Duration,
+    pub backoff_max: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            request: Duration::from_secs(10),
+            stall: Duration::from_secs(30),
+            backoff_min: Duration::from_millis(200),
+            backoff_max: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Timing {
+    /// Defaults, with `ASK_LSP_STALL_MS` / `ASK_LSP_REQUEST_TIMEOUT_MS` overrides.
+    pub fn from_env() -> Self {
+        let ms = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(Duration::from_millis)
+        };
+        let mut timing = Timing::default();
+        if let Some(stall) = ms("ASK_LSP_STALL_MS") {
+            timing.stall = stall;
+        }
+        if let Some(request) = ms("ASK_LSP_REQUEST_TIMEOUT_MS") {
+            timing.request = request;
+        }
+        timing
+    }
+}

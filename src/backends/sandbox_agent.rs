@@ -1,0 +1,591 @@
+//! The sandbox-agent backend: ACP over HTTP.
+//!
+//! `GET /v1/acp/{serverId}` is an SSE stream (`event: message`, numbered ids,
+//! replay with `Last-Event-ID`) of everything the agent process sends. The
+//! agent's requests that need a person become prompts:
+//! `session/request_permission` (a permission over its options) and
+//! `_sandboxagent/session/request_question` (questions, in either param
+//! shape). The answer is a JSON-RPC response POSTed to `/v1/acp/{serverId}`.
+//!
+//! A request stops being pending when the agent cancels it
+//! (`$/cancel_request`), exits (`_adapter/agent_exited`), or ends its turn (a
+//! result with a `stopReason`: the turn could not end with a request open).
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::http::{self, Peer};
+use super::stream::{Follow, follow};
+use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing};
+use crate::config::Secret;
+use crate::prompt::{
+    Answer, Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question, Reply,
+};
+use crate::sse::SseEvent;
+
+const PERMISSION: &str = "session/request_permission";
+const QUESTION: &str = "_sandboxagent/session/request_question";
+/// Open requests kept at most (each is a blocked agent turn; more is abuse).
+const MAX_OPEN: usize = 1024;
+
+pub(crate) struct SandboxAgent {
+    endpoint: String,
+    token: Option<Secret>,
+    http: reqwest::Client,
+    timing: Timing,
+    peer: Peer,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    last_event_id: Option<String>,
+    /// How to answer each open request, by prompt id, in arrival order.
+    open: Vec<(String, Route)>,
+}
+
+/// What a reply to one agent request needs.
+#[derive(Debug, Clone, PartialEq)]
+struct Route {
+    rpc_id: Value,
+    /// For the `prompt` + `options: [[id, label]]` question shape, whose
+    /// answers are ids.
+    answer_ids: Option<Vec<(String, String)>>,
+}
+
+#[derive(Deserialize)]
+struct PermissionParams {
+    #[serde(rename = "sessionId")]
+    session_id: String,
+    options: Vec<PermissionOption>,
+    #[serde(rename = "toolCall")]
+    tool_call: Option<ToolCall>,
+}
+
+#[derive(Deserialize)]
+struct ToolCall {
+    #[serde(rename = "toolCallId")]
+    tool_call_id: Option<String>,
+    title: Option<String>,
+    kind: Option<String>,
+    #[serde(rename = "rawInput")]
+    raw_input: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct PermissionOption {
+    #[serde(rename = "optionId")]
+    option_id: String,
+    name: String,
+    kind: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct QuestionParams {
+    #[serde(rename = "sessionId")]
+    session_id: String,
+    prompt: Option<String>,
+    #[serde(default)]
+    options: Vec<(String, String)>,
+    questions: Option<Vec<QuestionInfo>>,
+}
+
+/// The OpenCode-style question shape sandbox-agent forwards.
+#[derive(Deserialize)]
+struct QuestionInfo {
+    question: String,
+    #[serde(default)]
+    header: String,
+    #[serde(default)]
+    options: Vec<QuestionOption>,
+    #[serde(default)]
+    multiple: bool,
+    #[serde(default = "default_true")]
+    custom: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+struct QuestionOption {
+    label: String,
+    #[serde(default)]
+    description: String,
+}
+
+/// What one SSE message means.
+#[derive(Debug, Clone, PartialEq)]
+enum AcpEvent {
+    Asked {
+        prompt: Prompt,
+        route: Route,
+    },
+    /// The agent cancelled its request with this JSON-RPC id.
+    Cancelled {
+        rpc_id: Value,
+    },
+    /// A turn ended: requests made before it are resolved.
+    TurnEnded,
+    AgentExited,
+    Other,
+}
+
+fn id_text(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn effect(kind: Option<&str>) -> Effect {
+    match kind {
+        Some("allow_always") => Effect::AllowAlways,
+        Some("allow_once") => Effect::AllowOnce,
+        Some("reject_always") => Effect::RejectAlways,
+        // Unknown kinds never count as allowing.
+        _ => Effect::RejectOnce,
+    }
+}
+
+/// Decodes one SSE `data` payload; `event_id` (the SSE id) keeps prompt ids
+/// unique when a restarted agent reuses JSON-RPC ids.
+fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Error> {
+    let message: Value = serde_json::from_str(data)?;
+    let method = message.get("method").and_then(Value::as_str);
+    let rpc_id = message.get("id").cloned();
+    let params = message.get("params").cloned().unwrap_or(Value::Null);
+    Ok(match (method, rpc_id) {
+        (Some(PERMISSION), Some(rpc_id)) => {
+            let p: PermissionParams = serde_json::from_value(params)?;
+            let tool = p.tool_call;
+            let command = tool
+                .as_ref()
+                .and_then(|t| t.raw_input.as_ref())
+                .and_then(|input| input.get("command"))
+                .and_then(|c| match c {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Array(parts) => Some(
+                        parts
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    ),
+                    _ => None,
+                });
+            let prompt = Prompt {
+                id: format!("{}@{event_id}", id_text(&rpc_id)),
+                session: p.session_id,
+                directory: None,
+                origin: Origin {
+                    tool_call: tool.as_ref().and_then(|t| t.tool_call_id.clone()),
+                    agent: None,
+                },
+                kind: Kind::Permission(Box::new(Permission {
+                    action: tool
+                        .as_ref()
+                        .and_then(|t| t.kind.clone())
+                        .unwrap_or_else(|| "tool".into()),
+                    title: tool.and_then(|t| t.title).unwrap_or_default(),
+                    patterns: Vec::new(),
+                    command,
+                    diff: None,
+                    choices: p
+                        .options
+                        .into_iter()
+                        .map(|o| PermissionChoice {
+                            effect: effect(o.kind.as_deref()),
+                            id: o.option_id,
+                            label: o.name,
+                        })
+                        .collect(),
+                })),
+            };
+            AcpEvent::Asked {
+                prompt,
+                route: Route {
+                    rpc_id,
+                    answer_ids: None,
+                },
+            }
+        }
+        (Some(QUESTION), Some(rpc_id)) => {
+            let p: QuestionParams = serde_json::from_value(params)?;
+            let (questions, answer_ids) = match p.questions {
+                Some(questions) if !questions.is_empty() => (
+                    questions
+                        .into_iter()
+                        .map(|q| Question {
+                            header: q.header,
+                            text: q.question,
+                            options: q
+                                .options
+                                .into_iter()
+                                .map(|o| Choice::new(o.label, o.description))
+                                .collect(),
+                            multiple: q.multiple,
+                            custom: q.custom,
+                        })
+                        .collect(),
+                    None,
+                ),
+                _ => {
+                    let question = Question {
+                        header: String::new(),
+                        text: p.prompt.unwrap_or_default(),
+                        options: p
+                            .options
+                            .iter()
+                            .map(|(_, label)| Choice::new(label.clone(), String::new()))
+                            .collect(),
+                        multiple: false,
+                        custom: false,
+                    };
+                    (vec![question], Some(p.options))
+                }
+            };
+            AcpEvent::Asked {
+                prompt: Prompt {
+                    id: format!("{}@{event_id}", id_text(&rpc_id)),
+                    session: p.session_id,
+                    directory: None,
+                    origin: Origin::default(),
+                    kind: Kind::Questions(questions),
+                },
+                route: Route { rpc_id, answer_ids },
+            }
+        }
+        (Some("$/cancel_request"), None) => {
+            match params.get("requestId").or_else(|| params.get("id")) {
+                Some(rpc_id) => AcpEvent::Cancelled {
+                    rpc_id: rpc_id.clone(),
+                },
+                None => AcpEvent::Other,
+            }
+        }
+        (Some("_adapter/agent_exited"), _) => AcpEvent::AgentExited,
+        (None, Some(_)) if message.pointer("/result/stopReason").is_some() => AcpEvent::TurnEnded,
+        _ => AcpEvent::Other,
+    })
+}
+
+/// The JSON-RPC result that answers a request.
+fn result_for(route: &Route, prompt: &Prompt, reply: &Reply) -> Option<Value> {
+    Some(match (&prompt.kind, reply) {
+        (Kind::Permission(_), Reply::Answer(Answer::Permission { choice })) => {
+            json!({"outcome": {"outcome": "selected", "optionId": choice}})
+        }
+        // ACP has no refusal message: the reject option where offered, else cancelled.
+        (Kind::Permission(permission), Reply::Reject { .. }) => match permission.reject_choice() {
+            Some(choice) => json!({"outcome": {"outcome": "selected", "optionId": choice.id}}),
+            None => json!({"outcome": {"outcome": "cancelled"}}),
+        },
+        (Kind::Questions(_), Reply::Answer(Answer::Questions(answers))) => {
+            let answers: Vec<Vec<String>> = match &route.answer_ids {
+                Some(ids) => answers
+                    .iter()
+                    .map(|answer| {
+                        answer
+                            .iter()
+                            .map(|label| {
+                                ids.iter()
+                                    .find(|(_, l)| l == label)
+                                    .map_or_else(|| label.clone(), |(id, _)| id.clone())
+                            })
+                            .collect()
+                    })
+                    .collect(),
+                None => answers.clone(),
+            };
+            json!({"outcome": "selected", "status": "answered", "answers": answers,
+                   "_meta": {"sandboxagent.dev": {"answers": answers}}})
+        }
+        (Kind::Questions(_), Reply::Reject { .. }) => {
+            json!({"outcome": "rejected", "status": "rejected"})
+        }
+        _ => return None,
+    })
+}
+
+impl SandboxAgent {
+    pub fn new(url: &str, server_id: &str, token: Option<Secret>, timing: Timing) -> Self {
+        SandboxAgent {
+            endpoint: format!("{url}/v1/acp/{server_id}"),
+            token,
+            http: http::client(&timing),
+            timing,
+            peer: Peer {
+                label: format!("sandbox-agent at {url} ({server_id})"),
+                expected: "a sandbox-agent server",
+                start_hint: "is `sandbox-agent server` running there?",
+                auth_hint: "check the token in the configuration",
+            },
+            state: Mutex::default(),
+        }
+    }
+
+    fn authorized(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.token {
+            Some(token) => builder.bearer_auth(token.expose()),
+            None => builder,
+        }
+    }
+
+    async fn respond(&self, prompt: &Prompt, reply: &Reply) -> Result<(), BackendError> {
+        let label = self.peer.label.clone();
+        let route = {
+            let state = self.state.lock().expect("not poisoned");
+            state
+                .open
+                .iter()
+                .find(|(id, _)| *id == prompt.id)
+                .map(|(_, route)| route.clone())
+        };
+        let route = route.ok_or_else(|| BackendError::NotFound {
+            server: label.clone(),
+        })?;
+        let result = result_for(&route, prompt, reply).ok_or_else(|| BackendError::Refused {
+            server: label.clone(),
+            reason: "the answer does not fit the request".into(),
+        })?;
+        let body = json!({"jsonrpc": "2.0", "id": route.rpc_id, "result": result});
+        let answered = self
+            .peer
+            .exchange(
+                &self.timing,
+                self.authorized(self.http.post(&self.endpoint)).json(&body),
+            )
+            .await?;
+        match answered.status {
+            200..=299 => {
+                self.close(|id| *id == prompt.id);
+                Ok(())
+            }
+            404 => Err(BackendError::NotFound { server: label }),
+            status => Err(self.peer.server_error(status, String::new())),
+        }
+    }
+
+    /// Forgets the open requests `which` picks; returns their prompt ids.
+    fn close(&self, which: impl Fn(&String) -> bool) -> Vec<String> {
+        let mut state = self.state.lock().expect("not poisoned");
+        let mut closed = Vec::new();
+        state.open.retain(|(id, _)| {
+            let close = which(id);
+            if close {
+                closed.push(id.clone());
+            }
+            !close
+        });
+        closed
+    }
+
+    fn handle(&self, event: SseEvent, sink: &EventSink) -> bool {
+        let event_id = event.id.clone().unwrap_or_default();
+        if event.id.is_some() {
+            self.state.lock().expect("not poisoned").last_event_id = event.id;
+        }
+        let parsed = match parse_message(&event.data, &event_id) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                tracing::warn!("skipped an undecodable ACP message: {e}");
+                return true;
+            }
+        };
+        let ended: Vec<String> = match parsed {
+            AcpEvent::Asked { prompt, route } => {
+                let mut state = self.state.lock().expect("not poisoned");
+                if state.open.len() >= MAX_OPEN {
+                    state.open.remove(0);
+                }
+                state.open.push((prompt.id.clone(), route));
+                drop(state);
+                return sink.send(BackendEvent::Asked(prompt)).is_ok();
+            }
+            AcpEvent::Cancelled { rpc_id } => {
+                let prefix = format!("{}@", id_text(&rpc_id));
+                self.close(|id| id.starts_with(&prefix))
+            }
+            AcpEvent::TurnEnded | AcpEvent::AgentExited => self.close(|_| true),
+            AcpEvent::Other => return true,
+        };
+        ended
+            .into_iter()
+            .all(|id| sink.send(BackendEvent::Withdrawn { id }).is_ok())
+    }
+}
+
+impl Follow for SandboxAgent {
+    fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    fn timing(&self) -> &Timing {
+        &self.timing
+    }
+
+    fn subscribe(&self) -> reqwest::RequestBuilder {
+        let mut request = self
+            .authorized(self.http.get(&self.endpoint))
+            .header(reqwest::header::ACCEPT, "text/event-stream");
+        if let Some(id) = &self.state.lock().expect("not poisoned").last_event_id {
+            request = request.header("Last-Event-ID", id.as_str());
+        }
+        request
+    }
+
+    fn resync<'a>(&'a self, _sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>> {
+        // The stream replays from Last-Event-ID: nothing to list.
+        Box::pin(async { Ok(()) })
+    }
+
+    fn event<'a>(&'a self, event: SseEvent, sink: &'a EventSink) -> BoxFuture<'a, bool> {
+        Box::pin(async move { self.handle(event, sink) })
+    }
+}
+
+impl Backend for SandboxAgent {
+    fn source(&self) -> Source {
+        Source {
+            backend: "sandbox-agent",
+            url: self.endpoint.clone(),
+        }
+    }
+
+    fn send<'a>(
+        &'a self,
+        prompt: &'a Prompt,
+        reply: &'a Reply,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(self.respond(prompt, reply))
+    }
+
+    fn still_pending<'a>(&'a self, _prompt: &'a Prompt) -> BoxFuture<'a, Option<bool>> {
+        // ACP cannot be asked what the agent received.
+        Box::pin(async { None })
+    }
+
+    fn run(self: Arc<Self>, sink: EventSink) -> BoxFuture<'static, ()> {
+        Box::pin(follow(self, sink))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // From captures/sandbox-agent/released-0.4.2/A_acp_sse_raw.txt.
+    const CAPTURED: &str = r#"{"id":"q-1","jsonrpc":"2.0","method":"_sandboxagent/session/request_question","params":{"options":[["option-a","Option A"],["option-b","Option B"]],"prompt":"Which option?","questionId":"question-1","questions":[{"custom":false,"header":"Pick one","multiple":false,"options":[{"description":"option-a","label":"Option A"},{"description":"option-b","label":"Option B"}],"question":"Which option?"}],"sessionId":"mock-session-1"}}"#;
+
+    fn asked(data: &str) -> (Prompt, Route) {
+        match parse_message(data, "3").unwrap() {
+            AcpEvent::Asked { prompt, route } => (prompt, route),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn answer(labels: &[&str]) -> Reply {
+        Reply::Answer(Answer::Questions(vec![
+            labels.iter().map(|l| l.to_string()).collect(),
+        ]))
+    }
+
+    const REJECT: Reply = Reply::Reject { message: None };
+
+    #[test]
+    fn opencode_style_questions_are_used_as_they_are() {
+        let (prompt, route) = asked(CAPTURED);
+        assert_eq!(prompt.id, "q-1@3");
+        assert_eq!(prompt.session, "mock-session-1");
+        assert_eq!(prompt.origin, Origin::default());
+        let Kind::Questions(questions) = &prompt.kind else {
+            panic!()
+        };
+        assert_eq!(questions[0].header, "Pick one");
+        assert_eq!(
+            result_for(&route, &prompt, &answer(&["Option B"])),
+            Some(
+                json!({"outcome": "selected", "status": "answered", "answers": [["Option B"]],
+                   "_meta": {"sandboxagent.dev": {"answers": [["Option B"]]}}})
+            )
+        );
+        assert_eq!(
+            result_for(&route, &prompt, &REJECT),
+            Some(json!({"outcome": "rejected", "status": "rejected"}))
+        );
+    }
+
+    #[test]
+    fn prompt_and_option_pairs_are_answered_with_ids() {
+        let data = r#"{"id":7,"jsonrpc":"2.0","method":"_sandboxagent/session/request_question","params":{"sessionId":"s","prompt":"Which option?","options":[["option-a","Option A"],["option-b","Option B"]]}}"#;
+        let (prompt, route) = asked(data);
+        assert_eq!(prompt.id, "7@3");
+        assert_eq!(route.rpc_id, json!(7));
+        assert_eq!(
+            result_for(&route, &prompt, &answer(&["Option A"])).unwrap()["answers"],
+            json!([["option-a"]])
+        );
+    }
+
+    #[test]
+    fn permission_requests_become_permissions() {
+        let data = r#"{"id":"p-1","jsonrpc":"2.0","method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t","title":"Run `rm -rf build/`","kind":"execute","rawInput":{"command":["rm","-rf","build/"]}},"options":[{"optionId":"allow-once","name":"Allow once","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}"#;
+        let (prompt, route) = asked(data);
+        assert_eq!(prompt.origin.tool_call.as_deref(), Some("t"));
+        let Kind::Permission(permission) = &prompt.kind else {
+            panic!()
+        };
+        assert_eq!(permission.title, "Run `rm -rf build/`");
+        assert_eq!(permission.action, "execute");
+        assert_eq!(permission.command.as_deref(), Some("rm -rf build/"));
+        assert_eq!(permission.choices[0].effect, Effect::AllowOnce);
+        let allow = Reply::Answer(Answer::Permission {
+            choice: "allow-once".into(),
+        });
+        assert_eq!(
+            result_for(&route, &prompt, &allow),
+            Some(json!({"outcome": {"outcome": "selected", "optionId": "allow-once"}}))
+        );
+        assert_eq!(
+            result_for(&route, &prompt, &REJECT),
+            Some(json!({"outcome": {"outcome": "selected", "optionId": "reject"}}))
+        );
+        assert_eq!(result_for(&route, &prompt, &answer(&["Allow once"])), None);
+    }
+
+    #[test]
+    fn cancellation_exit_and_turn_end() {
+        let parse = |data: &str| parse_message(data, "9").unwrap();
+        assert_eq!(
+            parse(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"q-1"}}"#),
+            AcpEvent::Cancelled {
+                rpc_id: json!("q-1")
+            }
+        );
+        assert_eq!(
+            parse(r#"{"jsonrpc":"2.0","method":"_adapter/agent_exited","params":{}}"#),
+            AcpEvent::AgentExited
+        );
+        assert_eq!(
+            parse(r#"{"id":11,"jsonrpc":"2.0","result":{"stopReason":"end_turn"}}"#),
+            AcpEvent::TurnEnded
+        );
+        assert_eq!(
+            parse(r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#),
+            AcpEvent::Other
+        );
+        assert!(parse_message("{", "9").is_err());
+        assert!(
+            parse_message(
+                r#"{"id":1,"method":"session/request_permission","params":{}}"#,
+                "9"
+            )
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,402 @@
+//! The broker's task: takes backend events and presenters' inputs one at a
+//! time, so every rule about a prompt's life is applied in one place.
+
+use std::collections::HashMap;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::registry::Registry;
+use super::store::Store;
+use super::{
+    Counters, Input, Listed, MAX_PENDING, Pending, Reason, Resolution, State, Status, Update,
+};
+use crate::backends::{BackendEvent, Factory};
+use crate::config::ServerSpec;
+use crate::policy::{Decision, Policies, Scope};
+use crate::prompt::{Prompt, Reply, limits};
+
+/// Resolved keys remembered so that late events and stale listings do not
+/// bring them back.
+const RESOLVED_MEMORY: usize = 16_384;
+
+pub(super) struct Broker {
+    pub(super) registry: Registry,
+    pub(super) store: Store,
+    pub(super) policies: Policies,
+    pub(super) counters: Counters,
+    /// A policy's timeout per prompt that has one.
+    pub(super) timers: HashMap<String, JoinHandle<()>>,
+    updates: mpsc::UnboundedSender<Update>,
+    pub(super) inbox: mpsc::UnboundedSender<Input>,
+}
+
+type Events = mpsc::UnboundedReceiver<(Arc<str>, BackendEvent)>;
+
+impl Broker {
+    pub fn new(
+        factory: Factory,
+        updates: mpsc::UnboundedSender<Update>,
+        inbox: mpsc::UnboundedSender<Input>,
+    ) -> (Broker, Events) {
+        let (events, events_rx) = mpsc::unbounded_channel();
+        let broker = Broker {
+            registry: Registry::new(factory, events),
+            store: Store::new(RESOLVED_MEMORY),
+            policies: Policies::default(),
+            counters: Counters::default(),
+            timers: HashMap::new(),
+            updates,
+            inbox,
+        };
+        (broker, events_rx)
+    }
+
+    pub async fn run(
+        mut self,
+        servers: Vec<ServerSpec>,
+        policies: Policies,
+        mut inbox: mpsc::UnboundedReceiver<Input>,
+        mut events: Events,
+    ) {
+        self.configure(servers, policies);
+        loop {
+            tokio::select! {
+                input = inbox.recv() => match input {
+                    Some(input) => self.input(input),
+                    None => break,
+                },
+                Some((server, event)) = events.recv() => self.event(server, event),
+            }
+            if self.updates.is_closed() {
+                break;
+            }
+        }
+        for (_, timer) in self.timers.drain() {
+            timer.abort();
+        }
+    }
+
+    pub(super) fn emit(&self, update: Update) {
+        let _ = self.updates.send(update);
+    }
+
+    pub(super) fn notice(&self, message: String) {
+        self.emit(Update::Notice {
+            error: true,
+            message,
+        });
+    }
+
+    fn status(&self) -> Status {
+        Status {
+            pending: self.store.len(),
+            servers: self.registry.status(),
+            counters: self.counters.clone(),
+        }
+    }
+
+    pub(super) fn emit_status(&self) {
+        self.emit(Update::Status(self.status()));
+    }
+
+    fn configure(&mut self, servers: Vec<ServerSpec>, policies: Policies) {
+        self.policies = policies;
+        for name in self.registry.reconcile(servers) {
+            for key in self.store.on_server(&name) {
+                self.resolve(&key, State::Dismissed, Reason::Gone, |t| {
+                    format!("\"{t}\": its server {name} was removed from the configuration")
+                });
+            }
+        }
+        self.emit_status();
+    }
+
+    fn input(&mut self, input: Input) {
+        match input {
+            Input::Decide { key, human, reply } => self.decide(key, human, reply),
+            Input::Sent(sent) => self.sent(sent),
+            Input::Timeout { key } => self.timed_out(&key),
+            Input::List(tx) => {
+                let listed = self
+                    .store
+                    .ordered()
+                    .filter(|e| !e.sending)
+                    .map(|e| Listed {
+                        pending: e.pending.clone(),
+                        remaining: e.remaining(),
+                    })
+                    .collect();
+                let _ = tx.send(listed);
+            }
+            Input::Status(tx) => {
+                let _ = tx.send(self.status());
+            }
+            Input::Configure { servers, policies } => self.configure(servers, policies),
+        }
+    }
+
+    fn event(&mut self, server: Arc<str>, event: BackendEvent) {
+        if !self.registry.contains(&server) {
+            return; // a removed server's last words
+        }
+        match event {
+            BackendEvent::Connected => self.set_connection(&server, true, None),
+            BackendEvent::Disconnected { error } => {
+                self.set_connection(&server, false, Some(error))
+            }
+            BackendEvent::Snapshot(all) => {
+                let mut listed = HashSet::with_capacity(all.len());
+                for prompt in all {
+                    if let Some(key) = self.add(&server, prompt) {
+                        listed.insert(key);
+                    }
+                }
+                for key in self.store.on_server(&server) {
+                    let sending = self.store.get(&key).is_some_and(|e| e.sending);
+                    if !sending && !listed.contains(&key) {
+                        self.resolve(&key, State::Dismissed, Reason::Gone, |t| {
+                            format!("\"{t}\" is no longer pending on {server}")
+                        });
+                    }
+                }
+            }
+            BackendEvent::Asked(prompt) => {
+                self.add(&server, prompt);
+            }
+            BackendEvent::ResolvedElsewhere { id, rejected } => {
+                if let Some(key) = key_for(&server, &id) {
+                    let state = if rejected {
+                        State::Rejected
+                    } else {
+                        State::Replied
+                    };
+                    self.resolved_elsewhere(key, state);
+                }
+            }
+            BackendEvent::Withdrawn { id } => {
+                if let Some(key) = key_for(&server, &id) {
+                    self.dismiss_ended(&key);
+                }
+            }
+            BackendEvent::ToolEnded { call_id, ok } => {
+                if let Some(key) = self.store.by_call(&server, &call_id).map(str::to_owned) {
+                    if ok {
+                        self.resolved_elsewhere(key, State::Replied);
+                    } else {
+                        self.dismiss_ended(&key);
+                    }
+                }
+            }
+            BackendEvent::SessionEnded { session } => {
+                for key in self.store.in_session(&server, &session) {
+                    self.dismiss_ended(&key);
+                }
+            }
+            BackendEvent::Invalid { error } => self.notice(format!("{server}: {error}")),
+        }
+    }
+
+    fn set_connection(&mut self, name: &str, connected: bool, error: Option<String>) {
+        if !self.registry.set_connection(name, connected, error.clone()) {
+            return;
+        }
+        if let Some(error) = &error {
+            tracing::warn!(server = name, "{error}");
+        }
+        self.emit_status();
+    }
+
+    /// Takes a prompt in (checking it, applying policy); returns its key when
+    /// it is pending (new or already known).
+    fn add(&mut self, server: &Arc<str>, prompt: Prompt) -> Option<String> {
+        // Bounded before anything keeps it: ids go into keys and memories.
+        if prompt.id.len() > limits::ID_LEN {
+            self.notice(format!(
+                "A prompt from {server} has an id over {} bytes and was not taken in. Answer it in the agent's own interface.",
+                limits::ID_LEN
+            ));
+            return None;
+        }
+        let key = format!("{server}/{}", prompt.id);
+        if self.store.get(&key).is_some() {
+            return Some(key);
+        }
+        if self.store.knows(&key) {
+            return None;
+        }
+        let prompt = match prompt.into_checked() {
+            Ok(prompt) => prompt,
+            Err(e) => {
+                let shown =
+                    crate::text::for_display(&key, crate::text::DISPLAY_ID_CHARS).into_owned();
+                self.store.remember(key);
+                self.notice(format!(
+                    "A prompt from {server} cannot be shown ({shown}): {e}. Answer it in the agent's own interface."
+                ));
+                return None;
+            }
+        };
+        if self.store.len() >= MAX_PENDING {
+            self.notice(format!(
+                "{MAX_PENDING} prompts are already pending; {} was not taken in. Answer some first.",
+                crate::text::for_display(&key, crate::text::DISPLAY_ID_CHARS)
+            ));
+            return None;
+        }
+        let backend = self.registry.backend(server)?;
+        let decision = self.policies.decide(
+            &Scope {
+                server,
+                session: &prompt.session,
+                agent: prompt.origin.agent.as_deref(),
+            },
+            &prompt,
+        );
+        let timeout = match &decision {
+            Decision::Forward { timeout } => *timeout,
+            _ => None,
+        };
+        let pending = Arc::new(Pending {
+            key: key.clone(),
+            server: server.clone(),
+            title: prompt.title(),
+            source: backend.source(),
+            prompt,
+            timeout,
+        });
+        self.store.insert(pending);
+        tracing::info!(%key, "prompt asked");
+        match decision.into_reply() {
+            None => {
+                self.present(&key);
+                if let Some(after) = timeout {
+                    let inbox = self.inbox.clone();
+                    let timer_key = key.clone();
+                    let timer = tokio::spawn(async move {
+                        tokio::time::sleep(after).await;
+                        let _ = inbox.send(Input::Timeout { key: timer_key });
+                    });
+                    self.timers.insert(key.clone(), timer);
+                }
+                self.emit_status();
+            }
+            Some((reply, reason)) => self.automatic(&key, reply, Reason::Policy, reason),
+        }
+        Some(key)
+    }
+
+    pub(super) fn present(&mut self, key: &str) {
+        if let Some(entry) = self.store.get_mut(key)
+            && !entry.presented
+        {
+            entry.presented = true;
+            let pending = entry.pending.clone();
+            self.emit(Update::Added(pending));
+        }
+    }
+
+    fn timed_out(&mut self, key: &str) {
+        self.timers.remove(key);
+        let Some(entry) = self.store.get(key) else {
+            return;
+        };
+        if entry.sending {
+            return; // a person's answer is already on its way
+        }
+        let seconds = entry.pending.timeout.map_or(0.0, |t| t.as_secs_f64());
+        let Some((reply, reason)) = Policies::timeout_fallback(&entry.pending.prompt).into_reply()
+        else {
+            return;
+        };
+        self.automatic(
+            key,
+            reply,
+            Reason::Timeout,
+            format!("no answer within {seconds} s: {reason}"),
+        );
+    }
+
+    /// A policy or timeout decision: validated like a person's, logged and
+    /// announced, falling back to asking the person if it is not valid.
+    fn automatic(&mut self, key: &str, reply: Reply, reason: Reason, message: String) {
+        let Some(entry) = self.store.get(key) else {
+            return;
+        };
+        tracing::info!(%key, "automatic decision: {message}");
+        match entry.pending.prompt.validate(reply) {
+            Ok(reply) => self.start_send(key, reply, reason, message, None),
+            Err(e) => {
+                self.notice(format!(
+                    "\"{}\": the automatic answer is not valid ({e}); asking you instead",
+                    entry.pending.title
+                ));
+                self.present(key);
+                self.emit_status();
+            }
+        }
+    }
+
+    fn resolved_elsewhere(&mut self, key: String, state: State) {
+        match self.store.get_mut(&key) {
+            // Our own send decides what happened; remember this in case it fails.
+            Some(entry) if entry.sending => entry.elsewhere = Some(state),
+            Some(_) => {
+                self.counters.resolved_elsewhere += 1;
+                let (reason, verb) = match state {
+                    State::Rejected => (Reason::RejectedElsewhere, "rejected"),
+                    _ => (Reason::AnsweredElsewhere, "answered"),
+                };
+                self.resolve(&key, state, reason, |t| {
+                    format!("\"{t}\" was {verb} elsewhere")
+                });
+            }
+            None => self.store.remember(key),
+        }
+    }
+
+    fn dismiss_ended(&mut self, key: &str) {
+        match self.store.get_mut(key) {
+            Some(entry) if entry.sending => entry.elsewhere = Some(State::Dismissed),
+            Some(_) => {
+                self.counters.resolved_elsewhere += 1;
+                self.resolve(key, State::Dismissed, Reason::SessionEnded, |t| {
+                    format!("\"{t}\": the session ended before it was answered")
+                });
+            }
+            None => {}
+        }
+    }
+
+    pub(super) fn resolve(
+        &mut self,
+        key: &str,
+        state: State,
+        reason: Reason,
+        message: impl FnOnce(&str) -> String,
+    ) {
+        let Some(entry) = self.store.remove(key) else {
+            return;
+        };
+        if let Some(timer) = self.timers.remove(key) {
+            timer.abort();
+        }
+        tracing::info!(%key, ?state, ?reason, "prompt resolved");
+        self.emit(Update::Resolved(Resolution {
+            key: key.to_owned(),
+            state,
+            reason,
+            message: message(&entry.pending.title),
+            pending: self.store.len(),
+        }));
+        self.emit_status();
+    }
+}
+
+/// The key for an id from a server; `None` for an id too long to be one of
+/// ours (it was never taken in).
+fn key_for(server: &str, id: &str) -> Option<String> {
+    (id.len() <= limits::ID_LEN).then(|| format!("{server}/{id}"))
+}

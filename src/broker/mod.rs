@@ -1,0 +1,232 @@
+//! The broker: the one owner of pending prompts.
+//!
+//! It runs as a single task ([`actor`]). Backend events add and resolve
+//! prompts in the [`store`]; presenters (LSP front, terminal) get
+//! [`Update`]s and send decisions back through a [`BrokerHandle`]. A prompt
+//! is `sending` from the first decision until the backend answers, so every
+//! reply leaves at most once ([`send`]); the servers are kept in the
+//! [`registry`].
+
+mod actor;
+mod registry;
+mod send;
+mod store;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::backends::{BackendError, Factory, Source};
+use crate::config::ServerSpec;
+use crate::policy::Policies;
+use crate::prompt::{Answer, Prompt, PromptError};
+
+/// More pending prompts than this are not taken in (they stay on the server).
+pub(crate) const MAX_PENDING: usize = 10_000;
+
+/// A pending prompt as presenters see it.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    /// `server/id`: unique across servers.
+    pub key: String,
+    pub server: Arc<str>,
+    pub prompt: Prompt,
+    /// A short, safe name for the prompt, computed once.
+    pub title: String,
+    pub source: Source,
+    /// Set when a policy decides by itself after this long.
+    pub timeout: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    Replied,
+    Rejected,
+    Dismissed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reason {
+    AnsweredHere,
+    AnsweredElsewhere,
+    Policy,
+    Timeout,
+    RejectedHere,
+    RejectedElsewhere,
+    SessionEnded,
+    Gone,
+}
+
+impl Reason {
+    /// The person answered or rejected it through ask-lsp.
+    pub fn here(self) -> bool {
+        matches!(self, Reason::AnsweredHere | Reason::RejectedHere)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Resolution {
+    pub key: String,
+    pub state: State,
+    pub reason: Reason,
+    pub message: String,
+    pub pending: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ServerStatus {
+    pub name: String,
+    pub backend: &'static str,
+    pub url: String,
+    pub connected: bool,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Counters {
+    pub answered_here: u64,
+    pub rejected_here: u64,
+    pub resolved_elsewhere: u64,
+    pub policy_answered: u64,
+    pub policy_rejected: u64,
+    pub timeouts: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Status {
+    pub pending: usize,
+    pub servers: Vec<ServerStatus>,
+    pub counters: Counters,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Update {
+    Added(Arc<Pending>),
+    Resolved(Resolution),
+    Status(Status),
+    /// Something the person should know (a prompt that cannot be shown, a
+    /// failed automatic decision).
+    Notice {
+        error: bool,
+        message: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Sent,
+    /// Answers recorded for some questions; these indices still need one.
+    Partial {
+        remaining: Vec<usize>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum BrokerError {
+    #[error("no pending prompt {0}")]
+    UnknownKey(String),
+    #[error("{0} is already being answered")]
+    Busy(String),
+    #[error("prompt {0} has no question {1}")]
+    NoSuchQuestion(String, usize),
+    #[error("{0}")]
+    Invalid(#[from] PromptError),
+    #[error("{0}")]
+    Backend(#[from] BackendError),
+    #[error("ask-lsp is shutting down")]
+    Closed,
+}
+
+/// A person's decision.
+#[derive(Debug)]
+pub(crate) enum Human {
+    Answer(Answer),
+    /// One question of several; sent when all have an answer.
+    One {
+        index: usize,
+        answer: Vec<String>,
+    },
+    Reject {
+        message: Option<String>,
+    },
+}
+
+/// A pending prompt with the questions that still need an answer.
+#[derive(Debug, Clone)]
+pub(crate) struct Listed {
+    pub pending: Arc<Pending>,
+    pub remaining: Vec<usize>,
+}
+
+type ReplyTo = oneshot::Sender<Result<Outcome, BrokerError>>;
+
+/// What presenters and the front send the broker.
+enum Input {
+    Decide {
+        key: String,
+        human: Human,
+        reply: ReplyTo,
+    },
+    Sent(send::Sent),
+    Timeout {
+        key: String,
+    },
+    List(oneshot::Sender<Vec<Listed>>),
+    Status(oneshot::Sender<Status>),
+    Configure {
+        servers: Vec<ServerSpec>,
+        policies: Policies,
+    },
+}
+
+#[derive(Clone)]
+pub(crate) struct BrokerHandle {
+    inbox: mpsc::UnboundedSender<Input>,
+}
+
+impl BrokerHandle {
+    /// Starts the broker and the backends `factory` builds for `servers`.
+    /// Updates for the presenter come out of the returned receiver.
+    pub fn spawn(
+        servers: Vec<ServerSpec>,
+        policies: Policies,
+        factory: Factory,
+    ) -> (BrokerHandle, mpsc::UnboundedReceiver<Update>) {
+        let (inbox, inbox_rx) = mpsc::unbounded_channel();
+        let (updates, updates_rx) = mpsc::unbounded_channel();
+        let (broker, events) = actor::Broker::new(factory, updates, inbox.clone());
+        tokio::spawn(broker.run(servers, policies, inbox_rx, events));
+        (BrokerHandle { inbox }, updates_rx)
+    }
+
+    pub async fn decide(&self, key: &str, human: Human) -> Result<Outcome, BrokerError> {
+        let (reply, rx) = oneshot::channel();
+        self.inbox
+            .send(Input::Decide {
+                key: key.to_owned(),
+                human,
+                reply,
+            })
+            .map_err(|_| BrokerError::Closed)?;
+        rx.await.map_err(|_| BrokerError::Closed)?
+    }
+
+    pub async fn list(&self) -> Vec<Listed> {
+        let (tx, rx) = oneshot::channel();
+        let _ = self.inbox.send(Input::List(tx));
+        rx.await.unwrap_or_default()
+    }
+
+    pub async fn status(&self) -> Option<Status> {
+        let (tx, rx) = oneshot::channel();
+        self.inbox.send(Input::Status(tx)).ok()?;
+        rx.await.ok()
+    }
+
+    pub fn configure(&self, servers: Vec<ServerSpec>, policies: Policies) {
+        let _ = self.inbox.send(Input::Configure { servers, policies });
+    }
+}

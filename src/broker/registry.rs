@@ -1,0 +1,132 @@
+//! The configured servers: their backends, the tasks following them, and
+//! what each connection last said.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::ServerStatus;
+use crate::backends::{Backend, BackendEvent, Factory};
+use crate::config::ServerSpec;
+
+struct Server {
+    spec: ServerSpec,
+    backend: Arc<dyn Backend>,
+    task: JoinHandle<()>,
+    connected: bool,
+    error: Option<String>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+pub(super) struct Registry {
+    servers: HashMap<Arc<str>, Server>,
+    factory: Factory,
+    /// Where every backend's events go, tagged with the server's name.
+    events: mpsc::UnboundedSender<(Arc<str>, BackendEvent)>,
+}
+
+impl Registry {
+    pub fn new(factory: Factory, events: mpsc::UnboundedSender<(Arc<str>, BackendEvent)>) -> Self {
+        Registry {
+            servers: HashMap::new(),
+            factory,
+            events,
+        }
+    }
+
+    /// Makes the running servers match `specs`: unchanged ones keep running,
+    /// changed or removed ones stop. Returns the names of those that stopped.
+    pub fn reconcile(&mut self, specs: Vec<ServerSpec>) -> Vec<Arc<str>> {
+        let stopped: Vec<Arc<str>> = self
+            .servers
+            .iter()
+            .filter(|(name, server)| !specs.iter().any(|s| s.name == **name && *s == server.spec))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in &stopped {
+            self.servers.remove(name);
+        }
+        for spec in specs {
+            if !self.servers.contains_key(&spec.name) {
+                self.start(spec);
+            }
+        }
+        stopped
+    }
+
+    fn start(&mut self, spec: ServerSpec) {
+        let backend = (self.factory)(&spec);
+        let (sink, mut events) = mpsc::unbounded_channel();
+        let name = spec.name.clone();
+        let tagged = self.events.clone();
+        let follow = backend.clone().run(sink);
+        let task = tokio::spawn(async move {
+            let forward = async {
+                while let Some(event) = events.recv().await {
+                    if tagged.send((name.clone(), event)).is_err() {
+                        return;
+                    }
+                }
+            };
+            tokio::select! {
+                () = follow => {}
+                () = forward => {}
+            }
+        });
+        self.servers.insert(
+            spec.name.clone(),
+            Server {
+                spec,
+                backend,
+                task,
+                connected: false,
+                error: None,
+            },
+        );
+    }
+
+    pub fn backend(&self, name: &str) -> Option<Arc<dyn Backend>> {
+        self.servers.get(name).map(|s| s.backend.clone())
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.servers.contains_key(name)
+    }
+
+    /// Records a connection change; false when nothing changed (a retry loop
+    /// repeating the same failure).
+    pub fn set_connection(&mut self, name: &str, connected: bool, error: Option<String>) -> bool {
+        let Some(server) = self.servers.get_mut(name) else {
+            return false;
+        };
+        if server.connected == connected && server.error == error {
+            return false;
+        }
+        server.connected = connected;
+        server.error = error;
+        true
+    }
+
+    pub fn status(&self) -> Vec<ServerStatus> {
+        let mut servers: Vec<ServerStatus> = self
+            .servers
+            .values()
+            .map(|s| ServerStatus {
+                name: s.spec.name.to_string(),
+                backend: s.backend.source().backend,
+                url: s.spec.url.clone(),
+                connected: s.connected,
+                error: s.error.clone(),
+            })
+            .collect();
+        servers.sort_by(|a, b| a.name.cmp(&b.name));
+        servers
+    }
+}

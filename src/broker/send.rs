@@ -1,0 +1,227 @@
+//! Exactly once: a decision marks its prompt `sending` until the backend
+//! answers, so no second decision can leave meanwhile. A failed send returns
+//! the prompt to the person, unless the server shows it was resolved anyway
+//! (what arrived during the send, or its state re-checked after a failure
+//! that leaves open whether the server applied it).
+
+use super::actor::Broker;
+use super::{BrokerError, Human, Input, Outcome, Reason, ReplyTo, State};
+use crate::backends::BackendError;
+use crate::prompt::{Answer, Kind, Reply};
+
+/// A send's result, back in the broker's task.
+pub(super) struct Sent {
+    key: String,
+    reply: Reply,
+    reason: Reason,
+    message: String,
+    result: Result<(), BackendError>,
+    /// After a failure that may have been applied: is it still pending there?
+    still_pending: Option<bool>,
+    to: Option<ReplyTo>,
+}
+
+impl Broker {
+    pub(super) fn decide(&mut self, key: String, human: Human, to: ReplyTo) {
+        let Some(entry) = self.store.get_mut(&key) else {
+            let _ = to.send(Err(BrokerError::UnknownKey(key)));
+            return;
+        };
+        if entry.sending {
+            let _ = to.send(Err(BrokerError::Busy(key)));
+            return;
+        }
+        let prompt = &entry.pending.prompt;
+        let title = entry.pending.title.clone();
+        let (reply, reason, message) = match human {
+            Human::Reject { message } => (
+                Reply::Reject { message },
+                Reason::RejectedHere,
+                format!("Rejected \"{title}\""),
+            ),
+            Human::Answer(answer) => (
+                Reply::Answer(answer),
+                Reason::AnsweredHere,
+                format!("Answered \"{title}\""),
+            ),
+            Human::One { index, answer } => {
+                let Kind::Questions(questions) = &prompt.kind else {
+                    let _ = to.send(Err(BrokerError::NoSuchQuestion(key, index)));
+                    return;
+                };
+                let Some(question) = questions.get(index) else {
+                    let _ = to.send(Err(BrokerError::NoSuchQuestion(key, index)));
+                    return;
+                };
+                match question.validate(index, answer) {
+                    Ok(answer) => entry.drafts[index] = Some(answer),
+                    Err(e) => {
+                        let _ = to.send(Err(e.into()));
+                        return;
+                    }
+                }
+                let remaining = entry.remaining();
+                if !remaining.is_empty() {
+                    let _ = to.send(Ok(Outcome::Partial { remaining }));
+                    return;
+                }
+                let answers = entry.drafts.iter().flatten().cloned().collect();
+                (
+                    Reply::Answer(Answer::Questions(answers)),
+                    Reason::AnsweredHere,
+                    format!("Answered \"{title}\""),
+                )
+            }
+        };
+        match prompt.validate(reply) {
+            Ok(reply) => self.start_send(&key, reply, reason, message, Some(to)),
+            Err(e) => {
+                let _ = to.send(Err(e.into()));
+            }
+        }
+    }
+
+    /// Sends a validated decision; the prompt is `sending` until it is back.
+    pub(super) fn start_send(
+        &mut self,
+        key: &str,
+        reply: Reply,
+        reason: Reason,
+        message: String,
+        to: Option<ReplyTo>,
+    ) {
+        let Some(entry) = self.store.get_mut(key) else {
+            return;
+        };
+        let Some(backend) = self.registry.backend(&entry.pending.server) else {
+            return;
+        };
+        entry.sending = true;
+        if let Some(timer) = self.timers.remove(key) {
+            timer.abort();
+        }
+        let pending = entry.pending.clone();
+        let inbox = self.inbox.clone();
+        let key = key.to_owned();
+        tokio::spawn(async move {
+            let result = backend.send(&pending.prompt, &reply).await;
+            let still_pending = match &result {
+                Err(error) if ambiguous(error) => backend.still_pending(&pending.prompt).await,
+                _ => None,
+            };
+            let _ = inbox.send(Input::Sent(Sent {
+                key,
+                reply,
+                reason,
+                message,
+                result,
+                still_pending,
+                to,
+            }));
+        });
+    }
+
+    pub(super) fn sent(&mut self, sent: Sent) {
+        let Sent {
+            key,
+            reply,
+            reason,
+            message,
+            result,
+            still_pending,
+            to,
+        } = sent;
+        let state = match reply {
+            Reply::Answer(_) => State::Replied,
+            Reply::Reject { .. } => State::Rejected,
+        };
+        let error = match result {
+            Ok(()) => {
+                self.count(state, reason);
+                self.resolve(&key, state, reason, |_| message);
+                if let Some(to) = to {
+                    let _ = to.send(Ok(Outcome::Sent));
+                }
+                return;
+            }
+            Err(error) => error,
+        };
+        let elsewhere = self.store.get(&key).and_then(|e| e.elsewhere);
+        if still_pending == Some(false) && elsewhere.is_none() {
+            // The server took it before the connection failed.
+            tracing::info!(%key, "the send failed ({}), but the server has it", error.for_log());
+            self.count(state, reason);
+            self.resolve(&key, state, reason, |t| {
+                format!("{message} (the connection failed after the server took it: \"{t}\" is not pending any more)")
+            });
+            if let Some(to) = to {
+                let _ = to.send(Ok(Outcome::Sent));
+            }
+            return;
+        }
+        if let Some(state) = elsewhere {
+            let (reason, what) = match state {
+                State::Replied => (Reason::AnsweredElsewhere, "was answered elsewhere"),
+                State::Rejected => (Reason::RejectedElsewhere, "was rejected elsewhere"),
+                State::Dismissed => (Reason::SessionEnded, "ended"),
+            };
+            self.counters.resolved_elsewhere += 1;
+            self.resolve(&key, state, reason, |t| {
+                format!("\"{t}\" {what} while your decision was being sent; yours was not sent")
+            });
+            if let Some(to) = to {
+                let _ = to.send(Err(error.into()));
+            }
+            return;
+        }
+        if let BackendError::NotFound { .. } = error {
+            self.resolve(&key, State::Dismissed, Reason::Gone, |t| {
+                format!("\"{t}\" was already answered elsewhere or its session ended")
+            });
+            match to {
+                Some(to) => {
+                    let _ = to.send(Err(error.into()));
+                }
+                None => tracing::info!(%key, "automatic decision found the prompt gone"),
+            }
+            return;
+        }
+        tracing::warn!(%key, "sending failed: {}", error.for_log());
+        let Some(entry) = self.store.get_mut(&key) else {
+            return;
+        };
+        entry.sending = false;
+        match to {
+            Some(to) => {
+                let _ = to.send(Err(error.into()));
+            }
+            None => {
+                let title = entry.pending.title.clone();
+                self.notice(format!(
+                    "\"{title}\": the automatic decision could not be sent ({error}); asking you instead"
+                ));
+                self.present(&key);
+                self.emit_status();
+            }
+        }
+    }
+
+    fn count(&mut self, state: State, reason: Reason) {
+        let counter = match (state, reason) {
+            (State::Replied, Reason::AnsweredHere) => &mut self.counters.answered_here,
+            (State::Rejected, Reason::RejectedHere) => &mut self.counters.rejected_here,
+            (_, Reason::Timeout) => &mut self.counters.timeouts,
+            (State::Replied, _) => &mut self.counters.policy_answered,
+            _ => &mut self.counters.policy_rejected,
+        };
+        *counter += 1;
+    }
+}
+
+/// A failure after which the server may or may not have applied the reply.
+fn ambiguous(error: &BackendError) -> bool {
+    matches!(
+        error,
+        BackendError::Timeout { .. } | BackendError::Connect { .. } | BackendError::Server { .. }
+    )
+}

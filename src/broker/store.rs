@@ -1,0 +1,261 @@
+//! The pending store: prompts by key in arrival order, indexed by tool call,
+//! session and server, plus a memory of resolved keys so that late events
+//! and stale listings do not bring a prompt back. Pure data, no I/O.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+
+use lru::LruCache;
+
+use super::{Pending, State};
+use crate::prompt::Kind;
+
+pub(super) struct Entry {
+    pub pending: Arc<Pending>,
+    seq: u64,
+    /// Per question, an answer given on its own (`askLsp.answer` with an index).
+    pub drafts: Vec<Option<Vec<String>>>,
+    /// A decision is on its way to the server.
+    pub sending: bool,
+    /// Handed to presenters.
+    pub presented: bool,
+    /// Resolved elsewhere while our own send was under way: if ours fails,
+    /// this is what happened to it.
+    pub elsewhere: Option<State>,
+}
+
+impl Entry {
+    /// Questions still without an answer.
+    pub fn remaining(&self) -> Vec<usize> {
+        self.drafts
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.is_none())
+            .map(|(i, _)| i)
+            .collect()
+    }
+}
+
+pub(super) struct Store {
+    entries: HashMap<String, Entry>,
+    /// Arrival order (FIFO across sessions and servers).
+    order: BTreeMap<u64, String>,
+    next_seq: u64,
+    by_call: HashMap<(Arc<str>, String), String>,
+    by_session: HashMap<(Arc<str>, String), HashSet<String>>,
+    by_server: HashMap<Arc<str>, HashSet<String>>,
+    resolved: LruCache<String, ()>,
+}
+
+impl Store {
+    pub fn new(memory: usize) -> Self {
+        Store {
+            entries: HashMap::new(),
+            order: BTreeMap::new(),
+            next_seq: 0,
+            by_call: HashMap::new(),
+            by_session: HashMap::new(),
+            by_server: HashMap::new(),
+            resolved: LruCache::new(NonZeroUsize::new(memory).expect("non-zero")),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Pending now, or resolved recently.
+    pub fn knows(&self, key: &str) -> bool {
+        self.entries.contains_key(key) || self.resolved.contains(key)
+    }
+
+    /// Remembers a key as resolved without it ever being pending (answered
+    /// elsewhere before we saw it, or refused).
+    pub fn remember(&mut self, key: String) {
+        self.resolved.put(key, ());
+    }
+
+    pub fn insert(&mut self, pending: Arc<Pending>) {
+        let key = pending.key.clone();
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let questions = match &pending.prompt.kind {
+            Kind::Questions(questions) => questions.len(),
+            Kind::Permission(_) => 0,
+        };
+        if let Some(call) = &pending.prompt.origin.tool_call {
+            self.by_call
+                .insert((pending.server.clone(), call.clone()), key.clone());
+        }
+        self.by_session
+            .entry((pending.server.clone(), pending.prompt.session.clone()))
+            .or_default()
+            .insert(key.clone());
+        self.by_server
+            .entry(pending.server.clone())
+            .or_default()
+            .insert(key.clone());
+        self.order.insert(seq, key.clone());
+        self.entries.insert(
+            key,
+            Entry {
+                pending,
+                seq,
+                drafts: vec![None; questions],
+                sending: false,
+                presented: false,
+                elsewhere: None,
+            },
+        );
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        self.entries.get(key)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Entry> {
+        self.entries.get_mut(key)
+    }
+
+    /// Takes a prompt out and remembers it was resolved.
+    pub fn remove(&mut self, key: &str) -> Option<Entry> {
+        let entry = self.entries.remove(key)?;
+        let pending = &entry.pending;
+        self.order.remove(&entry.seq);
+        if let Some(call) = &pending.prompt.origin.tool_call {
+            self.by_call.remove(&(pending.server.clone(), call.clone()));
+        }
+        let session = (pending.server.clone(), pending.prompt.session.clone());
+        if let Some(keys) = self.by_session.get_mut(&session) {
+            keys.remove(key);
+            if keys.is_empty() {
+                self.by_session.remove(&session);
+            }
+        }
+        if let Some(keys) = self.by_server.get_mut(&pending.server) {
+            keys.remove(key);
+            if keys.is_empty() {
+                self.by_server.remove(&pending.server);
+            }
+        }
+        self.resolved.put(key.to_owned(), ());
+        Some(entry)
+    }
+
+    pub fn by_call(&self, server: &Arc<str>, call: &str) -> Option<&str> {
+        self.by_call
+            .get(&(server.clone(), call.to_owned()))
+            .map(String::as_str)
+    }
+
+    pub fn in_session(&self, server: &Arc<str>, session: &str) -> Vec<String> {
+        self.by_session
+            .get(&(server.clone(), session.to_owned()))
+            .map(|keys| keys.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn on_server(&self, server: &Arc<str>) -> Vec<String> {
+        self.by_server
+            .get(server)
+            .map(|keys| keys.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Every entry, oldest first.
+    pub fn ordered(&self) -> impl Iterator<Item = &Entry> {
+        self.order.values().filter_map(|key| self.entries.get(key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backends::Source;
+    use crate::prompt::{Origin, Prompt, Question};
+
+    fn pending(server: &str, id: &str, session: &str, call: Option<&str>) -> Arc<Pending> {
+        let server: Arc<str> = server.into();
+        Arc::new(Pending {
+            key: format!("{server}/{id}"),
+            server,
+            prompt: Prompt {
+                id: id.into(),
+                session: session.into(),
+                directory: None,
+                origin: Origin {
+                    tool_call: call.map(str::to_owned),
+                    agent: None,
+                },
+                kind: Kind::Questions(vec![Question {
+                    header: "H".into(),
+                    text: "q".into(),
+                    options: vec![],
+                    multiple: false,
+                    custom: true,
+                }]),
+            },
+            title: "H".into(),
+            source: Source {
+                backend: "test",
+                url: "http://test".into(),
+            },
+            timeout: None,
+        })
+    }
+
+    #[test]
+    fn order_is_arrival_order_and_survives_removal() {
+        let mut store = Store::new(8);
+        for id in ["c", "a", "b"] {
+            store.insert(pending("s", id, "ses", None));
+        }
+        store.remove("s/a");
+        let keys: Vec<&str> = store.ordered().map(|e| e.pending.key.as_str()).collect();
+        assert_eq!(keys, ["s/c", "s/b"]);
+        assert_eq!(store.len(), 2);
+    }
+
+    #[test]
+    fn indexes_follow_inserts_and_removals() {
+        let mut store = Store::new(8);
+        let s: Arc<str> = "s".into();
+        store.insert(pending("s", "1", "ses_a", Some("call_1")));
+        store.insert(pending("s", "2", "ses_a", None));
+        store.insert(pending("t", "3", "ses_a", Some("call_1")));
+        assert_eq!(store.by_call(&s, "call_1"), Some("s/1"));
+        let mut session = store.in_session(&s, "ses_a");
+        session.sort();
+        assert_eq!(session, ["s/1", "s/2"]);
+        assert_eq!(store.on_server(&"t".into()), ["t/3"]);
+        store.remove("s/1");
+        assert_eq!(store.by_call(&s, "call_1"), None);
+        assert_eq!(store.in_session(&s, "ses_a"), ["s/2"]);
+        store.remove("s/2");
+        assert!(store.in_session(&s, "ses_a").is_empty());
+        assert!(store.on_server(&s).is_empty());
+    }
+
+    #[test]
+    fn resolved_keys_are_remembered_within_the_bound() {
+        let mut store = Store::new(2);
+        store.insert(pending("s", "1", "ses", None));
+        store.remove("s/1");
+        assert!(store.knows("s/1"));
+        store.remember("s/2".into());
+        store.remember("s/3".into());
+        assert!(!store.knows("s/1"), "the oldest memory goes first");
+        assert!(store.knows("s/3"));
+    }
+
+    #[test]
+    fn drafts_track_remaining_questions() {
+        let mut store = Store::new(2);
+        store.insert(pending("s", "1", "ses", None));
+        let entry = store.get_mut("s/1").unwrap();
+        assert_eq!(entry.remaining(), [0]);
+        entry.drafts[0] = Some(vec!["x".into()]);
+        assert!(entry.remaining().is_empty());
+    }
+}

@@ -1,0 +1,224 @@
+//! The `askQuestions` LSP extension and the `askLsp.*` commands, as typed
+//! definitions: every method and every wire shape is here, and
+//! `docs/protocol.md` documents exactly these (a test keeps the two in step).
+//! Conversions from ask-lsp's own types are in [`super::to_proto`].
+
+use serde::{Deserialize, Serialize};
+use tower_lsp_server::ls_types::notification::Notification;
+use tower_lsp_server::ls_types::request::Request;
+
+/// Bumped when a shape changes incompatibly. 2: prompt kinds, `title`,
+/// `origin`, `here`.
+pub(crate) const EXTENSION_VERSION: u32 = 2;
+
+/// Server → client request: show a prompt; the result is the decision.
+pub(crate) enum Ask {}
+impl Request for Ask {
+    type Params = AskParams;
+    type Result = AskResult;
+    const METHOD: &'static str = "askQuestions/ask";
+}
+
+/// Server → client notification: a prompt is no longer pending.
+pub(crate) enum Resolved {}
+impl Notification for Resolved {
+    type Params = ResolvedParams;
+    const METHOD: &'static str = "askQuestions/resolved";
+}
+
+/// Server → client notification: connection state, pending count, counters.
+pub(crate) enum Status {}
+impl Notification for Status {
+    type Params = StatusParams;
+    const METHOD: &'static str = "askQuestions/status";
+}
+
+pub(crate) const CMD_LIST: &str = "askLsp.list";
+pub(crate) const CMD_ANSWER: &str = "askLsp.answer";
+pub(crate) const CMD_REJECT: &str = "askLsp.reject";
+pub(crate) const CMD_SHOW: &str = "askLsp.show";
+pub(crate) const CMD_STATUS: &str = "askLsp.status";
+pub(crate) const COMMANDS: [&str; 5] = [CMD_LIST, CMD_ANSWER, CMD_REJECT, CMD_SHOW, CMD_STATUS];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AskParams {
+    /// `server/requestID`: what every answer and notification names.
+    pub key: String,
+    pub server: String,
+    #[serde(rename = "requestID")]
+    pub request_id: String,
+    #[serde(rename = "sessionID")]
+    pub session_id: String,
+    pub kind: PromptKind,
+    /// A short display title, computed once by ask-lsp.
+    pub title: String,
+    pub source: Source,
+    pub origin: Origin,
+    /// Set when `kind` is `questions`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub questions: Option<Vec<Question>>,
+    /// Set when `kind` is `permission`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission: Option<Permission>,
+    /// A policy decides by itself after this long.
+    pub timeout_ms: Option<u64>,
+    /// Prompts pending, this one included.
+    pub pending: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum PromptKind {
+    Questions,
+    Permission,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Source {
+    pub backend: String,
+    pub url: String,
+    /// The project directory the agent works in.
+    pub directory: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Origin {
+    #[serde(rename = "toolCallID")]
+    pub tool_call_id: Option<String>,
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Question {
+    pub question: String,
+    pub header: String,
+    pub options: Vec<QuestionOption>,
+    pub multiple: bool,
+    /// A typed answer is allowed.
+    pub custom: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct QuestionOption {
+    pub label: String,
+    pub description: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Permission {
+    /// The tool or action: `bash`, `edit`, an ACP tool kind.
+    pub action: String,
+    pub title: String,
+    pub patterns: Vec<String>,
+    /// The full command line: show it whole.
+    pub command: Option<String>,
+    /// A unified diff, for edits.
+    pub diff: Option<String>,
+    pub choices: Vec<PermissionChoice>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PermissionChoice {
+    pub id: String,
+    pub label: String,
+    pub effect: Effect,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum Effect {
+    AllowOnce,
+    AllowAlways,
+    RejectOnce,
+    RejectAlways,
+}
+
+/// The client's decision on an `askQuestions/ask`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "camelCase")]
+pub(crate) enum AskResult {
+    /// `answers` for questions (per question: labels and/or typed text);
+    /// `choice` (a choice's `id`) for a permission.
+    Answered {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answers: Option<Vec<Vec<String>>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        choice: Option<String>,
+    },
+    /// `message` reaches the agent where its server takes one.
+    Rejected {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// Not now: shown again later (`askLsp.show`).
+    Deferred,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ResolvedParams {
+    pub key: String,
+    pub state: ResolvedState,
+    pub reason: ResolvedReason,
+    /// This editor answered or rejected it.
+    pub here: bool,
+    /// A sentence for the person, naming the prompt (never an answer).
+    pub message: String,
+    pub pending: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum ResolvedState {
+    Replied,
+    Rejected,
+    Dismissed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum ResolvedReason {
+    AnsweredHere,
+    AnsweredElsewhere,
+    Policy,
+    Timeout,
+    RejectedHere,
+    RejectedElsewhere,
+    SessionEnded,
+    Gone,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct StatusParams {
+    pub pending: usize,
+    pub servers: Vec<ServerStatus>,
+    pub counters: Counters,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ServerStatus {
+    pub name: String,
+    pub backend: String,
+    pub url: String,
+    pub connected: bool,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Counters {
+    pub answered_here: u64,
+    pub rejected_here: u64,
+    pub resolved_elsewhere: u64,
+    pub policy_answered: u64,
+    pub policy_rejected: u64,
+    pub timeouts: u64,
+}
+
+/// What `askLsp.answer` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub(crate) enum AnswerResult {
+    Sent,
+    Partial { remaining: Vec<usize> },
+}

@@ -1,0 +1,324 @@
+//! ask-lsp's own model of what an agent asks a person: a [`Prompt`] of one
+//! [`Kind`] (questions, a permission), answered by an [`Answer`] of the same
+//! kind or rejected. No server's JSON lives here: each backend maps its wire
+//! shapes to and from this model, and presenters show it.
+//!
+//! Everything in a prompt comes from an agent, so [`Prompt::into_checked`]
+//! neutralises its text and enforces the bounds in [`limits`] before anyone
+//! sees it; answers are validated here too, whoever gives them (a person, a
+//! policy, a timeout).
+
+mod permission;
+mod question;
+
+pub(crate) use permission::{Effect, Permission, PermissionChoice};
+pub(crate) use question::{Choice, Question};
+
+use crate::text::{multi_line, one_line};
+
+/// Bounds on what an agent may ask. A request over them is refused with a
+/// clear error instead of being shown half-broken.
+pub(crate) mod limits {
+    pub const ID_LEN: usize = 256;
+    pub const QUESTIONS: usize = 16;
+    pub const OPTIONS: usize = 64;
+    pub const HEADER_LEN: usize = 200;
+    pub const QUESTION_LEN: usize = 8_000;
+    pub const LABEL_LEN: usize = 500;
+    pub const DESCRIPTION_LEN: usize = 2_000;
+    pub const CUSTOM_ANSWER_LEN: usize = 8_000;
+    /// A permission's command or diff: long, but shown whole.
+    pub const DETAIL_LEN: usize = 200_000;
+    pub const PATTERNS: usize = 64;
+    pub const REJECT_MESSAGE_LEN: usize = 8_000;
+    /// How much of a title editors get.
+    pub const TITLE_CHARS: usize = 80;
+}
+
+/// One request from an agent for a person's decision.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Prompt {
+    /// The server's id for the request, unique on that server.
+    pub id: String,
+    pub session: String,
+    /// The project directory the agent works in, when the server says.
+    pub directory: Option<String>,
+    pub origin: Origin,
+    pub kind: Kind,
+}
+
+/// What in the agent's run the prompt belongs to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Origin {
+    /// The agent's tool call that is waiting (its end withdraws the prompt).
+    pub tool_call: Option<String>,
+    /// The agent's name (`build`, `plan`, …), when the server says.
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Kind {
+    /// One or more questions, answered together.
+    Questions(Vec<Question>),
+    /// May the agent do something (run a command, edit a file)?
+    Permission(Box<Permission>),
+}
+
+/// A decision on a prompt, of the prompt's kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// Per question: the chosen labels and/or typed text.
+    Questions(Vec<Vec<String>>),
+    /// The id of one of the permission's choices.
+    Permission { choice: String },
+}
+
+/// What goes back to the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Reply {
+    Answer(Answer),
+    /// A refusal; `message` reaches the agent where its server takes one.
+    Reject {
+        message: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum PromptError {
+    #[error("request has no questions")]
+    NoQuestions,
+    #[error("request has {0} questions (at most {max})", max = limits::QUESTIONS)]
+    TooManyQuestions(usize),
+    #[error("question {index} has {count} options (at most {max})", max = limits::OPTIONS)]
+    TooManyOptions { index: usize, count: usize },
+    #[error("question {index} has no options and does not allow a typed answer")]
+    Unanswerable { index: usize },
+    #[error("{field} is {len} characters long (at most {max})")]
+    TooLong {
+        field: &'static str,
+        len: usize,
+        max: usize,
+    },
+    #[error("{field} has {count} entries (at most {max})")]
+    TooMany {
+        field: &'static str,
+        count: usize,
+        max: usize,
+    },
+    #[error("{field} is empty")]
+    Empty { field: &'static str },
+    #[error("expected {expected} answers (one per question), got {got}")]
+    AnswerCount { expected: usize, got: usize },
+    #[error("question {index} takes exactly one answer, got {got}")]
+    SingleSelect { index: usize, got: usize },
+    #[error(
+        "question {index}: {value:?} is not one of the options and this question does not allow a typed answer"
+    )]
+    NotAnOption { index: usize, value: String },
+    #[error("question {index}: an answer is empty")]
+    EmptyAnswer { index: usize },
+    #[error("question {index}: an answer is given twice")]
+    DuplicateAnswer { index: usize },
+    #[error("{0:?} is not one of this permission's choices")]
+    NotAChoice(String),
+    #[error("this is a {prompt} prompt; the answer is for a {answer} prompt")]
+    WrongKind {
+        prompt: &'static str,
+        answer: &'static str,
+    },
+}
+
+impl Kind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Questions(_) => "questions",
+            Kind::Permission(_) => "permission",
+        }
+    }
+}
+
+impl Answer {
+    fn kind_name(&self) -> &'static str {
+        match self {
+            Answer::Questions(_) => "questions",
+            Answer::Permission { .. } => "permission",
+        }
+    }
+}
+
+impl Prompt {
+    /// Neutralises every agent-supplied string and checks the bounds. The
+    /// result is what the broker stores, shows and answers against.
+    pub fn into_checked(mut self) -> Result<Prompt, PromptError> {
+        check_len("request id", &self.id, limits::ID_LEN)?;
+        check_len("session id", &self.session, limits::ID_LEN)?;
+        if self.id.is_empty() {
+            return Err(PromptError::Empty {
+                field: "request id",
+            });
+        }
+        self.session = one_line(&self.session).into_owned();
+        if let Some(directory) = &mut self.directory {
+            check_len("directory", directory, limits::DESCRIPTION_LEN)?;
+            *directory = one_line(directory).into_owned();
+        }
+        for text in [&mut self.origin.tool_call, &mut self.origin.agent]
+            .into_iter()
+            .flatten()
+        {
+            check_len("origin", text, limits::ID_LEN)?;
+            *text = one_line(text).into_owned();
+        }
+        self.kind = match self.kind {
+            Kind::Questions(questions) => Kind::Questions(question::checked(questions)?),
+            Kind::Permission(permission) => Kind::Permission(Box::new(permission.into_checked()?)),
+        };
+        Ok(self)
+    }
+
+    /// A short, safe name for the prompt, computed once and sent to editors:
+    /// the first question's header (else its text), or the permission's title.
+    pub fn title(&self) -> String {
+        let (name, more) = match &self.kind {
+            Kind::Questions(questions) => (
+                questions.first().map_or("", Question::name),
+                questions.len().saturating_sub(1),
+            ),
+            Kind::Permission(permission) => (permission.title.as_str(), 0),
+        };
+        let name: String = name.chars().take(limits::TITLE_CHARS).collect();
+        match more {
+            0 => name,
+            n => format!("{name} (+{n} more)"),
+        }
+    }
+
+    /// Checks a decision from a person, a policy or a timeout before it goes
+    /// to the agent. Typed text is trimmed of surrounding whitespace.
+    pub fn validate(&self, reply: Reply) -> Result<Reply, PromptError> {
+        match reply {
+            Reply::Reject { message } => {
+                let message = message
+                    .map(|m| m.trim().to_owned())
+                    .filter(|m| !m.is_empty());
+                if let Some(message) = &message {
+                    check_len("reject message", message, limits::REJECT_MESSAGE_LEN)?;
+                }
+                Ok(Reply::Reject { message })
+            }
+            Reply::Answer(answer) => match (&self.kind, answer) {
+                (Kind::Questions(questions), Answer::Questions(answers)) => Ok(Reply::Answer(
+                    Answer::Questions(question::validate_all(questions, answers)?),
+                )),
+                (Kind::Permission(permission), Answer::Permission { choice }) => {
+                    permission.validate(&choice)?;
+                    Ok(Reply::Answer(Answer::Permission { choice }))
+                }
+                (kind, answer) => Err(PromptError::WrongKind {
+                    prompt: kind.name(),
+                    answer: answer.kind_name(),
+                }),
+            },
+        }
+    }
+}
+
+pub(crate) fn check_len(field: &'static str, value: &str, max: usize) -> Result<(), PromptError> {
+    // Byte length bounds the char count from above: most strings skip the count.
+    if value.len() > max {
+        let len = value.chars().count();
+        if len > max {
+            return Err(PromptError::TooLong { field, len, max });
+        }
+    }
+    Ok(())
+}
+
+/// One-line agent text with its bound checked.
+fn line(field: &'static str, value: &str, max: usize) -> Result<String, PromptError> {
+    check_len(field, value, max)?;
+    Ok(one_line(value).into_owned())
+}
+
+/// Multi-line agent text with its bound checked.
+fn text(field: &'static str, value: &str, max: usize) -> Result<String, PromptError> {
+    check_len(field, value, max)?;
+    Ok(multi_line(value).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(super) fn prompt(kind: Kind) -> Prompt {
+        Prompt {
+            id: "que_1".into(),
+            session: "ses_1".into(),
+            directory: None,
+            origin: Origin::default(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn titles_name_the_first_question_or_the_permission() {
+        let q = |header: &str, text: &str| Question {
+            header: header.into(),
+            text: text.into(),
+            options: vec![],
+            multiple: false,
+            custom: true,
+        };
+        assert_eq!(
+            prompt(Kind::Questions(vec![q("Color", "Which?")])).title(),
+            "Color"
+        );
+        assert_eq!(
+            prompt(Kind::Questions(vec![q("", "Which?"), q("B", "b")])).title(),
+            "Which? (+1 more)"
+        );
+        let long = prompt(Kind::Questions(vec![q(&"é".repeat(100), "")])).title();
+        assert_eq!(long.chars().count(), limits::TITLE_CHARS);
+    }
+
+    #[test]
+    fn ids_and_origin_are_bounded_and_neutralised() {
+        let mut p = prompt(Kind::Questions(vec![Question {
+            header: String::new(),
+            text: "q".into(),
+            options: vec![],
+            multiple: false,
+            custom: true,
+        }]));
+        p.origin.agent = Some("bu\u{1b}[2Jild".into());
+        assert_eq!(
+            p.clone().into_checked().unwrap().origin.agent.as_deref(),
+            Some("build")
+        );
+        p.id = "x".repeat(limits::ID_LEN + 1);
+        assert_eq!(
+            p.into_checked().unwrap_err().to_string(),
+            "request id is 257 characters long (at most 256)"
+        );
+    }
+
+    #[test]
+    fn an_answer_of_the_wrong_kind_is_refused() {
+        let p = prompt(Kind::Questions(vec![]));
+        assert_eq!(
+            p.validate(Reply::Answer(Answer::Permission {
+                choice: "once".into()
+            })),
+            Err(PromptError::WrongKind {
+                prompt: "questions",
+                answer: "permission"
+            })
+        );
+        assert_eq!(
+            p.validate(Reply::Reject {
+                message: Some("  ".into())
+            }),
+            Ok(Reply::Reject { message: None })
+        );
+    }
+}

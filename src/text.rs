@@ -1,0 +1,959 @@
+//! The one place where agent- or server-supplied text is made safe to show:
+//! in a terminal, an editor, a log line or a URL path.
+//!
+//! - [`multi_line`] and [`one_line`] remove terminal escape sequences whole,
+//!   other control characters, and the invisible formatting characters that
+//!   can make text display differently from what it says, while keeping what
+//!   real scripts and emoji need (joiners, variation selectors, combining
+//!   marks, emoji flag tag sequences, right-to-left letters).
+//! - [`bounded`] cuts text quoted in notices and errors to a length, without
+//!   splitting a character from the marks or joiners that belong to it.
+//! - [`for_display`] does both for ids, server names and server error
+//!   messages, without copying more of a huge input than it shows.
+//! - [`url_segment`] admits a server's id into a URL path only when it is
+//!   made of OpenCode's id alphabet.
+//!
+//! Plain text needs no change, so these return [`Cow::Borrowed`] for it; when
+//! something must go, the result is built in one allocation the size of the
+//! input (no replacement is longer than what it replaces).
+//!
+//! Over 500 lines because the rules and their tests belong together: the
+//! code is under 500, the rest is the test suite (every character class,
+//! every escape form, a generated-input property test).
+
+use std::borrow::Cow;
+
+/// How many characters of an id [`for_display`] should show.
+pub const DISPLAY_ID_CHARS: usize = 80;
+/// How many characters of a server's error message [`for_display`] should show.
+pub const DISPLAY_MESSAGE_CHARS: usize = 300;
+/// The longest id [`url_segment`] admits. OpenCode's ids are about 30
+/// characters (`que_20377fa670012yFjmtDQ35vRZs`); `call_…` ids a little more.
+pub const URL_SEGMENT_MAX: usize = 128;
+/// How much of a refused id its error quotes.
+const REFUSED_ID_CHARS: usize = 40;
+
+const ESC: char = '\u{1b}';
+const BEL: char = '\u{7}';
+const CAN: char = '\u{18}';
+const SUB: char = '\u{1a}';
+/// The 8-bit (C1) forms of CSI, ST and the string-introducing controls.
+const CSI_C1: char = '\u{9b}';
+const ST_C1: char = '\u{9c}';
+const ZWJ: char = '\u{200d}';
+const BLACK_FLAG: char = '\u{1f3f4}';
+const CANCEL_TAG: char = '\u{e007f}';
+
+/// Text that may span lines (question bodies, descriptions): keeps `\n`,
+/// turns tabs into spaces, drops CR, trims trailing whitespace.
+pub fn multi_line(input: &str) -> Cow<'_, str> {
+    neutralise(input, true)
+}
+
+/// One-line text (headers, labels, ids, names): newlines and tabs become
+/// spaces, CR is dropped, surrounding whitespace is trimmed.
+pub fn one_line(input: &str) -> Cow<'_, str> {
+    neutralise(input, false)
+}
+
+fn neutralise(input: &str, keep_newlines: bool) -> Cow<'_, str> {
+    if input.chars().all(|c| untouched(c, keep_newlines)) {
+        return Cow::Borrowed(trim(input, keep_newlines));
+    }
+    // Every replacement is at most as long as what it replaces, so this
+    // capacity is never outgrown and trimming happens in place.
+    let mut out = String::with_capacity(input.len());
+    let mut chars = Neutralised::new(input, keep_newlines);
+    if keep_newlines {
+        out.extend(chars);
+    } else {
+        out.extend(chars.by_ref().skip_while(|c| c.is_whitespace()));
+    }
+    let kept = out.trim_end().len();
+    out.truncate(kept);
+    Cow::Owned(out)
+}
+
+fn trim(s: &str, keep_newlines: bool) -> &str {
+    if keep_newlines {
+        s.trim_end()
+    } else {
+        s.trim()
+    }
+}
+
+/// True when `c` passes through unchanged (trimming aside).
+fn untouched(c: char, keep_newlines: bool) -> bool {
+    if c.is_ascii() {
+        return (' '..='~').contains(&c) || (c == '\n' && keep_newlines);
+    }
+    !(c.is_control() || removed(c) || matches!(c, '\u{2028}' | '\u{2029}'))
+}
+
+/// Characters that go wherever they appear (tag characters are kept only as
+/// part of a flag, which [`Neutralised`] decides before asking this).
+fn removed(c: char) -> bool {
+    matches!(c,
+        // C0 and C1 controls and DEL: terminals act on them instead of showing
+        // them. (Newlines and tabs are mapped before this is asked.)
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
+        // Bidirectional controls: the embeddings/overrides (U+202E turns
+        // `exe.txt` into `txt.exe`), the isolates, LRM/RLM and the ARABIC
+        // LETTER MARK. They reorder text; Hebrew and Arabic letters need none
+        // of them to show right.
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{200e}'
+        | '\u{200f}'
+        | '\u{61c}'
+        // Invisible characters that split or pad words without showing:
+        // SOFT HYPHEN, ZERO WIDTH SPACE, WORD JOINER, the invisible math
+        // operators (U+2061–U+2064), ZWNBSP/BOM, MONGOLIAN VOWEL SEPARATOR
+        // (invisible since Unicode 6.3). U+2065 is reserved, U+206A–U+206F are
+        // deprecated controls that change shaping and digit forms.
+        | '\u{ad}'
+        | '\u{200b}'
+        | '\u{2060}'..='\u{206f}'
+        | '\u{feff}'
+        | '\u{180e}'
+        // HANGUL FILLER and HALFWIDTH HANGUL FILLER: blank "letters" with no
+        // use in modern text, known from invisible identifiers and names.
+        // (The conjoining fillers U+115F/U+1160 stay: old Hangul syllables
+        // are built with them.)
+        | '\u{3164}'
+        | '\u{ffa0}'
+        // Reserved default-ignorables and the interlinear annotation controls,
+        // which can attach text that some renderers hide.
+        | '\u{fff0}'..='\u{fffb}'
+        // Format controls of Duployan shorthand and of musical notation:
+        // invisible and not needed by any text an agent writes.
+        | '\u{1bca0}'..='\u{1bca3}'
+        | '\u{1d173}'..='\u{1d17a}'
+        // The deprecated LANGUAGE TAG and the tag characters: they mirror
+        // ASCII invisibly, so they can hide a whole sentence. Only a flag's
+        // tag sequence keeps them. The rest of the plane is reserved, except
+        // the variation selectors U+E0100–U+E01EF, which stay.
+        | '\u{e0000}'..='\u{e00ff}'
+        | '\u{e01f0}'..='\u{e0fff}'
+    )
+    // Kept on purpose, though Default_Ignorable: ZWNJ/ZWJ (U+200C/U+200D,
+    // emoji sequences and Persian, Arabic and Indic spelling), variation
+    // selectors (U+FE00–U+FE0F, U+E0100–U+E01EF, Mongolian U+180B–U+180D and
+    // U+180F: they pick a glyph, never hide or reorder text), COMBINING
+    // GRAPHEME JOINER U+034F and the Khmer U+17B4/U+17B5 (combining marks),
+    // and visible format characters such as U+0600–U+0605 or U+13430–U+1343F.
+}
+
+/// The neutralised characters of a string, before trimming.
+struct Neutralised<'a> {
+    rest: std::str::Chars<'a>,
+    keep_newlines: bool,
+    /// Tag characters still to pass because they complete a flag.
+    flag_tags: usize,
+}
+
+impl<'a> Neutralised<'a> {
+    fn new(input: &'a str, keep_newlines: bool) -> Self {
+        Neutralised {
+            rest: input.chars(),
+            keep_newlines,
+            flag_tags: 0,
+        }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.rest.clone().next()
+    }
+
+    /// After ESC: the rest of the sequence, per ECMA-48.
+    fn skip_escape(&mut self) {
+        match self.peek() {
+            Some('[') => {
+                self.rest.next();
+                self.skip_csi();
+            }
+            // OSC, DCS, SOS, PM, APC: a string up to its terminator.
+            Some(']' | 'P' | 'X' | '^' | '_') => {
+                self.rest.next();
+                self.skip_string();
+            }
+            // nF sequences (charset designation `ESC ( B`, `ESC # 8` which
+            // fills the screen): intermediates, then one final byte.
+            Some(' '..='/') => {
+                while let Some(' '..='/') = self.peek() {
+                    self.rest.next();
+                }
+                if let Some('0'..='~') = self.peek() {
+                    self.rest.next();
+                }
+            }
+            // Two-byte sequences such as `ESC c` (full reset) or `ESC 7`.
+            Some('0'..='~') => {
+                self.rest.next();
+            }
+            // ESC before anything else: only the ESC goes.
+            _ => {}
+        }
+    }
+
+    /// After CSI: parameters and intermediates up to one final byte.
+    fn skip_csi(&mut self) {
+        while let Some(c) = self.peek() {
+            match c {
+                ' '..='?' => {}
+                '@'..='~' | CAN | SUB => {
+                    self.rest.next();
+                    return;
+                }
+                // A new sequence aborts this one; the caller handles it.
+                ESC | '\u{80}'..='\u{9f}' => return,
+                // Terminals execute other controls inside a CSI and carry on.
+                c if c.is_control() => {}
+                // Not part of a CSI: stays text.
+                _ => return,
+            }
+            self.rest.next();
+        }
+    }
+
+    /// After OSC, DCS, SOS, PM or APC: the payload (an OSC 52 clipboard
+    /// write, an OSC 8 link target…) up to BEL or ST, or to the end of the
+    /// input if unterminated, as a terminal would swallow it.
+    fn skip_string(&mut self) {
+        while let Some(c) = self.peek() {
+            if c == ESC {
+                let mut ahead = self.rest.clone();
+                ahead.next();
+                if ahead.next() == Some('\\') {
+                    self.rest = ahead;
+                }
+                // ESC other than ST aborts the string and starts a new
+                // sequence, left to the caller (no recursion on hostile input).
+                return;
+            }
+            self.rest.next();
+            if matches!(c, BEL | ST_C1 | CAN | SUB) {
+                return;
+            }
+        }
+    }
+
+    /// How many tag characters after U+1F3F4 form an emoji tag sequence
+    /// (a subdivision flag such as 🏴 g b s c t ␡): 3 to 7 lowercase letters or
+    /// digits, then CANCEL TAG. Anything else keeps none, so tags can never
+    /// carry upper case, spaces or punctuation, nor more than 7 letters.
+    fn flag_tag_count(&self) -> usize {
+        let mut ahead = self.rest.clone();
+        let mut letters = 0;
+        loop {
+            match ahead.next() {
+                Some('\u{e0030}'..='\u{e0039}' | '\u{e0061}'..='\u{e007a}') if letters < 7 => {
+                    letters += 1
+                }
+                Some(CANCEL_TAG) if letters >= 3 => return letters + 1,
+                _ => return 0,
+            }
+        }
+    }
+}
+
+impl Iterator for Neutralised<'_> {
+    type Item = char;
+
+    fn next(&mut self) -> Option<char> {
+        loop {
+            let c = self.rest.next()?;
+            if self.flag_tags > 0 {
+                self.flag_tags -= 1;
+                return Some(c);
+            }
+            match c {
+                ESC => self.skip_escape(),
+                CSI_C1 => self.skip_csi(),
+                // 8-bit DCS, SOS, OSC, PM, APC.
+                '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => self.skip_string(),
+                // Line breaks, including NEL and the Unicode separators that
+                // some editors and terminals break lines on.
+                '\n' | '\u{85}' | '\u{2028}' | '\u{2029}' => {
+                    return Some(if self.keep_newlines { '\n' } else { ' ' });
+                }
+                '\t' => return Some(' '),
+                BLACK_FLAG => {
+                    self.flag_tags = self.flag_tag_count();
+                    return Some(c);
+                }
+                c if removed(c) => {}
+                c => return Some(c),
+            }
+        }
+    }
+}
+
+/// At most `max_chars` characters of `s`: unchanged if it fits, otherwise
+/// cut and ended with `…` (which counts). The cut never separates a
+/// character from a following combining mark, joiner, variation selector or
+/// emoji modifier, nor the two halves of a flag. `max_chars == 0` gives "".
+pub fn bounded(s: &str, max_chars: usize) -> Cow<'_, str> {
+    if max_chars == 0 {
+        return Cow::Borrowed("");
+    }
+    if s.char_indices().nth(max_chars).is_none() {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(cut(s, max_chars))
+}
+
+/// `s`, known to have more than `max_chars` (≥ 1) characters, cut to at most
+/// `max_chars` including the ellipsis.
+fn cut(s: &str, max_chars: usize) -> String {
+    let mut at = s
+        .char_indices()
+        .nth(max_chars - 1)
+        .map_or(s.len(), |(i, _)| i);
+    while let (Some(before), Some(after)) = (s[..at].chars().next_back(), s[at..].chars().next()) {
+        let splits = extends(after)
+            || before == ZWJ
+            || (regional(before)
+                && regional(after)
+                && s[..at].chars().rev().take_while(|&c| regional(c)).count() % 2 == 1);
+        if !splits {
+            break;
+        }
+        at -= before.len_utf8();
+    }
+    let kept = s[..at].trim_end();
+    let mut out = String::with_capacity(kept.len() + '…'.len_utf8());
+    out.push_str(kept);
+    out.push('…');
+    out
+}
+
+fn regional(c: char) -> bool {
+    ('\u{1f1e6}'..='\u{1f1ff}').contains(&c)
+}
+
+/// Characters that belong to the one before them: combining marks (general
+/// categories Mn, Mc, Me, which include the variation selectors), ZWNJ/ZWJ,
+/// the halfwidth kana sound marks, emoji modifiers, tag characters and
+/// conjoining Hangul vowels and finals. Ranges in pairs, sorted; gaps made only
+/// of unassigned code points are merged in. Generated from Unicode 18.0 with
+/// Python's `unicodedata2`: category in (Mn, Mc, Me) plus U+200C–U+200D,
+/// U+FF9E–U+FF9F, U+1F3FB–U+1F3FF, U+E0020–U+E007F, U+1160–U+11FF,
+/// U+D7B0–U+D7FF.
+const EXTEND: &[u32] = &[
+    0x300, 0x36F, 0x483, 0x489, 0x591, 0x5BD, 0x5BF, 0x5BF, 0x5C1, 0x5C2, 0x5C4, 0x5C5, 0x5C7,
+    0x5C9, 0x610, 0x61A, 0x64B, 0x65F, 0x670, 0x670, 0x6D6, 0x6DC, 0x6DF, 0x6E4, 0x6E7, 0x6E8,
+    0x6EA, 0x6ED, 0x711, 0x711, 0x730, 0x74A, 0x7A6, 0x7B0, 0x7EB, 0x7F3, 0x7FD, 0x7FD, 0x816,
+    0x819, 0x81B, 0x823, 0x825, 0x827, 0x829, 0x82D, 0x859, 0x85B, 0x897, 0x89F, 0x8CA, 0x8E1,
+    0x8E3, 0x903, 0x93A, 0x93C, 0x93E, 0x94F, 0x951, 0x957, 0x962, 0x963, 0x981, 0x983, 0x9BC,
+    0x9BC, 0x9BE, 0x9CD, 0x9D7, 0x9D7, 0x9E2, 0x9E3, 0x9FE, 0xA03, 0xA3C, 0xA51, 0xA70, 0xA71,
+    0xA75, 0xA75, 0xA81, 0xA83, 0xABC, 0xABC, 0xABE, 0xACD, 0xAE2, 0xAE3, 0xAFA, 0xB03, 0xB3C,
+    0xB3C, 0xB3E, 0xB57, 0xB62, 0xB63, 0xB82, 0xB82, 0xBBE, 0xBCD, 0xBD7, 0xBD7, 0xC00, 0xC04,
+    0xC3C, 0xC3C, 0xC3E, 0xC56, 0xC62, 0xC63, 0xC81, 0xC83, 0xCBC, 0xCBC, 0xCBE, 0xCD6, 0xCE2,
+    0xCE3, 0xCF3, 0xD03, 0xD3B, 0xD3C, 0xD3E, 0xD4D, 0xD57, 0xD57, 0xD62, 0xD63, 0xD81, 0xD83,
+    0xDCA, 0xDDF, 0xDF2, 0xDF3, 0xE31, 0xE31, 0xE34, 0xE3A, 0xE47, 0xE4E, 0xEB1, 0xEB1, 0xEB4,
+    0xEBC, 0xEC8, 0xECE, 0xF18, 0xF19, 0xF35, 0xF35, 0xF37, 0xF37, 0xF39, 0xF39, 0xF3E, 0xF3F,
+    0xF71, 0xF84, 0xF86, 0xF87, 0xF8D, 0xFBC, 0xFC6, 0xFC6, 0x102B, 0x103E, 0x1056, 0x1059, 0x105E,
+    0x1060, 0x1062, 0x1064, 0x1067, 0x106D, 0x1071, 0x1074, 0x1082, 0x108D, 0x108F, 0x108F, 0x109A,
+    0x109D, 0x1160, 0x11FF, 0x135D, 0x135F, 0x1712, 0x1715, 0x1732, 0x1734, 0x1752, 0x1753, 0x1772,
+    0x1773, 0x17B4, 0x17D3, 0x17DD, 0x17DD, 0x180B, 0x180D, 0x180F, 0x180F, 0x1885, 0x1886, 0x18A9,
+    0x18A9, 0x1920, 0x193B, 0x1A17, 0x1A1B, 0x1A55, 0x1A7F, 0x1AB0, 0x1B04, 0x1B34, 0x1B44, 0x1B6B,
+    0x1B73, 0x1B80, 0x1B82, 0x1BA1, 0x1BAD, 0x1BE6, 0x1BF3, 0x1C24, 0x1C37, 0x1CD0, 0x1CD2, 0x1CD4,
+    0x1CE8, 0x1CED, 0x1CED, 0x1CF4, 0x1CF4, 0x1CF7, 0x1CF9, 0x1DC0, 0x1DFF, 0x200C, 0x200D, 0x20D0,
+    0x20F0, 0x2CEF, 0x2CF1, 0x2D7F, 0x2D7F, 0x2DE0, 0x2DFF, 0x302A, 0x302F, 0x3099, 0x309A, 0xA66F,
+    0xA672, 0xA674, 0xA67D, 0xA69E, 0xA69F, 0xA6F0, 0xA6F1, 0xA802, 0xA802, 0xA806, 0xA806, 0xA80B,
+    0xA80B, 0xA823, 0xA827, 0xA82C, 0xA82C, 0xA880, 0xA881, 0xA8B4, 0xA8C5, 0xA8E0, 0xA8F1, 0xA8FF,
+    0xA8FF, 0xA926, 0xA92D, 0xA947, 0xA953, 0xA980, 0xA983, 0xA9B3, 0xA9C0, 0xA9E5, 0xA9E5, 0xAA29,
+    0xAA36, 0xAA43, 0xAA43, 0xAA4C, 0xAA4D, 0xAA7B, 0xAA7D, 0xAAB0, 0xAAB0, 0xAAB2, 0xAAB4, 0xAAB7,
+    0xAAB8, 0xAABE, 0xAABF, 0xAAC1, 0xAAC1, 0xAAEB, 0xAAEF, 0xAAF5, 0xAAF6, 0xABE3, 0xABEA, 0xABEC,
+    0xABED, 0xD7B0, 0xD7FF, 0xFB1E, 0xFB1E, 0xFE00, 0xFE0F, 0xFE20, 0xFE2F, 0xFF9E, 0xFF9F,
+    0x101FD, 0x101FD, 0x102E0, 0x102E0, 0x10376, 0x1037A, 0x10A01, 0x10A0F, 0x10A38, 0x10A3F,
+    0x10AE5, 0x10AE6, 0x10D24, 0x10D27, 0x10D69, 0x10D6D, 0x10EAB, 0x10EAC, 0x10ECB, 0x10ECF,
+    0x10EF0, 0x10EFF, 0x10F46, 0x10F50, 0x10F82, 0x10F85, 0x11000, 0x11002, 0x11038, 0x11046,
+    0x11070, 0x11070, 0x11073, 0x11074, 0x1107F, 0x11082, 0x110B0, 0x110BA, 0x110C2, 0x110C2,
+    0x11100, 0x11102, 0x11127, 0x11134, 0x11145, 0x11146, 0x11173, 0x11173, 0x11180, 0x11182,
+    0x111B3, 0x111C0, 0x111C9, 0x111CC, 0x111CE, 0x111CF, 0x1122C, 0x11237, 0x1123E, 0x1123E,
+    0x11241, 0x11241, 0x112DF, 0x112EA, 0x11300, 0x11303, 0x1133B, 0x1133C, 0x1133E, 0x1134D,
+    0x11357, 0x11357, 0x11362, 0x11374, 0x113B8, 0x113D0, 0x113D2, 0x113D2, 0x113E1, 0x113E2,
+    0x11435, 0x11446, 0x1145E, 0x1145E, 0x114B0, 0x114C3, 0x115AF, 0x115C0, 0x115DC, 0x115DD,
+    0x11630, 0x11640, 0x116AB, 0x116B7, 0x1171D, 0x1172B, 0x1182C, 0x1183A, 0x11930, 0x1193E,
+    0x11940, 0x11940, 0x11942, 0x11943, 0x119D1, 0x119E0, 0x119E4, 0x119E4, 0x11A01, 0x11A0A,
+    0x11A33, 0x11A39, 0x11A3B, 0x11A3E, 0x11A47, 0x11A47, 0x11A51, 0x11A5B, 0x11A8A, 0x11A99,
+    0x11B60, 0x11B67, 0x11C2F, 0x11C3F, 0x11C92, 0x11CB6, 0x11D31, 0x11D45, 0x11D47, 0x11D47,
+    0x11D8A, 0x11D97, 0x11DF0, 0x11DF0, 0x11EF3, 0x11EF6, 0x11F00, 0x11F01, 0x11F03, 0x11F03,
+    0x11F34, 0x11F42, 0x11F5A, 0x11F5A, 0x13440, 0x13440, 0x13447, 0x13455, 0x1611E, 0x1612F,
+    0x16AF0, 0x16AF4, 0x16B30, 0x16B36, 0x16F4F, 0x16F4F, 0x16F51, 0x16F92, 0x16FE4, 0x16FF1,
+    0x1BC9D, 0x1BC9E, 0x1CF00, 0x1CF46, 0x1D127, 0x1D128, 0x1D165, 0x1D169, 0x1D16D, 0x1D172,
+    0x1D17B, 0x1D182, 0x1D185, 0x1D18B, 0x1D1AA, 0x1D1AD, 0x1D242, 0x1D244, 0x1D250, 0x1D252,
+    0x1D25B, 0x1D25C, 0x1D25F, 0x1D25F, 0x1D280, 0x1D281, 0x1DA00, 0x1DA36, 0x1DA3B, 0x1DA6C,
+    0x1DA75, 0x1DA75, 0x1DA84, 0x1DA84, 0x1DA9B, 0x1DAAF, 0x1E000, 0x1E02A, 0x1E08F, 0x1E08F,
+    0x1E130, 0x1E136, 0x1E2AE, 0x1E2AE, 0x1E2EC, 0x1E2EF, 0x1E4EC, 0x1E4EF, 0x1E5EE, 0x1E5EF,
+    0x1E6E3, 0x1E6E3, 0x1E6E6, 0x1E6E6, 0x1E6EE, 0x1E6EF, 0x1E6F5, 0x1E6F5, 0x1E8D0, 0x1E8D6,
+    0x1E944, 0x1E94A, 0x1F3FB, 0x1F3FF, 0xE0020, 0xE01EF,
+];
+
+fn extends(c: char) -> bool {
+    let c = c as u32;
+    let ranges = EXTEND.len() / 2;
+    // The first range whose end is at or after `c`.
+    let (mut lo, mut hi) = (0, ranges);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if EXTEND[2 * mid + 1] < c {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo < ranges && EXTEND[2 * lo] <= c
+}
+
+/// One-line neutralised and [`bounded`] in one pass, for ids, server names and
+/// server error messages quoted in terminal lines, notices and logs. Copies
+/// no more of a huge input than it shows.
+pub fn for_display(input: &str, max_chars: usize) -> Cow<'_, str> {
+    if input.chars().all(|c| untouched(c, false)) {
+        return bounded(input.trim(), max_chars);
+    }
+    if max_chars == 0 {
+        return Cow::Borrowed("");
+    }
+    let mut chars = Neutralised::new(input, false).skip_while(|c| c.is_whitespace());
+    let mut shown = String::with_capacity(input.len().min(max_chars * 4));
+    shown.extend(chars.by_ref().take(max_chars));
+    if chars.any(|c| !c.is_whitespace()) {
+        return Cow::Owned(cut(&shown, max_chars));
+    }
+    let kept = shown.trim_end().len();
+    shown.truncate(kept);
+    Cow::Owned(shown)
+}
+
+/// Why a server's id may not go into a URL path. Quotes at most a bounded,
+/// neutralised part of the id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdError {
+    #[error("refused an empty id")]
+    Empty,
+    #[error("refused id \"{shown}\": {len} bytes long (at most {URL_SEGMENT_MAX})")]
+    TooLong { shown: String, len: usize },
+    #[error(
+        "refused id \"{shown}\": {} at byte {at} (ids are ASCII letters, digits, '_' and '-')",
+        describe(*.found)
+    )]
+    BadChar {
+        shown: String,
+        found: char,
+        at: usize,
+    },
+}
+
+fn describe(c: char) -> String {
+    if c.is_ascii_graphic() {
+        format!("'{c}'")
+    } else {
+        format!("U+{:04X}", c as u32)
+    }
+}
+
+/// `id` if it may be put into a URL path as it is: 1 to [`URL_SEGMENT_MAX`]
+/// ASCII letters, digits, `_` and `-`, OpenCode's id alphabet (`que_…`,
+/// `ses_…`, `per_…`, `msg_…`, `prt_…`, `call_…`). Anything else (`/`, `.`,
+/// `?`, `#`, `%`, spaces, non-ASCII) could change which endpoint a request
+/// with the person's credentials reaches, so it is refused, never encoded.
+pub fn url_segment(id: &str) -> Result<&str, IdError> {
+    if id.is_empty() {
+        return Err(IdError::Empty);
+    }
+    let shown = || for_display(id, REFUSED_ID_CHARS).into_owned();
+    if id.len() > URL_SEGMENT_MAX {
+        return Err(IdError::TooLong {
+            shown: shown(),
+            len: id.len(),
+        });
+    }
+    match id
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+    {
+        Some((at, found)) => Err(IdError::BadChar {
+            shown: shown(),
+            found,
+            at,
+        }),
+        None => Ok(id),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FLAG_SCOTLAND: &str = "\u{1f3f4}\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}";
+
+    /// Every character `removed` names: each group's ends and more.
+    const REMOVED: &str = concat!(
+        "\u{0}\u{7}\u{8}\u{b}\u{c}\r\u{1b}\u{1f}\u{7f}\u{80}\u{90}\u{9b}\u{9c}\u{9d}\u{9f}",
+        "\u{202a}\u{202b}\u{202c}\u{202d}\u{202e}\u{2066}\u{2067}\u{2068}\u{2069}",
+        "\u{200e}\u{200f}\u{61c}\u{ad}\u{200b}\u{2060}\u{2061}\u{2062}\u{2063}\u{2064}",
+        "\u{2065}\u{206a}\u{206f}\u{feff}\u{180e}\u{3164}\u{ffa0}",
+        "\u{fff0}\u{fff9}\u{fffa}\u{fffb}\u{1bca0}\u{1bca3}\u{1d173}\u{1d17a}",
+        "\u{e0000}\u{e0001}\u{e0020}\u{e0041}\u{e0061}\u{e007f}\u{e00ff}\u{e01f0}\u{e0fff}",
+    );
+
+    fn borrowed(c: Cow<'_, str>) -> bool {
+        matches!(c, Cow::Borrowed(_))
+    }
+
+    #[test]
+    fn legitimate_scripts_and_emoji_pass_unchanged_without_copying() {
+        for text in [
+            "👩\u{200d}💻 Dev",
+            "می\u{200c}خواهم",
+            "שלום עולם",
+            "مرحبا بالعالم",
+            FLAG_SCOTLAND,
+            "Flag of Scotland: 🏴\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}!",
+            "❤\u{fe0f} and 葛\u{e0100}",
+            "e\u{301}te\u{301} नमस्ते",
+            "👍\u{1f3fd} 🇫🇷",
+            "Mongolian ᠠ\u{180b}",
+            "plain ASCII, with punctuation: a/b?c#d",
+            "Grüße, ¿qué?",
+        ] {
+            let line = one_line(text);
+            assert_eq!(line, text);
+            let block = multi_line(text);
+            assert_eq!(block, text);
+            if !text.contains(FLAG_SCOTLAND) {
+                assert!(borrowed(line) && borrowed(block), "{text:?} was copied");
+            }
+        }
+        assert!(borrowed(multi_line("two\nlines")));
+    }
+
+    #[test]
+    fn each_removed_character_goes_between_letters() {
+        // ESC, CSI and the string introducers also take what follows them.
+        let introducers = [
+            '\u{1b}', '\u{90}', '\u{98}', '\u{9b}', '\u{9d}', '\u{9e}', '\u{9f}',
+        ];
+        for c in REMOVED.chars().filter(|c| !introducers.contains(c)) {
+            let input = format!("a{c}b");
+            assert_eq!(one_line(&input), "ab", "{:04X}", c as u32);
+            assert_eq!(multi_line(&input), "ab", "{:04X}", c as u32);
+        }
+    }
+
+    #[test]
+    fn named_invisibles_and_direction_controls_go() {
+        assert_eq!(one_line("a\u{e0041}\u{e0042}b"), "ab");
+        assert_eq!(one_line("\u{61c}x\u{ad}y\u{180e}z"), "xyz");
+        assert_eq!(one_line("invoice\u{202e}fdp.exe"), "invoicefdp.exe");
+        assert_eq!(one_line("abc\u{202e}שלום\u{202c}"), "abcשלום");
+        assert_eq!(one_line("\u{2067}مرحبا\u{2069}"), "مرحبا");
+        assert_eq!(
+            one_line("a\u{fff9}shown\u{fffa}hidden\u{fffb}b"),
+            "ashownhiddenb"
+        );
+    }
+
+    #[test]
+    fn tags_stay_only_as_a_well_formed_flag() {
+        // Tags smuggling upper-case ASCII after a black flag: the flag stays.
+        assert_eq!(
+            one_line("\u{1f3f4}\u{e0049}\u{e0047}\u{e004e}\u{e007f}x"),
+            "\u{1f3f4}x"
+        );
+        // Too long to be a subdivision, or never closed: all tags go.
+        let long: String = std::iter::once('\u{1f3f4}')
+            .chain(std::iter::repeat_n('\u{e0061}', 8))
+            .chain(['\u{e007f}'])
+            .collect();
+        assert_eq!(one_line(&long), "\u{1f3f4}");
+        assert_eq!(
+            one_line("\u{1f3f4}\u{e0067}\u{e0062}\u{e0073} x"),
+            "\u{1f3f4} x"
+        );
+        // A flag's tags after anything but U+1F3F4 go.
+        assert_eq!(
+            one_line("\u{1f3f3}\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}"),
+            "\u{1f3f3}"
+        );
+        // Something removed between the flag and its tags breaks the sequence.
+        assert_eq!(
+            one_line("\u{1f3f4}\u{200b}\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}"),
+            "\u{1f3f4}"
+        );
+        assert_eq!(
+            one_line(&format!("{FLAG_SCOTLAND}{FLAG_SCOTLAND}")),
+            format!("{FLAG_SCOTLAND}{FLAG_SCOTLAND}")
+        );
+    }
+
+    #[test]
+    fn escape_sequences_go_whole() {
+        let cases = [
+            ("\u{1b}]52;c;SGVsbG8gY2xpcGJvYXJk\u{7}after", "after"),
+            ("\u{1b}]52;c;SGVsbG8=\u{1b}\\after", "after"),
+            (
+                "\u{1b}]8;;https://evil.example/\u{1b}\\click\u{1b}]8;;\u{1b}\\",
+                "click",
+            ),
+            ("\u{1b}]0;window title\u{7}x", "x"),
+            ("before\u{1b}[2J\u{1b}[Hafter", "beforeafter"),
+            ("\u{1b}[31mred\u{1b}[0m", "red"),
+            ("\u{1b}[38;2;255;0;0mtrue colour\u{1b}[m", "true colour"),
+            ("\u{1b}[?1049h\u{1b}[?25lx", "x"),
+            ("\u{9b}31mred", "red"),
+            ("\u{9d}52;c;SGVsbG8=\u{9c}x", "x"),
+            ("\u{9d}0;title\u{7}x", "x"),
+            ("\u{90}q#0;2;0;0;0\u{9c}x", "x"),
+            ("\u{1b}Pq#0;2;0;0;0\u{1b}\\x", "x"),
+            ("\u{1b}_apc payload\u{1b}\\x", "x"),
+            ("\u{1b}^pm payload\u{1b}\\x", "x"),
+            ("\u{1b}Xsos payload\u{1b}\\x", "x"),
+            ("\u{98}sos\u{9c}\u{9e}pm\u{9c}\u{9f}apc\u{9c}x", "x"),
+            ("\u{1b}cx", "x"),
+            ("\u{1b}7x\u{1b}8", "x"),
+            ("\u{1b}(Bx\u{1b}#8", "x"),
+            ("x\u{1b}", "x"),
+            ("\u{1b}\u{1b}[1mx", "x"),
+            // Cancelled by CAN, aborted by a new ESC, controls inside a CSI.
+            ("\u{1b}[12\u{18}x", "x"),
+            ("\u{1b}]0;t\u{1b}[31mred", "red"),
+            ("\u{1b}[1\u{7}2mx", "x"),
+            // A CSI ends at a character that cannot belong to it.
+            ("\u{1b}[1é", "é"),
+            // Unterminated strings run to the end, as in a terminal.
+            ("x\u{1b}]52;c;SGVsbG8=", "x"),
+            ("x\u{9d}8;;http://e/\nmore", "x"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(one_line(input), want, "{input:?}");
+            assert_eq!(multi_line(input), want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn line_flavours_and_trimming() {
+        assert_eq!(
+            multi_line("  one\r\n\ttwo\u{2028}three  \n\n"),
+            "  one\n two\nthree"
+        );
+        assert_eq!(
+            one_line("  one\r\n\ttwo\u{2029}three\u{85}four  "),
+            "one  two three four"
+        );
+        assert_eq!(multi_line("a\rb"), "ab");
+        assert_eq!(one_line("\u{200b} \u{1b}[1m x \u{feff}"), "x");
+        assert_eq!(one_line("\u{1b}[2J"), "");
+        assert_eq!(multi_line(""), "");
+        assert!(borrowed(one_line("  trimmed only  ")));
+        assert_eq!(one_line("  trimmed only  "), "trimmed only");
+    }
+
+    #[test]
+    fn a_copy_is_one_allocation_of_the_input_size() {
+        // Vec::with_capacity gives exactly the capacity asked for; a string
+        // that had to grow would have more.
+        for input in [
+            "\u{1b}[31mred\u{1b}[0m",
+            "a\u{85}b\u{2028}c\td  ",
+            "\u{202e}x",
+        ] {
+            for out in [one_line(input), multi_line(input)] {
+                match out {
+                    Cow::Owned(s) => assert_eq!(s.capacity(), input.len(), "{input:?}"),
+                    Cow::Borrowed(_) => panic!("{input:?} needed a change"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bounded_cuts_with_an_ellipsis_and_keeps_clusters() {
+        assert!(borrowed(bounded("short", 5)));
+        assert_eq!(bounded("abcdef", 4), "abc…");
+        assert_eq!(bounded("ab   cdef", 4), "ab…");
+        assert_eq!(bounded("abc", 0), "");
+        assert_eq!(bounded("abc", 1), "…");
+        // Never between a letter and its combining accent.
+        assert_eq!(bounded("abe\u{301}cd", 4), "ab…");
+        assert_eq!(bounded("नमस्ते", 4), "नम…");
+        // Not inside a ZWJ sequence, a modifier, a variation selector or a flag.
+        assert_eq!(bounded("a👩\u{200d}💻 Dev", 3), "a…");
+        assert_eq!(bounded("a👩\u{200d}💻 Dev", 5), "a👩\u{200d}💻…");
+        assert_eq!(bounded("a👍\u{1f3fd}b", 3), "a…");
+        assert_eq!(bounded("a❤\u{fe0f}b", 3), "a…");
+        assert_eq!(bounded("🇫🇷🇩🇪x", 4), "🇫🇷…");
+        assert_eq!(bounded("🇫🇷🇩🇪x", 3), "🇫🇷…");
+        assert_eq!(bounded(&format!("a{FLAG_SCOTLAND}b"), 4), "a…");
+    }
+
+    #[test]
+    fn a_four_mebibyte_id_is_shown_bounded() {
+        let id = "que_".to_owned() + &"A".repeat(4 << 20);
+        let shown = for_display(&id, DISPLAY_ID_CHARS);
+        assert_eq!(shown.chars().count(), DISPLAY_ID_CHARS);
+        assert!(shown.starts_with("que_AAA") && shown.ends_with('…'));
+
+        let hostile =
+            "\u{1b}]52;c;QUJD\u{7}que_\u{202e}x".to_owned() + &"\u{1b}[2J".repeat(1 << 20) + "tail";
+        let shown = for_display(&hostile, DISPLAY_ID_CHARS);
+        assert_eq!(shown, "que_xtail");
+
+        let spaced = "id".to_owned() + &" ".repeat(4 << 20) + "\u{7}";
+        assert_eq!(for_display(&spaced, DISPLAY_ID_CHARS), "id");
+        let spaced_more = "id".to_owned() + &" ".repeat(4 << 20) + "\u{7}x";
+        let shown = for_display(&spaced_more, DISPLAY_ID_CHARS);
+        assert_eq!(shown, "id…");
+    }
+
+    #[test]
+    fn for_display_is_one_line_then_bounded() {
+        assert!(borrowed(for_display("ses_abc", DISPLAY_ID_CHARS)));
+        assert_eq!(
+            for_display(
+                "  error:\n\u{1b}[31mboom\u{1b}[0m\tnow ",
+                DISPLAY_MESSAGE_CHARS
+            ),
+            "error: boom now"
+        );
+        assert_eq!(for_display("\u{1b}[1mabcdef\u{1b}[0m", 4), "abc…");
+        assert_eq!(for_display("\u{1b}[1mabcd\u{1b}[0m  ", 4), "abcd");
+        assert_eq!(for_display("\u{1b}[1mab\u{301}cd", 3), "a…");
+        assert_eq!(for_display("\u{1b}[1mx", 0), "");
+    }
+
+    #[test]
+    fn url_segment_takes_opencode_ids_only() {
+        for id in [
+            "que_20377fa670012yFjmtDQ35vRZs",
+            "ses_1a2b",
+            "per_x",
+            "msg_y",
+            "prt_z",
+            "call_mock_1795420950_1",
+            "a-b_C9",
+        ] {
+            assert_eq!(url_segment(id), Ok(id));
+        }
+        let refused = |id: &str| url_segment(id).unwrap_err().to_string();
+        assert_eq!(
+            refused("../../session/ses_x/abort#"),
+            "refused id \"../../session/ses_x/abort#\": '.' at byte 0 \
+             (ids are ASCII letters, digits, '_' and '-')"
+        );
+        assert_eq!(
+            refused("que_a/reject#"),
+            "refused id \"que_a/reject#\": '/' at byte 5 \
+             (ids are ASCII letters, digits, '_' and '-')"
+        );
+        assert!(refused("a?directory=x").contains("'?' at byte 1"));
+        assert!(refused("a%2Fb").contains("'%' at byte 1"));
+        assert!(refused("a b").contains("U+0020 at byte 1"));
+        assert!(refused("ab\u{202e}c").contains("U+202E at byte 2"));
+        assert!(refused("é").contains("U+00E9 at byte 0"));
+        assert!(refused("x\u{1b}]52;c;QUJD\u{7}").starts_with("refused id \"x\": U+001B"));
+        assert_eq!(url_segment(""), Err(IdError::Empty));
+        assert_eq!(refused(""), "refused an empty id");
+        assert_eq!(
+            url_segment(&"a".repeat(URL_SEGMENT_MAX)).map(str::len),
+            Ok(URL_SEGMENT_MAX)
+        );
+        let long = "a".repeat(4 << 20);
+        let message = refused(&long);
+        assert!(
+            message.ends_with("4194304 bytes long (at most 128)"),
+            "{message}"
+        );
+        assert!(message.len() < 200, "{message}");
+    }
+
+    #[test]
+    fn extend_table_is_sorted_and_finds_marks() {
+        assert!(EXTEND.len().is_multiple_of(2));
+        assert!(EXTEND.windows(2).all(|w| w[0] <= w[1]));
+        for c in [
+            '\u{300}',
+            '\u{36f}',
+            '\u{93f}',
+            '\u{20e3}',
+            ZWJ,
+            '\u{fe0f}',
+            '\u{1f3fd}',
+            '\u{e0067}',
+            '\u{e01ef}',
+        ] {
+            assert!(extends(c), "{:04X}", c as u32);
+        }
+        for c in [
+            'a',
+            ' ',
+            '\u{2ff}',
+            '\u{370}',
+            'न',
+            '👩',
+            '\u{1f3f4}',
+            '\u{10ffff}',
+            '\u{0}',
+        ] {
+            assert!(!extends(c), "{:04X}", c as u32);
+        }
+    }
+
+    /// Tags in `s` that are not part of a well-formed flag.
+    fn stray_tag(s: &str) -> bool {
+        let mut chars = s.chars().peekable();
+        while let Some(c) = chars.next() {
+            if ('\u{e0000}'..='\u{e007f}').contains(&c) {
+                return true;
+            }
+            if c == BLACK_FLAG {
+                let mut letters = 0;
+                while let Some(&t) = chars.peek() {
+                    if ('\u{e0030}'..='\u{e0039}').contains(&t)
+                        || ('\u{e0061}'..='\u{e007a}').contains(&t)
+                    {
+                        letters += 1;
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                if letters > 0 && !((3..=7).contains(&letters) && chars.next() == Some(CANCEL_TAG))
+                {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn generated_strings_come_out_clean_and_stable() {
+        const POOL: &[&str] = &[
+            "a",
+            "Z",
+            "0",
+            " ",
+            "  ",
+            "\n",
+            "\r",
+            "\t",
+            "\r\n",
+            "[",
+            "]",
+            "\\",
+            "P",
+            "X",
+            "^",
+            "_",
+            "(",
+            "#",
+            "8",
+            ";",
+            "m",
+            "2J",
+            "c",
+            "é",
+            "e\u{301}",
+            "ש",
+            "م",
+            "न्",
+            "👩",
+            "💻",
+            "\u{1b}",
+            "\u{1b}[",
+            "\u{1b}]",
+            "\u{1b}]52;c;",
+            "\u{1b}]8;;",
+            "\u{1b}\\",
+            "\u{7}",
+            "\u{18}",
+            "\u{1a}",
+            "\u{9b}",
+            "\u{9c}",
+            "\u{9d}",
+            "\u{90}",
+            "\u{98}",
+            "\u{9e}",
+            "\u{9f}",
+            "\u{85}",
+            "\u{7f}",
+            "\u{0}",
+            "\u{2028}",
+            "\u{2029}",
+            "\u{200c}",
+            "\u{200d}",
+            "\u{fe0f}",
+            "\u{e0100}",
+            "\u{1f3fd}",
+            "🇫",
+            "🇷",
+            "\u{1f3f4}",
+            "\u{e0067}",
+            "\u{e0062}",
+            "\u{e0073}",
+            "\u{e0063}",
+            "\u{e0074}",
+            "\u{e007f}",
+            "\u{e0041}",
+            "\u{e0001}",
+            FLAG_SCOTLAND,
+            "\u{a0}",
+            "\u{3000}",
+        ];
+        let pool: Vec<String> = POOL
+            .iter()
+            .map(|s| s.to_string())
+            .chain(REMOVED.chars().map(String::from))
+            .collect();
+        // xorshift64*: deterministic, so a failure reproduces.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        };
+        for _ in 0..20_000 {
+            let pieces = (next() % 24) as usize;
+            let input: String = (0..pieces)
+                .map(|_| pool[(next() % pool.len() as u64) as usize].as_str())
+                .collect();
+            for keep_newlines in [false, true] {
+                let out = neutralise(&input, keep_newlines);
+                for c in out.chars() {
+                    let allowed =
+                        (keep_newlines && c == '\n') || ('\u{e0020}'..='\u{e007f}').contains(&c);
+                    let bad = c.is_control() || removed(c) || matches!(c, '\u{2028}' | '\u{2029}');
+                    let bad = bad && !allowed;
+                    assert!(!bad, "{:04X} in {out:?} from {input:?}", c as u32);
+                }
+                assert!(!stray_tag(&out), "stray tag in {out:?} from {input:?}");
+                assert_eq!(trim(&out, keep_newlines), out, "untrimmed from {input:?}");
+                assert_eq!(
+                    neutralise(&out, keep_newlines),
+                    out,
+                    "not idempotent: {input:?}"
+                );
+            }
+            let max = 1 + (next() % 12) as usize;
+            let shown = for_display(&input, max);
+            assert!(shown.chars().count() <= max, "{shown:?} from {input:?}");
+            let line = one_line(&input);
+            if line.chars().count() <= max {
+                assert_eq!(shown, line, "from {input:?}");
+            } else {
+                assert!(shown.ends_with('…'), "{shown:?} from {input:?}");
+                assert!(
+                    line.starts_with(shown.trim_end_matches('…')),
+                    "{shown:?} from {input:?}"
+                );
+            }
+            assert_eq!(for_display(&shown, max), shown, "not idempotent: {input:?}");
+        }
+    }
+}
