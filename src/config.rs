@@ -39,6 +39,18 @@ pub struct ServerSpec {
     pub username: String,
     pub password: Option<Secret>,
     pub backend: BackendKind,
+    pub url_source: UrlSource,
+}
+
+/// Where a server's URL came from: a URL the configuration did not give is a
+/// guess that ask-lsp must own up to (status, log, message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UrlSource {
+    Configuration,
+    /// `$ASK_LSP_URL`.
+    Environment,
+    /// [`DEFAULT_URL`].
+    BuiltIn,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,11 +147,7 @@ impl Config {
     /// `didChangeConfiguration` settings) is unwrapped. `null` or absent means
     /// one server at the default URL.
     pub fn from_json(value: Option<&Value>, env: &EnvDefaults) -> Result<Config, ConfigError> {
-        let value = match value {
-            Some(Value::Object(map)) if map.contains_key("askLsp") => map.get("askLsp"),
-            other => other,
-        };
-        let raw: RawConfig = match value {
+        let raw: RawConfig = match value.map(section) {
             None | Some(Value::Null) => RawConfig::default(),
             Some(v) => RawConfig::deserialize(v).map_err(|e| ConfigError::Shape(e.to_string()))?,
         };
@@ -150,6 +158,60 @@ impl Config {
             policies: Policies::from_json(raw.policy.as_ref())?,
         })
     }
+}
+
+/// The keys of the configuration object.
+const KEYS: [&str; 3] = ["servers", "surface", "policy"];
+
+/// The configuration object inside `value`: `{"askLsp": {...}}` is unwrapped.
+fn section(value: &Value) -> &Value {
+    match value {
+        Value::Object(map) => map.get("askLsp").unwrap_or(value),
+        other => other,
+    }
+}
+
+/// Whether the configuration object names servers (else ask-lsp would
+/// follow a default URL).
+pub fn names_servers(value: &Value) -> bool {
+    section(value).get("servers").is_some_and(|s| !s.is_null())
+}
+
+/// Applies `didChangeConfiguration` settings to the configuration object in
+/// force and returns the new one (for [`Config::from_json`]). An update
+/// replaces only the keys it names with a non-null value: Emacs eglot sends
+/// `{"settings": {}}` after every connect, which must not drop the servers
+/// given in `initializationOptions`. Settings holding only other servers'
+/// sections (eglot sends its whole workspace configuration to every server)
+/// name nothing for ask-lsp.
+pub fn merge_settings(current: &Value, settings: &Value) -> Result<Value, ConfigError> {
+    let update = match settings {
+        Value::Object(map)
+            if !map.contains_key("askLsp") && !map.keys().any(|k| KEYS.contains(&k.as_str())) =>
+        {
+            &Value::Null
+        }
+        other => section(other),
+    };
+    let update = match update {
+        Value::Null => return Ok(current.clone()),
+        Value::Object(update) => update,
+        _ => {
+            return Err(ConfigError::Shape(
+                "settings must be an object (optionally inside \"askLsp\")".into(),
+            ));
+        }
+    };
+    let mut merged = match section(current) {
+        Value::Object(map) => map.clone(),
+        _ => Default::default(),
+    };
+    for (key, value) in update {
+        if !value.is_null() {
+            merged.insert(key.clone(), value.clone());
+        }
+    }
+    Ok(Value::Object(merged))
 }
 
 pub fn servers_from_raw(
@@ -165,10 +227,11 @@ pub fn servers_from_raw(
         if specs.iter().any(|s| *s.name == *name) {
             return Err(ConfigError::DuplicateName(name));
         }
-        let url = raw
-            .url
-            .or_else(|| env.url.clone())
-            .unwrap_or_else(|| DEFAULT_URL.to_owned());
+        let (url, url_source) = match (raw.url, &env.url) {
+            (Some(url), _) => (url, UrlSource::Configuration),
+            (None, Some(url)) => (url.clone(), UrlSource::Environment),
+            (None, None) => (DEFAULT_URL.to_owned(), UrlSource::BuiltIn),
+        };
         let parsed = reqwest::Url::parse(&url).map_err(|e| ConfigError::Url {
             index,
             url: url.clone(),
@@ -225,6 +288,7 @@ pub fn servers_from_raw(
                 .unwrap_or_else(|| "opencode".to_owned()),
             password,
             backend,
+            url_source,
         });
     }
     Ok(specs)
@@ -267,6 +331,7 @@ mod tests {
                 username: "opencode".into(),
                 password: Some(Secret::new("s3cret".into())),
                 backend: BackendKind::OpenCode,
+                url_source: UrlSource::Environment,
             }]
         );
         assert_eq!(config.surface, Surface::Auto);
@@ -286,6 +351,50 @@ mod tests {
             .collect();
         assert_eq!(names, vec![("default", "http://a:1"), ("b", "https://b")]);
         assert_eq!(config.servers[0].directory.as_deref(), Some("/p"));
+    }
+
+    #[test]
+    fn updates_replace_only_the_keys_they_name() {
+        let current = json!({"servers": [{"url": "http://a:1"}], "surface": "none"});
+        for settings in [
+            json!(null),
+            json!({}),
+            json!({"askLsp": {}}),
+            json!({"askLsp": null}),
+            json!({"askLsp": {"servers": null}}),
+            json!({"pylsp": {"plugins": {}}}),
+        ] {
+            assert_eq!(
+                merge_settings(&current, &settings).unwrap(),
+                current,
+                "{settings}"
+            );
+        }
+        assert_eq!(
+            merge_settings(&current, &json!({"askLsp": {"surface": "auto"}})).unwrap(),
+            json!({"servers": [{"url": "http://a:1"}], "surface": "auto"})
+        );
+        assert_eq!(
+            merge_settings(&current, &json!({"servers": []})).unwrap(),
+            json!({"servers": [], "surface": "none"})
+        );
+        let wrapped = json!({"askLsp": {"servers": [{"url": "http://a:1"}]}});
+        assert_eq!(
+            merge_settings(&wrapped, &json!({"policy": {"mode": "forward"}})).unwrap(),
+            json!({"servers": [{"url": "http://a:1"}], "policy": {"mode": "forward"}})
+        );
+        let err = merge_settings(&current, &json!({"askLsp": [1]})).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid ask-lsp configuration: settings must be an object (optionally inside \"askLsp\")"
+        );
+        let config = Config::from_json(
+            Some(&json!({"servers": [{"url": "http://a:1"}, {"name": "b"}]})),
+            &EnvDefaults::default(),
+        )
+        .unwrap();
+        let sources: Vec<_> = config.servers.iter().map(|s| s.url_source).collect();
+        assert_eq!(sources, vec![UrlSource::Configuration, UrlSource::BuiltIn]);
     }
 
     #[test]

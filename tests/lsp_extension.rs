@@ -167,6 +167,27 @@ async fn aborted_session_dismisses_and_the_stale_listing_is_not_shown_again() {
 }
 
 #[tokio::test]
+async fn after_an_editor_restart_an_aborted_sessions_question_is_not_shown() {
+    let sim = sim().await;
+    let aborted = sim.ask(None, database());
+    sim.abort(&aborted.session_id);
+    let live = sim.ask_silently(None, checks());
+    // Both stay listed, as on the real server; only the live one is shown.
+    assert_eq!(sim.pending().len(), 2);
+    let mut client = LspClient::with_extension(&sim).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(live.id));
+    client.expect_quiet(Duration::from_millis(300)).await;
+    let listed = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.list"}),
+        )
+        .await;
+    assert_eq!(listed["result"].as_array().unwrap().len(), 1, "{listed}");
+}
+
+#[tokio::test]
 async fn reconnect_resyncs_without_losing_or_repeating_questions() {
     let sim = sim().await;
     let mut client = LspClient::with_extension(&sim).await;

@@ -83,6 +83,9 @@ pub(crate) struct ServerStatus {
     pub url: String,
     pub connected: bool,
     pub error: Option<String>,
+    /// The configuration gave no URL: ask-lsp follows `$ASK_LSP_URL` or the
+    /// built-in default.
+    pub defaulted: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

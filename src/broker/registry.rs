@@ -9,7 +9,7 @@ use tokio::task::JoinHandle;
 
 use super::ServerStatus;
 use crate::backends::{Backend, BackendEvent, Factory};
-use crate::config::ServerSpec;
+use crate::config::{ServerSpec, UrlSource};
 
 struct Server {
     spec: ServerSpec,
@@ -124,6 +124,7 @@ impl Registry {
                 url: s.spec.url.clone(),
                 connected: s.connected,
                 error: s.error.clone(),
+                defaulted: s.spec.url_source != UrlSource::Configuration,
             })
             .collect();
         servers.sort_by(|a, b| a.name.cmp(&b.name));

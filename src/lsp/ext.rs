@@ -202,6 +202,8 @@ pub(crate) struct ServerStatus {
     pub url: String,
     pub connected: bool,
     pub error: Option<String>,
+    /// No URL was configured: `$ASK_LSP_URL` or the built-in default.
+    pub defaulted: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -221,4 +223,362 @@ pub(crate) struct Counters {
 pub(crate) enum AnswerResult {
     Sent,
     Partial { remaining: Vec<usize> },
+}
+
+/// `docs/protocol.md` against these definitions: every interface's fields,
+/// optionality and nullability, and every string union.
+#[cfg(test)]
+mod doc_tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use serde_json::Value;
+
+    use super::*;
+
+    const DOC: &str = include_str!("../../docs/protocol.md");
+
+    #[derive(Debug, Default)]
+    struct Documented {
+        /// Interface → field → (optional, nullable).
+        interfaces: BTreeMap<String, BTreeMap<String, (bool, bool)>>,
+        /// String unions → their members.
+        unions: BTreeMap<String, BTreeSet<String>>,
+        /// Unions of interfaces.
+        aliases: BTreeMap<String, Vec<String>>,
+    }
+
+    /// Reads the `ts` blocks: `interface X { a?: T | null; }` and
+    /// `type Y = "a" | "b";` (comments after `//` ignored).
+    fn documented() -> Documented {
+        let mut doc = Documented::default();
+        let mut code = String::new();
+        let mut inside = false;
+        for line in DOC.lines() {
+            match (inside, line.trim()) {
+                (false, "```ts") => inside = true,
+                (true, "```") => inside = false,
+                (true, text) => {
+                    code.push_str(text.split("//").next().unwrap_or(""));
+                    code.push('\n');
+                }
+                _ => {}
+            }
+        }
+        let mut rest = code.as_str();
+        while let Some(at) = rest.find(|c: char| !c.is_whitespace()) {
+            rest = &rest[at..];
+            if let Some(body) = rest.strip_prefix("interface ") {
+                let open = body.find('{').expect("interface body");
+                let close = body.find('}').expect("interface end");
+                let name = body[..open].trim().to_owned();
+                let fields = body[open + 1..close]
+                    .split(';')
+                    .filter(|f| !f.trim().is_empty())
+                    .map(|field| {
+                        let (name, ty) = field.split_once(':').expect("name: type");
+                        let name = name.trim();
+                        let optional = name.ends_with('?');
+                        let nullable = ty.split('|').any(|t| t.trim() == "null");
+                        (name.trim_end_matches('?').to_owned(), (optional, nullable))
+                    })
+                    .collect();
+                assert!(doc.interfaces.insert(name, fields).is_none());
+                rest = &body[close + 1..];
+            } else if let Some(body) = rest.strip_prefix("type ") {
+                let end = body.find(';').expect("type ends with ;");
+                let (name, members) = body[..end].split_once('=').expect("type X = …");
+                let members: Vec<&str> = members.split('|').map(str::trim).collect();
+                if members.iter().all(|m| m.starts_with('"')) {
+                    doc.unions.insert(
+                        name.trim().to_owned(),
+                        members
+                            .iter()
+                            .map(|m| m.trim_matches('"').to_owned())
+                            .collect(),
+                    );
+                } else {
+                    doc.aliases.insert(
+                        name.trim().to_owned(),
+                        members.iter().map(|m| m.to_string()).collect(),
+                    );
+                }
+                rest = &body[end + 1..];
+            } else {
+                panic!("unexpected TypeScript in docs/protocol.md: {rest:.60}");
+            }
+        }
+        doc
+    }
+
+    fn json(value: impl Serialize) -> Value {
+        serde_json::to_value(value).unwrap()
+    }
+
+    /// Each wire shape with every field set, and with every optional field
+    /// left out: their keys are the interface's fields and its required ones.
+    fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
+        let source = Source {
+            backend: "opencode".into(),
+            url: "http://x".into(),
+            directory: None,
+        };
+        let origin = Origin {
+            tool_call_id: None,
+            agent: None,
+        };
+        let question = Question {
+            question: "q".into(),
+            header: "h".into(),
+            options: vec![],
+            multiple: false,
+            custom: true,
+        };
+        let permission = Permission {
+            action: "bash".into(),
+            title: "t".into(),
+            patterns: vec![],
+            command: None,
+            diff: None,
+            choices: vec![],
+        };
+        let ask = AskParams {
+            key: "s/1".into(),
+            server: "s".into(),
+            request_id: "1".into(),
+            session_id: "ses".into(),
+            kind: PromptKind::Questions,
+            title: "t".into(),
+            source: source.clone(),
+            origin: origin.clone(),
+            questions: None,
+            permission: None,
+            timeout_ms: None,
+            pending: 1,
+        };
+        let full_ask = AskParams {
+            questions: Some(vec![question.clone()]),
+            permission: Some(permission.clone()),
+            timeout_ms: Some(1),
+            ..ask.clone()
+        };
+        let server = ServerStatus {
+            name: "s".into(),
+            backend: "opencode".into(),
+            url: "http://x".into(),
+            connected: true,
+            error: None,
+            defaulted: false,
+        };
+        let counters = Counters {
+            answered_here: 0,
+            rejected_here: 0,
+            resolved_elsewhere: 0,
+            policy_answered: 0,
+            policy_rejected: 0,
+            timeouts: 0,
+        };
+        let status = StatusParams {
+            pending: 0,
+            servers: vec![],
+            counters: counters.clone(),
+        };
+        let resolved = ResolvedParams {
+            key: "s/1".into(),
+            state: ResolvedState::Replied,
+            reason: ResolvedReason::AnsweredHere,
+            here: true,
+            message: "m".into(),
+            pending: 0,
+        };
+        let same = |value: Value| (value.clone(), value);
+        BTreeMap::from([
+            ("AskParams", (json(&full_ask), json(&ask))),
+            ("Source", same(json(&source))),
+            ("Origin", same(json(&origin))),
+            ("Question", same(json(&question))),
+            (
+                "QuestionOption",
+                same(json(QuestionOption {
+                    label: "l".into(),
+                    description: "d".into(),
+                })),
+            ),
+            ("Permission", same(json(&permission))),
+            (
+                "PermissionChoice",
+                same(json(PermissionChoice {
+                    id: "once".into(),
+                    label: "Allow once".into(),
+                    effect: Effect::AllowOnce,
+                })),
+            ),
+            (
+                "AskAnswered",
+                (
+                    json(AskResult::Answered {
+                        answers: Some(vec![]),
+                        choice: Some("c".into()),
+                    }),
+                    json(AskResult::Answered {
+                        answers: None,
+                        choice: None,
+                    }),
+                ),
+            ),
+            (
+                "AskRejected",
+                (
+                    json(AskResult::Rejected {
+                        message: Some("m".into()),
+                    }),
+                    json(AskResult::Rejected { message: None }),
+                ),
+            ),
+            ("AskDeferred", same(json(AskResult::Deferred))),
+            ("ResolvedParams", same(json(&resolved))),
+            ("StatusParams", same(json(&status))),
+            ("ServerStatus", same(json(&server))),
+            ("Counters", same(json(&counters))),
+            ("AnswerSent", same(json(AnswerResult::Sent))),
+            (
+                "AnswerPartial",
+                same(json(AnswerResult::Partial { remaining: vec![] })),
+            ),
+        ])
+    }
+
+    /// Every variant of each string union, as serialized. The matches have
+    /// no wildcard, so a new variant does not compile until it is listed.
+    fn unions() -> BTreeMap<&'static str, BTreeSet<String>> {
+        fn names<T: Serialize>(all: &[T]) -> BTreeSet<String> {
+            all.iter()
+                .map(|v| json(v).as_str().unwrap().to_owned())
+                .collect()
+        }
+        let kinds = [PromptKind::Questions, PromptKind::Permission];
+        for kind in kinds {
+            match kind {
+                PromptKind::Questions | PromptKind::Permission => {}
+            }
+        }
+        let effects = [
+            Effect::AllowOnce,
+            Effect::AllowAlways,
+            Effect::RejectOnce,
+            Effect::RejectAlways,
+        ];
+        for effect in effects {
+            match effect {
+                Effect::AllowOnce
+                | Effect::AllowAlways
+                | Effect::RejectOnce
+                | Effect::RejectAlways => {}
+            }
+        }
+        let states = [
+            ResolvedState::Replied,
+            ResolvedState::Rejected,
+            ResolvedState::Dismissed,
+        ];
+        for state in states {
+            match state {
+                ResolvedState::Replied | ResolvedState::Rejected | ResolvedState::Dismissed => {}
+            }
+        }
+        use ResolvedReason::*;
+        let reasons = [
+            AnsweredHere,
+            AnsweredElsewhere,
+            Policy,
+            Timeout,
+            RejectedHere,
+            RejectedElsewhere,
+            SessionEnded,
+            Gone,
+        ];
+        for reason in reasons {
+            match reason {
+                AnsweredHere | AnsweredElsewhere | Policy | Timeout | RejectedHere
+                | RejectedElsewhere | SessionEnded | Gone => {}
+            }
+        }
+        BTreeMap::from([
+            ("PromptKind", names(&kinds)),
+            ("Effect", names(&effects)),
+            ("ResolvedState", names(&states)),
+            ("ResolvedReason", names(&reasons)),
+        ])
+    }
+
+    #[test]
+    fn every_documented_interface_matches_the_code() {
+        let doc = documented();
+        let exemplars = exemplars();
+        let documented: BTreeSet<&str> = doc.interfaces.keys().map(String::as_str).collect();
+        let coded: BTreeSet<&str> = exemplars.keys().copied().collect();
+        assert_eq!(
+            documented, coded,
+            "interfaces in docs/protocol.md vs ext.rs"
+        );
+        for (name, (full, minimal)) in &exemplars {
+            let fields = &doc.interfaces[*name];
+            let all: BTreeSet<&str> = full
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            let documented: BTreeSet<&str> = fields.keys().map(String::as_str).collect();
+            assert_eq!(documented, all, "fields of {name}");
+            let minimal = minimal.as_object().unwrap();
+            for (field, (optional, nullable)) in fields {
+                assert_eq!(
+                    !optional,
+                    minimal.contains_key(field),
+                    "{name}.{field}: documented {} but the code {} it",
+                    if *optional { "optional" } else { "required" },
+                    if minimal.contains_key(field) {
+                        "always sends"
+                    } else {
+                        "may leave out"
+                    },
+                );
+                if let Some(value) = minimal.get(field) {
+                    assert_eq!(*nullable, value.is_null(), "{name}.{field}: null or not");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_documented_union_matches_the_code() {
+        let doc = documented();
+        let unions = unions();
+        let coded: BTreeMap<String, BTreeSet<String>> = unions
+            .into_iter()
+            .map(|(name, members)| (name.to_owned(), members))
+            .collect();
+        assert_eq!(doc.unions, coded);
+        for (alias, members) in &doc.aliases {
+            for member in members {
+                assert!(
+                    doc.interfaces.contains_key(member),
+                    "{alias}: {member} is not a documented interface"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_method_and_command_is_documented() {
+        for method in [Ask::METHOD, Resolved::METHOD, Status::METHOD] {
+            assert!(DOC.contains(&format!("### `{method}`")), "{method}");
+        }
+        for command in COMMANDS {
+            assert!(DOC.contains(&format!("| `{command}` |")), "{command}");
+        }
+        assert!(DOC.contains(&format!(
+            "\"askQuestions\": {{ \"version\": {EXTENSION_VERSION} }}"
+        )));
+    }
 }

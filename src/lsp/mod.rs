@@ -6,7 +6,9 @@ mod ext;
 mod presenter;
 mod to_proto;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -17,7 +19,9 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use self::presenter::Presenter;
 use crate::backends::{Timing, factory};
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome};
-use crate::config::{Config, EnvDefaults};
+use crate::config::{
+    Config, ConfigError, EnvDefaults, ServerSpec, UrlSource, merge_settings, names_servers,
+};
 
 /// What the client can do, reduced once at `initialize`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -51,12 +55,21 @@ struct Front {
     presenter: OnceLock<mpsc::UnboundedSender<presenter::Input>>,
     /// Handed from `initialize` to `initialized`, where presenting starts.
     startup: Mutex<Option<Startup>>,
+    /// The configuration object in force, which updates are merged into.
+    settings: Mutex<Value>,
+    /// Whether the person was told that ask-lsp follows a URL nobody configured.
+    told_default: AtomicBool,
 }
 
 struct Startup {
     config: Config,
     flags: ClientFlags,
+    /// The client answers `workspace/configuration`.
+    pull_settings: bool,
 }
+
+/// How long `initialized` waits for the client's workspace settings.
+const PULL_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl Front {
     fn new(client: Client) -> Self {
@@ -65,7 +78,93 @@ impl Front {
             broker: OnceLock::new(),
             presenter: OnceLock::new(),
             startup: Mutex::new(None),
+            settings: Mutex::new(Value::Null),
+            told_default: AtomicBool::new(false),
         }
+    }
+
+    /// Merges a configuration update into the settings in force (keys it does
+    /// not name stay, see `merge_settings`). Before `initialized` the new
+    /// configuration replaces the startup one; after, it is returned for the
+    /// running broker and presenter.
+    fn update_settings(&self, update: &Value) -> Result<Option<Config>, ConfigError> {
+        let config = {
+            let mut settings = self.settings.lock().expect("not poisoned");
+            let merged = merge_settings(&settings, update)?;
+            let config = Config::from_json(Some(&merged), &EnvDefaults::from_process())?;
+            *settings = merged;
+            config
+        };
+        match self.startup.lock().expect("not poisoned").as_mut() {
+            Some(startup) => {
+                startup.config = config;
+                Ok(None)
+            }
+            None => Ok(Some(config)),
+        }
+    }
+
+    /// Clients configured through workspace settings (Emacs eglot's
+    /// `eglot-workspace-configuration`, Neovim's `settings`) send them only
+    /// after `initialized`, if at all: ask for them before starting, so that
+    /// no default server is followed in the meantime.
+    async fn pull_settings(&self) {
+        let wanted = self
+            .startup
+            .lock()
+            .expect("not poisoned")
+            .as_ref()
+            .is_some_and(|s| s.pull_settings)
+            && !names_servers(&self.settings.lock().expect("not poisoned"));
+        if !wanted {
+            return;
+        }
+        let item = ConfigurationItem {
+            scope_uri: None,
+            section: Some("askLsp".into()),
+        };
+        let section =
+            match tokio::time::timeout(PULL_TIMEOUT, self.client.configuration(vec![item])).await {
+                Ok(Ok(mut values)) if !values.is_empty() => values.swap_remove(0),
+                Ok(Ok(_)) => return,
+                Ok(Err(error)) => {
+                    tracing::info!("workspace/configuration failed: {error}");
+                    return;
+                }
+                Err(_) => {
+                    tracing::info!("no answer to workspace/configuration within {PULL_TIMEOUT:?}");
+                    return;
+                }
+            };
+        if let Err(error) = self.update_settings(&json!({ "askLsp": section })) {
+            self.client
+                .show_message(MessageType::ERROR, format!("ask-lsp: {error}"))
+                .await;
+        }
+    }
+
+    /// Owns up to a guessed URL, once per process: whoever listens there is
+    /// whose questions the person would answer.
+    async fn tell_defaults(&self, servers: &[ServerSpec]) {
+        let Some(spec) = servers
+            .iter()
+            .find(|s| s.url_source != UrlSource::Configuration)
+        else {
+            return;
+        };
+        if self.told_default.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let from = match spec.url_source {
+            UrlSource::Environment => "from $ASK_LSP_URL",
+            _ => "the built-in default",
+        };
+        let message = format!(
+            "ask-lsp: no server URL configured; following {} ({from}). Set servers[].url in the ask-lsp configuration to choose the server.",
+            spec.url
+        );
+        tracing::info!(server = &*spec.name, "{message}");
+        self.client.show_message(MessageType::INFO, message).await;
     }
 
     fn broker(&self) -> jsonrpc::Result<&BrokerHandle> {
@@ -102,12 +201,21 @@ fn invalid_params(message: impl Into<String>) -> jsonrpc::Error {
 impl LanguageServer for Front {
     async fn initialize(&self, params: InitializeParams) -> jsonrpc::Result<InitializeResult> {
         let flags = ClientFlags::from_capabilities(&params.capabilities);
-        let config = Config::from_json(
-            params.initialization_options.as_ref(),
-            &EnvDefaults::from_process(),
-        )
-        .map_err(|e| invalid_params(e.to_string()))?;
-        *self.startup.lock().expect("not poisoned") = Some(Startup { config, flags });
+        let pull_settings = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.configuration)
+            .unwrap_or(false);
+        let options = params.initialization_options.unwrap_or_default();
+        let config = Config::from_json(Some(&options), &EnvDefaults::from_process())
+            .map_err(|e| invalid_params(e.to_string()))?;
+        *self.settings.lock().expect("not poisoned") = options;
+        *self.startup.lock().expect("not poisoned") = Some(Startup {
+            config,
+            flags,
+            pull_settings,
+        });
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -132,27 +240,36 @@ impl LanguageServer for Front {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        let Some(startup) = self.startup.lock().expect("not poisoned").take() else {
-            return;
+        self.pull_settings().await;
+        // Held until the broker is set, so that a configuration update sees
+        // either the startup configuration or the running broker.
+        let servers = {
+            let mut startup = self.startup.lock().expect("not poisoned");
+            let Some(startup) = startup.take() else {
+                return;
+            };
+            let servers = startup.config.servers.clone();
+            // Backends start only now, with presenting, so that no prompt
+            // (and no automatic decision) comes before the client can be told.
+            let (broker, updates) = BrokerHandle::spawn(
+                startup.config.servers,
+                startup.config.policies,
+                factory(Timing::from_env()),
+            );
+            let _ = self.broker.set(broker.clone());
+            let (inputs, inputs_rx) = mpsc::unbounded_channel();
+            let presenter = Presenter::new(
+                self.client.clone(),
+                broker.clone(),
+                inputs.clone(),
+                startup.config.surface,
+                startup.flags.ask_extension,
+            );
+            let _ = self.presenter.set(inputs);
+            tokio::spawn(presenter.run(updates, inputs_rx));
+            servers
         };
-        // Backends start only now, with presenting, so that no question
-        // (and no automatic decision) comes before the client can be told.
-        let (broker, updates) = BrokerHandle::spawn(
-            startup.config.servers,
-            startup.config.policies,
-            factory(Timing::from_env()),
-        );
-        let _ = self.broker.set(broker.clone());
-        let (inputs, inputs_rx) = mpsc::unbounded_channel();
-        let presenter = Presenter::new(
-            self.client.clone(),
-            broker.clone(),
-            inputs.clone(),
-            startup.config.surface,
-            startup.flags.ask_extension,
-        );
-        let _ = self.presenter.set(inputs);
-        tokio::spawn(presenter.run(updates, inputs_rx));
+        self.tell_defaults(&servers).await;
     }
 
     async fn shutdown(&self) -> jsonrpc::Result<()> {
@@ -160,17 +277,17 @@ impl LanguageServer for Front {
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
-        if params.settings.is_null() {
-            return;
-        }
-        match Config::from_json(Some(&params.settings), &EnvDefaults::from_process()) {
-            Ok(config) => {
+        match self.update_settings(&params.settings) {
+            Ok(None) => {}
+            Ok(Some(config)) => {
+                let servers = config.servers.clone();
                 if let Ok(broker) = self.broker() {
                     broker.configure(config.servers, config.policies);
                 }
                 if let Some(presenter) = self.presenter.get() {
                     let _ = presenter.send(presenter::Input::Surface(config.surface));
                 }
+                self.tell_defaults(&servers).await;
             }
             Err(error) => {
                 self.client

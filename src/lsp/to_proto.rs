@@ -140,6 +140,7 @@ pub(crate) fn status_params(status: &Status) -> ext::StatusParams {
                 url: s.url.clone(),
                 connected: s.connected,
                 error: s.error.clone(),
+                defaulted: s.defaulted,
             })
             .collect(),
         counters: ext::Counters {

@@ -78,6 +78,8 @@ pub enum Fault {
 pub struct SimState {
     options: SimOptions,
     pending: Mutex<Vec<QuestionRequest>>,
+    /// Sessions working (waiting on a question counts), as `/session/status` lists them.
+    busy: Mutex<std::collections::HashSet<String>>,
     log: Mutex<Vec<Received>>,
     faults: Mutex<VecDeque<Fault>>,
     counter: Mutex<u64>,
@@ -110,6 +112,7 @@ impl Sim {
         let inner = Arc::new(SimState {
             options,
             pending: Mutex::default(),
+            busy: Mutex::default(),
             log: Mutex::default(),
             faults: Mutex::default(),
             counter: Mutex::new(0),
@@ -132,6 +135,7 @@ impl Sim {
             .route("/event", get(event_stream))
             .route("/global/event", get(global_event_stream))
             .route("/question", get(list))
+            .route("/session/status", get(session_status))
             .route("/question/{id}/reply", post(reply))
             .route("/question/{id}/reject", post(reject))
             .route("/_sim/ask", post(control_ask))
@@ -277,6 +281,7 @@ impl SimState {
                     "message.part.updated",
                     tool_part(&request, "error", json!({})),
                 );
+                self.busy.lock().expect("not poisoned").remove(session);
                 self.emit("session.idle", json!({"sessionID": session}));
             }
         }
@@ -294,6 +299,7 @@ impl SimState {
     /// Aborts a session like the real server: error + idle events, and the
     /// question stays listed.
     pub fn abort(&self, session_id: &str) {
+        self.busy.lock().expect("not poisoned").remove(session_id);
         self.emit(
             "session.error",
             json!({"sessionID": session_id, "error": {"name": "MessageAbortedError", "data": {"message": "Aborted"}}}),
@@ -348,7 +354,7 @@ impl SimState {
         session_id: Option<&str>,
         questions: Vec<QuestionInfo>,
     ) -> QuestionRequest {
-        QuestionRequest {
+        let request = QuestionRequest {
             id: self.next("que"),
             session_id: session_id.map_or_else(|| self.next("ses"), str::to_owned),
             questions,
@@ -356,7 +362,12 @@ impl SimState {
                 message_id: self.next("msg"),
                 call_id: self.next("call"),
             }),
-        }
+        };
+        self.busy
+            .lock()
+            .expect("not poisoned")
+            .insert(request.session_id.clone());
+        request
     }
 
     fn take(&self, id: &str) -> Option<QuestionRequest> {
@@ -483,6 +494,17 @@ fn stream(inner: Arc<SimState>, global: bool) -> Response {
         .header(header::CACHE_CONTROL, "no-cache")
         .body(Body::from_stream(body))
         .expect("static response parts")
+}
+
+async fn session_status(State(inner): State<Arc<SimState>>) -> Response {
+    let busy: serde_json::Map<String, Value> = inner
+        .busy
+        .lock()
+        .expect("not poisoned")
+        .iter()
+        .map(|session| (session.clone(), json!({"type": "busy"})))
+        .collect();
+    axum::Json(busy).into_response()
 }
 
 async fn list(State(inner): State<Arc<SimState>>) -> Response {

@@ -1,0 +1,162 @@
+//! `workspace/didChangeConfiguration` updates that do not name servers (Emacs
+//! eglot sends `{"settings": {}}` after every connect) keep the configured
+//! servers, and a default URL is never followed in their place.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+
+async fn status_of(client: &mut LspClient) -> Value {
+    let response = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.status"}),
+        )
+        .await;
+    response["result"].clone()
+}
+
+fn shown_messages(client: &LspClient) -> Vec<Value> {
+    client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "window/showMessage")
+        .map(|m| m["params"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn updates_without_servers_keep_the_configured_ones() {
+    let configured = sim().await;
+    // Whatever listens where the default URL points must never be followed.
+    let stranger = sim().await;
+    let stranger_url = stranger.url();
+    let mut client = LspClient::start(&[("ASK_LSP_URL", &stranger_url)]).await;
+    client
+        .initialize(
+            plain_caps(),
+            json!({"servers": [{"url": configured.url()}]}),
+        )
+        .await;
+    wait_for(|| configured.subscribers() > 0).await;
+    for settings in [
+        json!({}),
+        json!({"askLsp": {}}),
+        json!(null),
+        json!({"askLsp": {"servers": null}}),
+        // Another server's section only: eglot sends one workspace
+        // configuration to every server.
+        json!({"pylsp": {"plugins": {}}}),
+        json!({"askLsp": {"surface": "messageRequest"}}),
+    ] {
+        client
+            .notify(
+                "workspace/didChangeConfiguration",
+                json!({ "settings": settings }),
+            )
+            .await;
+        // The status request is handled after the update: the broker has it.
+        let status = status_of(&mut client).await;
+        assert_eq!(status["servers"].as_array().unwrap().len(), 1, "{status}");
+        assert_eq!(status["servers"][0]["url"], json!(configured.url()));
+        assert_eq!(status["servers"][0]["defaulted"], json!(false));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(stranger.subscribers(), 0, "the default URL was followed");
+    assert!(configured.subscribers() > 0);
+    let request = configured.ask(None, database());
+    let shown = client.next_method("window/showMessageRequest").await;
+    assert!(
+        shown["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Which database?"),
+        "{shown}"
+    );
+    client
+        .respond(&shown["id"], json!({"title": "Postgres"}))
+        .await;
+    wait_for(|| !configured.received().is_empty()).await;
+    assert_eq!(
+        configured.received(),
+        vec![reply(&request.id, json!([["Postgres"]]))]
+    );
+    assert_eq!(stranger.subscribers(), 0);
+    assert_eq!(shown_messages(&client), Vec::<Value>::new());
+}
+
+#[tokio::test]
+async fn a_defaulted_url_is_said_once_in_status_log_and_message() {
+    let fallback = sim().await;
+    let fallback_url = fallback.url();
+    let mut client = LspClient::start(&[("ASK_LSP_URL", &fallback_url)]).await;
+    client.initialize(plain_caps(), json!(null)).await;
+    wait_for(|| fallback.subscribers() > 0).await;
+    let told = client.next_method("window/showMessage").await;
+    assert_eq!(
+        told["params"],
+        json!({"type": 3, "message": format!(
+            "ask-lsp: no server URL configured; following {fallback_url} (from $ASK_LSP_URL). Set servers[].url in the ask-lsp configuration to choose the server.")})
+    );
+    client
+        .notify("workspace/didChangeConfiguration", json!({"settings": {}}))
+        .await;
+    let status = status_of(&mut client).await;
+    assert_eq!(status["servers"][0]["url"], json!(fallback_url));
+    assert_eq!(status["servers"][0]["defaulted"], json!(true));
+    client.expect_quiet(Duration::from_millis(300)).await;
+    assert_eq!(shown_messages(&client).len(), 1, "said once");
+    assert!(
+        client.logs().contains("INFO") && client.logs().contains("no server URL configured"),
+        "{}",
+        client.logs()
+    );
+    // Configuring a server replaces the default one and clears the flag.
+    let configured = sim().await;
+    client
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"askLsp": {"servers": [{"url": configured.url()}]}}}),
+        )
+        .await;
+    let status = status_of(&mut client).await;
+    assert_eq!(status["servers"][0]["url"], json!(configured.url()));
+    assert_eq!(status["servers"][0]["defaulted"], json!(false));
+    wait_for(|| configured.subscribers() > 0 && fallback.subscribers() == 0).await;
+}
+
+#[tokio::test]
+async fn workspace_settings_are_asked_for_before_any_server_is_followed() {
+    let configured = sim().await;
+    let stranger = sim().await;
+    let stranger_url = stranger.url();
+    stranger.ask(None, database());
+    let mut client = LspClient::start(&[("ASK_LSP_URL", &stranger_url)]).await;
+    let mut caps = plain_caps();
+    caps["workspace"] = json!({"configuration": true});
+    client.initialize(caps, json!(null)).await;
+    let pull = client.next_method("workspace/configuration").await;
+    assert_eq!(pull["params"], json!({"items": [{"section": "askLsp"}]}));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        stranger.subscribers(),
+        0,
+        "followed before the settings came"
+    );
+    client
+        .respond(
+            &pull["id"],
+            json!([{"servers": [{"url": configured.url()}]}]),
+        )
+        .await;
+    wait_for(|| configured.subscribers() > 0).await;
+    let status = status_of(&mut client).await;
+    assert_eq!(status["servers"][0]["url"], json!(configured.url()));
+    assert_eq!(status["servers"][0]["defaulted"], json!(false));
+    client.expect_quiet(Duration::from_millis(300)).await;
+    assert_eq!(stranger.subscribers(), 0);
+    assert_eq!(shown_messages(&client), Vec::<Value>::new());
+}

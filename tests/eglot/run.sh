@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Emacs eglot (Debian emacs-nox + elpa-eglot) as a real plain client of the
+# real ask-lsp binary, in batch (tests/eglot/test.el, one Emacs per case):
+# configured through :initializationOptions and through
+# eglot-workspace-configuration, a question from the real OpenCode (offline,
+# tests/opencode/mock_llm.py) or the simulated server shown with eglot's
+# window/showMessageRequest handler and answered. Asserts what the agent
+# received (the mock LLM's record of the tool result) or what the simulated
+# server received (GET /_sim/log), and that a server listening at the default
+# URL ($ASK_LSP_URL) is never followed. Prints "N passed, N failed"; kills
+# everything it started.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BIN=$(realpath "${ASK_LSP_BIN:-$ROOT/target/debug/ask-lsp}")
+[ -x "$BIN" ] || cargo build --quiet
+# The simulated server; becomes ("$SIM_BIN" serve --port 0) with crates/ask-sim.
+SIM_CMD=("$(realpath "${SIM_BIN:-$ROOT/target/debug/ask-sim}")" serve --port 0)
+
+eglot_loads() {
+  emacs --batch -Q --eval '(progn (dolist (d (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*")) (add-to-list (quote load-path) d)) (require (quote eglot)))' 2>/dev/null
+}
+if ! command -v emacs >/dev/null || ! eglot_loads; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends emacs-nox elpa-eglot >/dev/null
+fi
+emacs --batch -Q --eval '(progn (dolist (d (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*")) (add-to-list (quote load-path) d)) (message "Emacs %s, eglot from %s" emacs-version (locate-library "eglot")))'
+if [ -z "${ASK_LSP_OPENCODE_BIN:-}" ] || [ -z "${ASK_LSP_OPENCODE_PLUGIN_DIR:-}" ]; then
+  eval "$(tests/opencode/install.sh)"
+fi
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  [ -n "${EGLOT_KEEP:-}" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+http() { # METHOD URL [JSON body]: prints the response body
+  python3 - "$@" <<'EOF'
+import sys, urllib.request
+method, url = sys.argv[1], sys.argv[2]
+data = sys.argv[3].encode() if len(sys.argv) > 3 else None
+request = urllib.request.Request(url, data=data, method=method,
+                                 headers={"content-type": "application/json"})
+with urllib.request.urlopen(request, timeout=10) as response:
+    sys.stdout.write(response.read().decode())
+EOF
+}
+
+# Not in a subshell: the trap must know every PID.
+start_sim() { # name
+  "${SIM_CMD[@]}" >"$tmp/$1.out" 2>"$tmp/$1.err" &
+  pids+=($!)
+  for _ in $(seq 100); do
+    grep -q '^listening on ' "$tmp/$1.out" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "simulated server $1 did not start"
+  exit 1
+}
+sim_url() { sed -n 's/^listening on //p' "$tmp/$1.out"; }
+
+start_opencode() {
+  local oc=$tmp/opencode
+  mkdir -p "$oc"/{home,config/opencode,data,cache,state,project}
+  python3 tests/opencode/mock_llm.py "$oc/llm.port" &
+  pids+=($!)
+  for _ in $(seq 100); do [ -s "$oc/llm.port" ] && break; sleep 0.1; done
+  LLM_URL=http://127.0.0.1:$(cat "$oc/llm.port")
+  cat >"$oc/config/opencode/opencode.json" <<EOF
+{"provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+   "options": {"baseURL": "$LLM_URL/v1", "apiKey": "mock"},
+   "models": {"mock-model": {"name": "Mock"}}}},
+ "model": "mock/mock-model", "small_model": "mock/mock-model",
+ "autoupdate": false, "share": "disabled"}
+EOF
+  # The plugin package, so OpenCode does not npm-install it at start.
+  cp "$ASK_LSP_OPENCODE_PLUGIN_DIR"/package.json "$ASK_LSP_OPENCODE_PLUGIN_DIR"/package-lock.json "$oc/config/opencode/"
+  ln -s "$ASK_LSP_OPENCODE_PLUGIN_DIR/node_modules" "$oc/config/opencode/node_modules"
+  local port
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  OC_URL=http://127.0.0.1:$port
+  OC_DIR=$oc/project
+  (cd "$oc/project" && exec env -i PATH="$PATH" HOME="$oc/home" XDG_CONFIG_HOME="$oc/config" \
+    XDG_DATA_HOME="$oc/data" XDG_CACHE_HOME="$oc/cache" XDG_STATE_HOME="$oc/state" \
+    OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 \
+    OPENCODE_DISABLE_DEFAULT_PLUGINS=1 OPENCODE_CLIENT=cli \
+    "$ASK_LSP_OPENCODE_BIN" serve --hostname 127.0.0.1 --port "$port") >"$oc/server.log" 2>&1 &
+  pids+=($!)
+  # Early requests can hang while the server starts: short probes.
+  for _ in $(seq 120); do
+    health=$(python3 -c "import urllib.request; print(urllib.request.urlopen('$OC_URL/global/health', timeout=1).status)" 2>/dev/null || true)
+    [ "$health" = 200 ] && return 0
+    sleep 0.5
+  done
+  echo "opencode not healthy"; tail -n 20 "$oc/server.log"
+  exit 1
+}
+
+start=$SECONDS
+start_sim stranger
+start_sim sim
+STRANGER_URL=$(sim_url stranger)
+SIM_URL=$(sim_url sim)
+# A question waits where the default URL points: showing it would be a bug.
+http POST "$STRANGER_URL/_sim/ask" '{"questions": [{"question": "Stranger question?", "header": "Stranger",
+  "options": [{"label": "Yes", "description": ""}, {"label": "No", "description": ""}]}]}' >/dev/null
+start_opencode
+echo "peers ready in $((SECONDS - start)) s"
+
+passed=0
+failed=0
+check() { # name, result ("" = ok, else the reason)
+  if [ -z "$2" ]; then
+    passed=$((passed + 1)); echo "ok - $1"
+  else
+    failed=$((failed + 1)); echo "not ok - $1: $2"
+  fi
+}
+
+# Triggers: ask the question once Emacs (and ask-lsp) are ready.
+ask_opencode() {
+  local session
+  session=$(http POST "$OC_URL/session?directory=$OC_DIR" '{}' | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')
+  http POST "$OC_URL/session/$session/prompt_async?directory=$OC_DIR" \
+    '{"parts": [{"type": "text", "text": "ASK:single"}]}' >/dev/null
+}
+ask_sim() {
+  http POST "$SIM_URL/_sim/ask" '{"questions": [{"question": "Which cache?", "header": "Cache",
+    "options": [{"label": "Redis", "description": ""}, {"label": "Memcached", "description": ""}]}]}' \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])' >"$tmp/sim.asked"
+}
+# Checks: what the agent (or the simulated server) received.
+agent_received() { # text the tool result contains
+  for _ in $(seq 100); do
+    http GET "$LLM_URL/_mock/records" | python3 -c '
+import json, sys
+records = json.load(sys.stdin)["records"]
+sys.exit(0 if any(sys.argv[1] in r["content"] for r in records) else 1)' "$1" && return 0
+    sleep 0.1
+  done
+  echo "the agent did not receive $1: $(http GET "$LLM_URL/_mock/records")"
+}
+sim_received() { # answer label
+  http GET "$SIM_URL/_sim/log" | python3 -c '
+import json, sys
+log, asked, label = json.load(sys.stdin), sys.argv[1], sys.argv[2]
+expected = [{"kind": "reply", "id": asked, "answers": [[label]]}]
+if log != expected:
+    print("the simulated server received %s, expected %s" % (json.dumps(log), json.dumps(expected)))' "$(cat "$tmp/sim.asked")" "$1"
+}
+
+run_case() { # name, config, server URL, expect, answer, trigger, check...
+  local name=$1 config=$2 url=$3 expect=$4 answer=$5 trigger=$6
+  shift 6
+  local n=$((passed + failed)) case_start=$SECONDS
+  local dir=$tmp/case$n
+  mkdir -p "$dir/project"
+  env -u OPENCODE_SERVER_PASSWORD ASK_LSP_URL="$STRANGER_URL" ASK_LSP_BIN="$BIN" \
+    EGLOT_CONFIG="$config" EGLOT_SERVER_URL="$url" EGLOT_PROJECT="$dir/project" \
+    EGLOT_READY_FILE="$dir/ready" EGLOT_EXPECT="$expect" EGLOT_ANSWER="$answer" \
+    EGLOT_FORBID="Stranger question" \
+    timeout 120 emacs --batch -Q -l tests/eglot/test.el >"$dir/emacs.log" 2>&1 &
+  local emacs=$!
+  pids+=("$emacs")
+  while [ ! -e "$dir/ready" ] && kill -0 "$emacs" 2>/dev/null; do sleep 0.1; done
+  local reason=""
+  if [ -e "$dir/ready" ]; then
+    "$trigger"
+  fi
+  wait "$emacs" || reason="emacs: $(grep '^FAIL' "$dir/emacs.log" || tail -n 5 "$dir/emacs.log")"
+  [ -n "$reason" ] || reason=$("$@")
+  check "$name ($((SECONDS - case_start)) s)" "$reason"
+  if [ -z "$reason" ]; then
+    grep -E '^(connected to|question shown)' "$dir/emacs.log" | sed 's/^/    /'
+  else
+    sed 's/^/    /' "$dir/emacs.log"
+  fi
+}
+
+run_case "initializationOptions, real OpenCode" init "$OC_URL" "Which database?" Postgres \
+  ask_opencode agent_received '"Which database?"="Postgres"'
+run_case "workspace configuration, real OpenCode" workspace "$OC_URL" "Which database?" SQLite \
+  ask_opencode agent_received '"Which database?"="SQLite"'
+run_case "workspace configuration, simulated server" workspace "$SIM_URL" "Which cache?" Memcached \
+  ask_sim sim_received Memcached
+stranger_log=$(http GET "$STRANGER_URL/_sim/log")
+check "nothing reached the server at the default URL" \
+  "$([ "$stranger_log" = "[]" ] || echo "it received $stranger_log")"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
