@@ -1,77 +1,170 @@
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use ask_lsp::terminal::{WatchOptions, watch};
 use serde_json::json;
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 const USAGE: &str = "\
-ask-lsp: brings an AI coding agent's questions into your editor
+ask-lsp: brings an AI coding agent's questions and permission requests into your editor
 
 Usage:
   ask-lsp [lsp]       LSP server on stdio (what editors start)
   ask-lsp watch [--url URL]... [--directory DIR] [--policy MODE] [--timeout-ms N] [--policy-json JSON]
-                      answer questions in this terminal
+                      answer prompts in this terminal
   ask-lsp --version
+  ask-lsp COMMAND --help
 
-Try it without an agent: `cargo run --release -p ask-sim -- demo` in the
-source tree runs a simulated agent server and this terminal mode.
+To see it work with nothing installed: `cargo run --release -p ask-sim -- demo`
+in the source tree (a simulated agent server and this terminal mode).
 
 Environment: ASK_LSP_URL (default server URL), OPENCODE_SERVER_PASSWORD,
 OPENCODE_SERVER_USERNAME, ASK_LSP_LOG (log filter, e.g. debug; logs go to stderr).";
 
+const LSP_USAGE: &str = "\
+Usage: ask-lsp [lsp] [--stdio]
+
+Serves the Language Server Protocol on stdin/stdout; editors start it. The
+servers to follow come from `initializationOptions` (docs/protocol.md), else
+ASK_LSP_URL, else http://127.0.0.1:4096. `--stdio` is accepted for clients
+that add it. Logs go to stderr (ASK_LSP_LOG, default ask_lsp=info).";
+
+const WATCH_USAGE: &str = "\
+Usage: ask-lsp watch [--url URL]... [--directory DIR] [--policy MODE]
+                     [--timeout-ms N] [--policy-json JSON]
+
+Answers an agent server's questions and permission requests in this
+terminal (Ctrl-D to quit).
+  --url URL          a server to follow (repeatable; default ASK_LSP_URL,
+                     else http://127.0.0.1:4096)
+  --directory DIR    the project directory to follow on each server
+  --policy MODE      forward, reject, accept-first or auto (docs/policies.md)
+  --timeout-ms N     decide by the policy after N ms without an answer
+  --policy-json JSON a full policy object (docs/policies.md)";
+
+const TRY_IT: &str = "\
+ask-lsp: this is an LSP server speaking JSON-RPC on stdin/stdout; editors
+start it. To answer an agent's prompts in a terminal instead, run
+`ask-lsp watch --url http://127.0.0.1:4096`; for more, `ask-lsp --help`.
+Serving LSP now (Ctrl-D to stop).";
+
+enum Command {
+    Lsp,
+    Watch,
+    Version,
+    Help,
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let command = args.first().map(String::as_str).unwrap_or("lsp");
-    let default_log = if command == "lsp" {
-        "ask_lsp=info"
-    } else {
-        "ask_lsp=warn"
+    let (command, rest) = match args.first().map(String::as_str) {
+        // Flags without a command are the LSP server's, as editors pass them.
+        None => (Command::Lsp, &args[..]),
+        Some("--version" | "-V") => (Command::Version, &args[1..]),
+        Some("--help" | "-h" | "help") => (Command::Help, &args[1..]),
+        Some(flag) if flag.starts_with('-') => (Command::Lsp, &args[..]),
+        Some("lsp") => (Command::Lsp, &args[1..]),
+        Some("watch") => (Command::Watch, &args[1..]),
+        Some(other) => {
+            eprintln!("ask-lsp: unknown command {other:?}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
     };
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("ASK_LSP_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_log)),
-        )
-        .init();
+    let usage = match command {
+        Command::Lsp => LSP_USAGE,
+        Command::Watch => WATCH_USAGE,
+        Command::Version | Command::Help => USAGE,
+    };
+    if rest.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{usage}");
+        return ExitCode::SUCCESS;
+    }
+    init_logs(matches!(command, Command::Lsp));
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let result = runtime.block_on(async {
         match command {
-            "lsp" => {
-                ask_lsp::lsp::serve_stdio().await;
-                Ok(())
+            Command::Lsp => lsp(rest).await,
+            Command::Watch => watch_command(rest).await.map(|()| ExitCode::SUCCESS),
+            Command::Version => {
+                no_arguments(rest, usage)?;
+                println!(
+                    "ask-lsp {} (askQuestions extension {})",
+                    env!("CARGO_PKG_VERSION"),
+                    ask_lsp::lsp::EXTENSION_VERSION
+                );
+                Ok(ExitCode::SUCCESS)
             }
-            "watch" => watch_command(&args[1..]).await,
-            "--version" | "-V" => {
-                println!("ask-lsp {}", env!("CARGO_PKG_VERSION"));
-                Ok(())
-            }
-            "--help" | "-h" | "help" => {
+            Command::Help => {
+                no_arguments(rest, usage)?;
                 println!("{USAGE}");
-                Ok(())
+                Ok(ExitCode::SUCCESS)
             }
-            other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
         }
     });
     // Background tasks (streams, timers) must not keep the process alive.
     runtime.shutdown_timeout(Duration::from_millis(100));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("ask-lsp: {message}");
-            ExitCode::from(2)
-        }
+    result.unwrap_or_else(|message| {
+        eprintln!("ask-lsp: {message}");
+        ExitCode::from(2)
+    })
+}
+
+/// Logs go to stderr, filtered by ASK_LSP_LOG.
+fn init_logs(lsp: bool) {
+    let default = if lsp { "ask_lsp=info" } else { "ask_lsp=warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ASK_LSP_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // tower-lsp-server traces every message it reads or writes, passwords
+    // and answers included: nothing below info from it, whatever the filter.
+    let no_message_bodies = tracing_subscriber::filter::filter_fn(|meta| {
+        !meta.target().starts_with("tower_lsp_server") || *meta.level() <= tracing::Level::INFO
+    });
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .with_filter(filter)
+                .with_filter(no_message_bodies),
+        )
+        .init();
+}
+
+fn no_arguments(args: &[String], usage: &str) -> Result<(), String> {
+    match args.first() {
+        None => Ok(()),
+        Some(arg) => Err(format!("unexpected argument {arg:?}\n\n{usage}")),
     }
 }
 
+async fn lsp(args: &[String]) -> Result<ExitCode, String> {
+    if let Some(arg) = args.iter().find(|a| *a != "--stdio") {
+        return Err(format!("unknown option {arg:?}\n\n{LSP_USAGE}"));
+    }
+    if std::io::stdin().is_terminal() {
+        eprintln!("{TRY_IT}");
+    }
+    let stopped = ask_lsp::lsp::serve_stdio().await;
+    if let Some(reason) = stopped.reason {
+        eprintln!("ask-lsp: {reason}");
+    }
+    Ok(ExitCode::from(stopped.code))
+}
+
 /// Splits `--flag value` pairs, rejecting unknown flags.
-fn flags<'a>(args: &'a [String], known: &[&str]) -> Result<Vec<(&'a str, &'a str)>, String> {
+fn flags<'a>(
+    args: &'a [String],
+    known: &[&str],
+    usage: &str,
+) -> Result<Vec<(&'a str, &'a str)>, String> {
     let mut pairs = Vec::new();
     let mut iter = args.iter();
     while let Some(flag) = iter.next() {
         if !known.contains(&flag.as_str()) {
-            return Err(format!("unknown option {flag:?}\n\n{USAGE}"));
+            return Err(format!("unknown option {flag:?}\n\n{usage}"));
         }
         let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
         pairs.push((flag.as_str(), value.as_str()));
@@ -92,6 +185,7 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
             "--timeout-ms",
             "--policy-json",
         ],
+        WATCH_USAGE,
     )? {
         match flag {
             "--url" => urls.push((None, value.to_owned())),

@@ -9,7 +9,7 @@ use tower_lsp_server::ls_types::request::Request;
 
 /// Bumped when a shape changes incompatibly. 2: prompt kinds, `title`,
 /// `origin`, `here`.
-pub(crate) const EXTENSION_VERSION: u32 = 2;
+pub const EXTENSION_VERSION: u32 = 2;
 
 /// Server → client request: show a prompt; the result is the decision.
 pub(crate) enum Ask {}

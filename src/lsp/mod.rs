@@ -5,6 +5,7 @@
 mod ext;
 mod presenter;
 mod to_proto;
+mod transport;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -14,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{self, ErrorCode};
 use tower_lsp_server::ls_types::*;
-use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+use tower_lsp_server::{Client, LanguageServer, LspService};
 
 use self::presenter::Presenter;
 use crate::backends::{Timing, factory};
@@ -41,12 +42,13 @@ impl ClientFlags {
     }
 }
 
+pub use self::ext::EXTENSION_VERSION;
+pub use self::transport::Stopped;
+
 /// Serves LSP on stdin/stdout until the client exits or closes stdin.
-pub async fn serve_stdio() {
+pub async fn serve_stdio() -> Stopped {
     let (service, socket) = LspService::new(Front::new);
-    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
-        .serve(service)
-        .await;
+    transport::serve(tokio::io::stdin(), tokio::io::stdout(), service, socket).await
 }
 
 struct Front {
@@ -239,6 +241,8 @@ impl LanguageServer for Front {
         })
     }
 
+    // The transport holds `initialized` until the `initialize` response is
+    // out, so this runs after `initialize` however the client orders them.
     async fn initialized(&self, _: InitializedParams) {
         self.pull_settings().await;
         // Held until the broker is set, so that a configuration update sees
@@ -246,8 +250,10 @@ impl LanguageServer for Front {
         let servers = {
             let mut startup = self.startup.lock().expect("not poisoned");
             let Some(startup) = startup.take() else {
+                tracing::warn!("`initialized` again or without a successful `initialize`; ignored");
                 return;
             };
+            tracing::info!("client initialized; connecting to the configured servers");
             let servers = startup.config.servers.clone();
             // Backends start only now, with presenting, so that no prompt
             // (and no automatic decision) comes before the client can be told.
@@ -272,6 +278,8 @@ impl LanguageServer for Front {
         self.tell_defaults(&servers).await;
     }
 
+    // After this, the transport keeps new requests from reaching the client
+    // (tower-lsp-server's `Client` would still send them).
     async fn shutdown(&self) -> jsonrpc::Result<()> {
         Ok(())
     }

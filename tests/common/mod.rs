@@ -101,11 +101,25 @@ impl LspClient {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// What ask-lsp logs, also once the client is gone.
+    pub fn logs_handle(&self) -> Arc<Mutex<String>> {
+        self.stderr.clone()
+    }
+
     pub async fn send(&mut self, message: Value) {
         let body = message.to_string();
         let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
         self.stdin
             .write_all(frame.as_bytes())
+            .await
+            .expect("ask-lsp reads stdin");
+        self.stdin.flush().await.expect("flush");
+    }
+
+    /// Writes bytes as they are, for framing ask-lsp must cope with.
+    pub async fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin
+            .write_all(bytes)
             .await
             .expect("ask-lsp reads stdin");
         self.stdin.flush().await.expect("flush");

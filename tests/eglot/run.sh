@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 BIN=$(realpath "${ASK_LSP_BIN:-$ROOT/target/debug/ask-lsp}")
 [ -x "$BIN" ] || cargo build --quiet
-# The simulated server; becomes ("$SIM_BIN" serve --port 0) with crates/ask-sim.
+# The simulated server (crates/ask-sim).
 SIM_CMD=("$(realpath "${SIM_BIN:-$ROOT/target/debug/ask-sim}")" serve --port 0)
 
 eglot_loads() {

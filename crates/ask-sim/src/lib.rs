@@ -132,6 +132,7 @@ impl Sim {
                 "/global/health",
                 get(|| async { axum::Json(json!({"healthy": true, "version": "sim"})) }),
             )
+            .route("/path", get(path))
             .route("/event", get(event_stream))
             .route("/global/event", get(global_event_stream))
             .route("/question", get(list))
@@ -494,6 +495,16 @@ fn stream(inner: Arc<SimState>, global: bool) -> Response {
         .header(header::CACHE_CONTROL, "no-cache")
         .body(Body::from_stream(body))
         .expect("static response parts")
+}
+
+/// Like OpenCode's: the default instance's directory (the server's cwd there).
+async fn path(State(inner): State<Arc<SimState>>) -> Response {
+    let directory = &inner.options.directory;
+    axum::Json(
+        json!({"home": "/home/sim", "state": directory, "config": directory,
+                      "worktree": directory, "directory": directory}),
+    )
+    .into_response()
 }
 
 async fn session_status(State(inner): State<Arc<SimState>>) -> Response {

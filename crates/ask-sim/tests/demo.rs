@@ -80,3 +80,25 @@ async fn ctrl_d_at_a_prompt_leaves_with_a_message() {
         "{out}"
     );
 }
+
+#[tokio::test]
+async fn help_and_unknown_flags() {
+    let run = |args: &'static [&'static str]| async move {
+        let output = Command::new(env!("CARGO_BIN_EXE_ask-sim"))
+            .args(args)
+            .output()
+            .await
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8(output.stdout).unwrap(),
+        )
+    };
+    for args in [&["--help"][..], &["serve", "--help"], &["demo", "-h"]] {
+        let (code, out) = run(args).await;
+        assert_eq!(code, Some(0), "{args:?}");
+        assert!(out.contains("ask-sim serve [--port N]"), "{args:?}: {out}");
+    }
+    assert_eq!(run(&["serve", "--bogus", "1"]).await.0, Some(2));
+    assert_eq!(run(&["demo", "extra"]).await.0, Some(2));
+}

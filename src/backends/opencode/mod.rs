@@ -209,6 +209,18 @@ impl OpenCode {
             .collect())
     }
 
+    /// The default instance's directory (`GET /path`), so that what it lists
+    /// says which project it is; `None` when the server cannot say.
+    async fn default_directory(&self) -> Option<String> {
+        let answered = self
+            .call(self.request(reqwest::Method::GET, "/path", None))
+            .await
+            .ok()?;
+        let path: serde_json::Value = serde_json::from_slice(&answered.body).ok()?;
+        let directory = path.get("directory")?.as_str()?;
+        (directory.len() <= MAX_DIRECTORY_LEN).then(|| directory.to_owned())
+    }
+
     /// Everything pending and live: the configured directory, or (following
     /// `/global/event`) the default instance plus every directory seen. A
     /// seen directory that fails is dropped alone.
@@ -216,6 +228,13 @@ impl OpenCode {
         let mut all = self.live(None).await?;
         if !self.global() {
             return Ok(all);
+        }
+        if !all.is_empty()
+            && let Some(directory) = self.default_directory().await
+        {
+            for prompt in &mut all {
+                prompt.directory = Some(directory.clone());
+            }
         }
         let seen: Vec<String> = {
             let dirs = self.directories.lock().expect("not poisoned");

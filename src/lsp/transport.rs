@@ -1,0 +1,690 @@
+//! LSP base protocol on stdio, in front of tower-lsp-server.
+//!
+//! tower-lsp-server's own framed reader stops reading after the first frame
+//! it cannot decode, so one bad message would end the process. Here we read
+//! frames ourselves (header names case-insensitive, resynchronising on the
+//! next `Content-Length` after a wrong length, bounded sizes), answer what
+//! tower-lsp-server would refuse, and hand it only messages it accepts,
+//! re-framed, through an in-memory pipe. Everything bound for stdout, its
+//! output and our error responses, goes through one writer task, so frames
+//! never interleave.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{Buf, BytesMut};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
+use tokio::sync::{mpsc, oneshot};
+use tower_lsp_server::jsonrpc::{Id, Request, Response};
+use tower_lsp_server::{ClientSocket, LanguageServer, LspService, Server};
+
+/// Largest message body accepted.
+const MAX_BODY: usize = 64 << 20;
+/// Largest header block; a longer one is not a header.
+const MAX_HEADER: usize = 8 << 10;
+const HEADER: &[u8] = b"content-length";
+/// Frames in flight between tasks; the pipes add 64 KiB each.
+const QUEUE: usize = 64;
+const PIPE: usize = 64 << 10;
+/// A body stalled this long may have had a wrong Content-Length.
+const IDLE: Duration = Duration::from_millis(500);
+/// How long output may take to drain once the server has stopped.
+const FLUSH: Duration = Duration::from_secs(2);
+
+/// How serving ended: the process exit code and, when not a clean stop,
+/// why (for stderr).
+#[derive(Debug)]
+pub struct Stopped {
+    pub code: u8,
+    pub reason: Option<String>,
+}
+
+/// State the reading and forwarding halves share.
+#[derive(Default)]
+struct Shared {
+    /// The client sent `shutdown`: nothing new may be asked of it.
+    shutdown_asked: AtomicBool,
+    shutdown_id: Mutex<Option<Id>>,
+    /// `shutdown` was answered with success, so `exit` is a clean stop.
+    shut_down: AtomicBool,
+    /// The request whose response releases further input.
+    awaited: Mutex<Option<(Id, oneshot::Sender<()>)>>,
+}
+
+/// Serves `service` over `input`/`output` until `exit` or the end of input.
+pub async fn serve<S, I, O>(
+    input: I,
+    output: O,
+    service: LspService<S>,
+    socket: ClientSocket,
+) -> Stopped
+where
+    S: LanguageServer,
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite + Unpin + Send + 'static,
+{
+    let shared = Arc::new(Shared::default());
+    let (out_tx, out_rx) = mpsc::channel(QUEUE);
+    let mut writer = tokio::spawn(write_frames(output, out_rx));
+    let (in_tx, in_rx) = mpsc::channel(QUEUE);
+    let (to_server, server_in) = tokio::io::duplex(PIPE);
+    let (server_out, from_server) = tokio::io::duplex(PIPE);
+    tokio::spawn(feed_server(to_server, in_rx));
+    let forwarder = tokio::spawn(forward(
+        from_server,
+        out_tx.clone(),
+        in_tx.downgrade(),
+        shared.clone(),
+    ));
+    let reader = tokio::spawn(read_client(input, in_tx, out_tx, shared.clone()));
+    let server = Server::new(server_in, server_out, socket).serve(service);
+    tokio::select! {
+        () = server => {}
+        written = &mut writer => return match written {
+            Ok(Err(e)) => output_failed(e),
+            _ => failed("the stdout writer stopped".into()),
+        },
+    }
+    // The server stops only once our reader has stopped feeding it.
+    let ended = tokio::time::timeout(FLUSH, reader).await;
+    let _ = tokio::time::timeout(FLUSH, forwarder).await;
+    if let Ok(Ok(Err(e))) = tokio::time::timeout(FLUSH, writer).await
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        return output_failed(e);
+    }
+    let shut_down = shared.shut_down.load(Ordering::SeqCst);
+    match ended {
+        Ok(Ok(Ended::Exit | Ended::Eof { .. })) if shut_down => Stopped {
+            code: 0,
+            reason: None,
+        },
+        // LSP: exit without a shutdown before it is exit code 1.
+        Ok(Ok(Ended::Exit)) => failed("`exit` without `shutdown` first".into()),
+        // The client is gone; nobody is left to be told otherwise, and
+        // clients that stop servers by closing stdin expect status 0.
+        Ok(Ok(Ended::Eof { partial })) => Stopped {
+            code: 0,
+            reason: Some(format!(
+                "the client closed stdin{} without `shutdown`; stopping",
+                if partial {
+                    " in the middle of a message"
+                } else {
+                    ""
+                }
+            )),
+        },
+        Ok(Ok(Ended::ReadError(e))) => failed(format!("cannot read stdin: {e}")),
+        // The writer stopped on a closed stdout (any other error returned above).
+        Ok(Ok(Ended::OutputClosed)) => Stopped {
+            code: 0,
+            reason: Some("the client closed stdout; stopping".into()),
+        },
+        Ok(Ok(Ended::ServerStopped)) => failed("the LSP server stopped reading".into()),
+        _ => failed("the stdin reader stopped".into()),
+    }
+}
+
+/// A closed stdout is a client gone, like a closed stdin; anything else
+/// is a failure.
+fn output_failed(e: std::io::Error) -> Stopped {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Stopped {
+            code: 0,
+            reason: Some("the client closed stdout; stopping".into()),
+        }
+    } else {
+        failed(format!("cannot write to stdout: {e}"))
+    }
+}
+
+fn failed(reason: String) -> Stopped {
+    Stopped {
+        code: 1,
+        reason: Some(reason),
+    }
+}
+
+/// Writes each body as one frame.
+async fn write_frames(
+    mut output: impl AsyncWrite + Unpin,
+    mut bodies: mpsc::Receiver<Vec<u8>>,
+) -> std::io::Result<()> {
+    while let Some(body) = bodies.recv().await {
+        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        frame.extend_from_slice(&body);
+        output.write_all(&frame).await?;
+        output.flush().await?;
+    }
+    Ok(())
+}
+
+/// Writes each body as one frame into tower-lsp-server's input; when every
+/// sender is gone, the pipe closes and the server sees the end of input.
+async fn feed_server(mut pipe: DuplexStream, mut bodies: mpsc::Receiver<Vec<u8>>) {
+    while let Some(body) = bodies.recv().await {
+        let header = format!("Content-Length: {}\r\n\r\n", body.len());
+        if pipe.write_all(header.as_bytes()).await.is_err() || pipe.write_all(&body).await.is_err()
+        {
+            return;
+        }
+    }
+}
+
+enum Ended {
+    Exit,
+    Eof { partial: bool },
+    ReadError(std::io::Error),
+    OutputClosed,
+    ServerStopped,
+}
+
+/// Reads the client's frames, answers the malformed ones and passes the
+/// others on, until `exit` or the end of input.
+async fn read_client(
+    input: impl AsyncRead + Unpin,
+    to_server: mpsc::Sender<Vec<u8>>,
+    to_client: mpsc::Sender<Vec<u8>>,
+    shared: Arc<Shared>,
+) -> Ended {
+    let mut frames = Frames::client(input);
+    loop {
+        let frame = frames.next().await;
+        if frames.skipped > 0 {
+            tracing::warn!(
+                bytes = frames.skipped,
+                "skipped stdin bytes that are not an LSP message"
+            );
+            frames.skipped = 0;
+        }
+        let (refusal, refused_body) = match frame {
+            Ok(Frame::Body(body)) => match check(&body) {
+                Ok(message) => match pass(message, body, &to_server, &shared).await {
+                    Some(ended) => return ended,
+                    None => continue,
+                },
+                Err(refusal) => (refusal, Some(body)),
+            },
+            Ok(Frame::TooLarge(length)) => (
+                Refusal {
+                    parse: false,
+                    id: Id::Null,
+                    reason: format!(
+                        "a message of {length} bytes is over the {} MiB limit",
+                        MAX_BODY >> 20
+                    ),
+                },
+                None,
+            ),
+            Ok(Frame::Short { length, got }) => (
+                Refusal {
+                    parse: true,
+                    id: Id::Null,
+                    reason: format!(
+                        "Content-Length is {length} but the message ended after {got} bytes"
+                    ),
+                },
+                None,
+            ),
+            Ok(Frame::End { partial }) => return Ended::Eof { partial },
+            Err(e) => return Ended::ReadError(e),
+        };
+        if reply(&to_client, &refusal).await.is_err() {
+            return Ended::OutputClosed;
+        }
+        if let Some(body) = refused_body.filter(|_| refusal.parse) {
+            // The length may be what was wrong: look for the next header
+            // from the start of this body, not its end.
+            frames.rewind(body);
+        }
+    }
+}
+
+/// Hands a valid message to the server; `Some` when reading must stop.
+async fn pass(
+    message: Message,
+    body: Vec<u8>,
+    to_server: &mpsc::Sender<Vec<u8>>,
+    shared: &Shared,
+) -> Option<Ended> {
+    let Message::Request(request) = message else {
+        return to_server
+            .send(body)
+            .await
+            .err()
+            .map(|_| Ended::ServerStopped);
+    };
+    // tower-lsp-server drops notifications (`initialized`!) and refuses
+    // requests that arrive before its `initialize` response is out, and
+    // cancels a pending `shutdown` on `exit`: hold what follows these two
+    // until they are answered, whatever order the client sends them in.
+    let mut released = None;
+    if let (method @ ("initialize" | "shutdown"), Some(id)) = (request.method(), request.id()) {
+        if method == "shutdown" {
+            shared.shutdown_asked.store(true, Ordering::SeqCst);
+            *shared.shutdown_id.lock().expect("not poisoned") = Some(id.clone());
+        }
+        let (tx, rx) = oneshot::channel();
+        *shared.awaited.lock().expect("not poisoned") = Some((id.clone(), tx));
+        released = Some(rx);
+    }
+    if to_server.send(body).await.is_err() {
+        return Some(Ended::ServerStopped);
+    }
+    if request.method() == "exit" {
+        // The server stops reading after `exit`; so do we.
+        return Some(Ended::Exit);
+    }
+    if let Some(released) = released {
+        let _ = released.await;
+    }
+    None
+}
+
+async fn reply(
+    to_client: &mpsc::Sender<Vec<u8>>,
+    refusal: &Refusal,
+) -> Result<(), mpsc::error::SendError<Vec<u8>>> {
+    let (code, kind) = if refusal.parse {
+        (-32700, "Parse error")
+    } else {
+        (-32600, "Invalid request")
+    };
+    tracing::warn!(code, "answered a malformed LSP message: {}", refusal.reason);
+    let response = json!({
+        "jsonrpc": "2.0",
+        "id": refusal.id,
+        "error": {"code": code, "message": format!("{kind}: {}", refusal.reason)},
+    });
+    to_client.send(response.to_string().into_bytes()).await
+}
+
+/// What tower-lsp-server's output tells us about the protocol's state.
+#[derive(Deserialize)]
+struct Peek {
+    method: Option<IgnoredAny>,
+    id: Option<Id>,
+    error: Option<IgnoredAny>,
+}
+
+/// Passes tower-lsp-server's frames on to the writer, noting the answers the
+/// reader awaits and the one to `shutdown`, and keeping requests from a
+/// client that asked to shut down.
+async fn forward(
+    from_server: DuplexStream,
+    to_client: mpsc::Sender<Vec<u8>>,
+    to_server: mpsc::WeakSender<Vec<u8>>,
+    shared: Arc<Shared>,
+) {
+    let mut frames = Frames::server(from_server);
+    while let Ok(Frame::Body(body)) = frames.next().await {
+        let Ok(peek) = serde_json::from_slice::<Peek>(&body) else {
+            tracing::error!("tower-lsp-server wrote a message that is not JSON-RPC");
+            continue;
+        };
+        let is_request = peek.method.is_some();
+        if is_request
+            && shared.shutdown_asked.load(Ordering::SeqCst)
+            && let Some(id) = peek.id
+        {
+            refuse_after_shutdown(id, &to_server);
+            continue;
+        }
+        if to_client.send(body).await.is_err() {
+            return;
+        }
+        let (false, Some(id)) = (is_request, peek.id) else {
+            continue;
+        };
+        if shared.shutdown_id.lock().expect("not poisoned").as_ref() == Some(&id)
+            && peek.error.is_none()
+        {
+            shared.shut_down.store(true, Ordering::SeqCst);
+        }
+        let mut awaited = shared.awaited.lock().expect("not poisoned");
+        if awaited.as_ref().is_some_and(|(awaited, _)| *awaited == id) {
+            let (_, release) = awaited.take().expect("checked");
+            let _ = release.send(());
+        }
+    }
+}
+
+/// Answers a request the server tried to send after `shutdown` as if the
+/// client had refused it, so whoever awaits it moves on.
+fn refuse_after_shutdown(id: Id, to_server: &mpsc::WeakSender<Vec<u8>>) {
+    tracing::debug!(%id, "not sending a request to the client after shutdown");
+    let Some(to_server) = to_server.upgrade() else {
+        return;
+    };
+    let response = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32803, "message": "not sent: the client asked to shut down"},
+    });
+    // Not awaited here: the server may be blocked writing to us.
+    tokio::spawn(async move {
+        let _ = to_server.send(response.to_string().into_bytes()).await;
+    });
+}
+
+enum Message {
+    Request(Request),
+    Response,
+}
+
+/// Why a body was refused, in words that quote none of it.
+struct Refusal {
+    /// A parse error (-32700: not JSON, or framed wrong) rather than an
+    /// invalid request (-32600: JSON, but not a JSON-RPC message).
+    parse: bool,
+    id: Id,
+    reason: String,
+}
+
+/// Accepts exactly what tower-lsp-server decodes: a JSON-RPC 2.0 request,
+/// notification or response, as UTF-8 JSON.
+fn check(body: &[u8]) -> Result<Message, Refusal> {
+    let parse_error = |reason: String| Refusal {
+        parse: true,
+        id: Id::Null,
+        reason,
+    };
+    if body.is_empty() {
+        return Err(parse_error("empty message".into()));
+    }
+    let text = std::str::from_utf8(body).map_err(|_| parse_error("not UTF-8".into()))?;
+    // serde_json's syntax errors give a position, never the text.
+    let value: Value = serde_json::from_str(text).map_err(|e| parse_error(e.to_string()))?;
+    if let Ok(request) = Request::deserialize(&value) {
+        return Ok(Message::Request(request));
+    }
+    if Response::deserialize(&value).is_ok() {
+        return Ok(Message::Response);
+    }
+    let id = value
+        .get("id")
+        .and_then(|id| Id::deserialize(id).ok())
+        .unwrap_or(Id::Null);
+    let reason = match &value {
+        Value::Array(_) => "batches are not supported",
+        Value::Object(object) => match object.get("jsonrpc") {
+            Some(Value::String(version)) if version == "2.0" => {
+                match (object.get("id"), object.get("method")) {
+                    (Some(id), _) if Id::deserialize(id).is_err() => {
+                        "\"id\" must be an integer, a string or null"
+                    }
+                    (_, Some(method)) if !method.is_string() => "\"method\" must be a string",
+                    _ => "not a request, notification or response",
+                }
+            }
+            _ => "\"jsonrpc\" must be \"2.0\"",
+        },
+        _ => "a message must be a JSON object",
+    };
+    Err(Refusal {
+        parse: false,
+        id,
+        reason: reason.into(),
+    })
+}
+
+enum Frame {
+    Body(Vec<u8>),
+    /// A header announced more than [`MAX_BODY`]; its body is skipped.
+    TooLarge(u64),
+    /// The body stalled as a whole JSON value `got` bytes into `length`.
+    Short {
+        length: usize,
+        got: usize,
+    },
+    End {
+        partial: bool,
+    },
+}
+
+/// Splits a byte stream into LSP base-protocol frames.
+struct Frames<R> {
+    input: R,
+    buffer: BytesMut,
+    /// Bytes discarded while looking for a header, since last reset.
+    skipped: usize,
+    /// Largest body accepted.
+    limit: u64,
+    /// How long a body may stall before it is checked for a wrong length.
+    idle: Option<Duration>,
+}
+
+enum Head {
+    Incomplete,
+    NotHeader,
+    Complete { length: u64, header: usize },
+}
+
+impl<R: AsyncRead + Unpin> Frames<R> {
+    /// The client's frames: bounded, and a stalled body that is already a
+    /// whole JSON value ends there.
+    fn client(input: R) -> Self {
+        Frames {
+            input,
+            buffer: BytesMut::with_capacity(PIPE),
+            skipped: 0,
+            limit: MAX_BODY as u64,
+            idle: Some(IDLE),
+        }
+    }
+
+    /// Our own server's frames: trusted, and not bounded like the client's.
+    fn server(input: R) -> Self {
+        Frames {
+            limit: u64::MAX,
+            idle: None,
+            ..Frames::client(input)
+        }
+    }
+
+    /// Reads more input; false at its end.
+    async fn fill(&mut self) -> std::io::Result<bool> {
+        self.buffer.reserve(PIPE);
+        Ok(self.input.read_buf(&mut self.buffer).await? > 0)
+    }
+
+    async fn next(&mut self) -> std::io::Result<Frame> {
+        loop {
+            // Tolerate blank lines between frames.
+            let blank = self
+                .buffer
+                .iter()
+                .take_while(|b| b.is_ascii_whitespace())
+                .count();
+            self.buffer.advance(blank);
+            match head(&self.buffer) {
+                Head::Complete { length, header } => {
+                    self.buffer.advance(header);
+                    if length > self.limit {
+                        return Ok(Frame::TooLarge(length));
+                    }
+                    let length = length as usize;
+                    while self.buffer.len() < length {
+                        let filled = match self.idle {
+                            Some(idle) => tokio::time::timeout(idle, self.fill()).await,
+                            None => Ok(self.fill().await),
+                        };
+                        match filled {
+                            Ok(Ok(true)) => {}
+                            Ok(Ok(false)) => {
+                                self.skipped += self.buffer.len();
+                                self.buffer.clear();
+                                return Ok(Frame::End { partial: true });
+                            }
+                            Ok(Err(e)) => return Err(e),
+                            // A client that announced too many bytes and now
+                            // waits for the answer: it gets one.
+                            Err(_)
+                                if serde_json::from_slice::<IgnoredAny>(&self.buffer).is_ok() =>
+                            {
+                                let got = self.buffer.len();
+                                self.buffer.clear();
+                                return Ok(Frame::Short { length, got });
+                            }
+                            Err(_) => {}
+                        }
+                    }
+                    return Ok(Frame::Body(self.buffer.split_to(length).to_vec()));
+                }
+                Head::Incomplete if self.buffer.len() < MAX_HEADER => {
+                    if !self.fill().await? {
+                        let partial = !self.buffer.is_empty();
+                        self.skipped += self.buffer.len();
+                        self.buffer.clear();
+                        return Ok(Frame::End { partial });
+                    }
+                }
+                Head::Incomplete | Head::NotHeader => self.resync(),
+            }
+        }
+    }
+
+    /// Drops bytes up to the next `Content-Length` after the first byte.
+    fn resync(&mut self) {
+        let found = self
+            .buffer
+            .windows(HEADER.len())
+            .skip(1)
+            .position(|w| w.eq_ignore_ascii_case(HEADER))
+            .map(|at| at + 1);
+        // Without a match, keep a tail that may be the start of one.
+        let drop = found.unwrap_or_else(|| {
+            self.buffer
+                .len()
+                .saturating_sub(HEADER.len() - 1)
+                .max(1)
+                .min(self.buffer.len())
+        });
+        self.skipped += drop;
+        self.buffer.advance(drop);
+    }
+
+    /// Puts a refused body back, to be searched for the next header.
+    fn rewind(&mut self, body: Vec<u8>) {
+        let mut buffer = BytesMut::from(&body[..]);
+        buffer.extend_from_slice(&self.buffer);
+        self.buffer = buffer;
+        self.resync();
+    }
+}
+
+/// Parses a header block at the start of `buffer`: `Name: value` lines up to
+/// an empty line, names case-insensitive, `Content-Length` required, other
+/// headers (`Content-Type`) ignored.
+fn head(buffer: &[u8]) -> Head {
+    let token = |b: &u8| b.is_ascii_alphanumeric() || b"-_".contains(b);
+    let mut at = 0;
+    let mut length = None;
+    loop {
+        let rest = &buffer[at..];
+        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+            // Give up early on what cannot become a header line.
+            let name = rest.split(|&b| b == b':').next().unwrap_or_default();
+            return if name.iter().all(token) {
+                Head::Incomplete
+            } else {
+                Head::NotHeader
+            };
+        };
+        let line = rest[..end].strip_suffix(b"\r").unwrap_or(&rest[..end]);
+        at += end + 1;
+        if line.is_empty() {
+            return match length {
+                Some(length) => Head::Complete { length, header: at },
+                None => Head::NotHeader,
+            };
+        }
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            return Head::NotHeader;
+        };
+        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
+        if name.is_empty() || !name.iter().all(token) {
+            return Head::NotHeader;
+        }
+        if name.eq_ignore_ascii_case(HEADER) {
+            match std::str::from_utf8(value).ok().and_then(|v| v.parse().ok()) {
+                Some(value) => length = Some(value),
+                None => return Head::NotHeader,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncWriteExt;
+
+    use super::*;
+
+    async fn frames_of(chunks: Vec<Vec<u8>>) -> (Vec<String>, usize) {
+        let (mut write, read) = tokio::io::duplex(16);
+        tokio::spawn(async move {
+            for chunk in chunks {
+                write.write_all(&chunk).await.unwrap();
+            }
+        });
+        let mut frames = Frames::client(read);
+        let mut bodies = Vec::new();
+        loop {
+            match frames.next().await.unwrap() {
+                Frame::Body(body) => bodies.push(String::from_utf8(body).unwrap()),
+                Frame::TooLarge(n) => bodies.push(format!("too large: {n}")),
+                Frame::Short { length, got } => bodies.push(format!("short: {got}/{length}")),
+                Frame::End { .. } => return (bodies, frames.skipped),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_frame_arriving_byte_by_byte_is_whole() {
+        let frame = b"Content-Length: 2\r\nContent-Type: x\r\n\r\n{}".to_vec();
+        let chunks = frame.iter().map(|&b| vec![b]).collect();
+        assert_eq!(frames_of(chunks).await, (vec!["{}".to_owned()], 0));
+    }
+
+    #[tokio::test]
+    async fn garbage_and_bad_headers_are_skipped_up_to_the_next_header() {
+        let mut garbage = vec![b'x'; 100_000];
+        garbage.extend_from_slice(b"\r\nContent-Length: 12x\r\n\r\nCONTENT-LENGTH:2\n\n[]");
+        let (bodies, skipped) = frames_of(vec![garbage]).await;
+        assert_eq!(bodies, vec!["[]".to_owned()]);
+        // Blank lines between frames are not counted, wherever reads split.
+        assert!((100_019..=100_025).contains(&skipped), "{skipped}");
+    }
+
+    #[tokio::test]
+    async fn an_over_large_length_is_reported_without_reading_the_body() {
+        let frame = b"Content-Length: 67108865\r\n\r\n{}Content-Length: 1\r\n\r\n1".to_vec();
+        let (bodies, skipped) = frames_of(vec![frame]).await;
+        assert_eq!(
+            bodies,
+            vec!["too large: 67108865".to_owned(), "1".to_owned()]
+        );
+        assert_eq!(skipped, 2);
+    }
+
+    #[test]
+    fn only_json_rpc_that_tower_lsp_server_decodes_is_accepted() {
+        assert!(check(br#"{"jsonrpc":"2.0","method":"initialized"}"#).is_ok());
+        assert!(check(br#"{"jsonrpc":"2.0","id":"a","result":null}"#).is_ok());
+        let refused = |body: &[u8]| check(body).err().expect("refused");
+        let parse = refused(b"\xff{}");
+        assert_eq!((parse.parse, parse.reason.as_str()), (true, "not UTF-8"));
+        let nested = refused("[".repeat(10_000).as_bytes());
+        assert!(nested.parse && nested.reason.contains("recursion limit"));
+        let method = refused(br#"{"jsonrpc":"2.0","id":"k","method":5}"#);
+        assert_eq!(method.id, Id::String("k".into()));
+        assert_eq!(method.reason, "\"method\" must be a string");
+        let scalar = refused(b"7");
+        assert_eq!(scalar.reason, "a message must be a JSON object");
+    }
+}
