@@ -282,11 +282,11 @@ impl<W: Write> Watch<W> {
                     self.reprompt();
                 }
             }
-            Update::Status(status) => {
-                for server in status.servers {
-                    if let Some(error) = server.error {
-                        self.say(format!("! {}: {error}", server.name));
-                    }
+            Update::Status(_) => {}
+            Update::Connection { server, error } => {
+                match error {
+                    Some(error) => self.say(format!("! {server}: {error}")),
+                    None => self.say(format!("! {server}: connected again")),
                 }
                 self.reprompt();
             }

@@ -98,8 +98,14 @@ async fn a_stalled_stream_is_noticed_and_replaced() {
     let request = sim.ask(None, database()); // its events are swallowed
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(ask["params"]["requestID"], json!(request.id));
-    let logs = client.logs();
-    assert!(logs.contains("no event or heartbeat for 300ms"), "{logs}");
+    // Logs are read from the pipe by another task: wait for the line.
+    let logs = client.logs_handle();
+    wait_for(|| {
+        logs.lock()
+            .unwrap()
+            .contains("no event or heartbeat for 300ms")
+    })
+    .await;
     client.answer(&ask, json!([["Postgres"]])).await;
     wait_for(|| !sim.received().is_empty()).await;
     assert_eq!(

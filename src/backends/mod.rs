@@ -26,6 +26,11 @@ pub(crate) mod fuzzing {
     pub fn parse_opencode(data: &str, global: bool) -> Option<Prompt> {
         super::opencode::asked(data, global)
     }
+
+    /// Whether the OpenCode prefilter keeps an event.
+    pub fn opencode_prefilter(data: &[u8], global: bool) -> bool {
+        super::opencode::prefilter::opencode(data, global)
+    }
 }
 
 /// What a backend saw, in ask-lsp's terms.

@@ -17,6 +17,11 @@ use crate::sse::{SseDecoder, SseEvent, SseItem};
 pub(super) trait Follow: Send + Sync + 'static {
     fn peer(&self) -> &Peer;
     fn timing(&self) -> &Timing;
+    /// Which events (by their raw `data`) can matter; the rest are dropped
+    /// by the decoder before anything is copied.
+    fn relevant(&self) -> fn(&[u8]) -> bool {
+        |_| true
+    }
     /// The request that opens the event stream.
     fn subscribe(&self) -> reqwest::RequestBuilder;
     /// Runs right after subscribing, before any event is read: lists what is
@@ -123,7 +128,7 @@ async fn connect_once<F: Follow>(
     if let Err(error) = server.resync(sink).await {
         return (End::Failed(error), true);
     }
-    let mut events = EventStream::new(response, server.timing().stall);
+    let mut events = EventStream::new(response, server.timing().stall, server.relevant());
     loop {
         let batch = match events.next().await {
             Ok(Some(batch)) => batch,
@@ -143,6 +148,8 @@ async fn connect_once<F: Follow>(
 struct EventStream {
     body: futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
     decoder: SseDecoder,
+    /// Events it rejects (on their raw bytes) are dropped undecoded.
+    relevant: fn(&[u8]) -> bool,
     stall: Duration,
     /// One deadline for the whole stream, re-armed only when it fires: the
     /// common path (a chunk arrives) does no timer work.
@@ -151,43 +158,45 @@ struct EventStream {
 }
 
 impl EventStream {
-    fn new(response: reqwest::Response, stall: Duration) -> Self {
+    fn new(response: reqwest::Response, stall: Duration, relevant: fn(&[u8]) -> bool) -> Self {
         EventStream {
             body: Box::pin(response.bytes_stream()),
             decoder: SseDecoder::default(),
+            relevant,
             stall,
             deadline: Box::pin(tokio::time::sleep(stall)),
             last_bytes: Instant::now(),
         }
     }
 
-    /// The events in the next chunk received: `Ok(None)` when the server
-    /// closed the stream, `Err` when it failed or went silent too long.
+    /// The relevant events in the next chunk(s) received, at least one:
+    /// `Ok(None)` when the server closed the stream, `Err` when it failed or
+    /// went silent too long.
     async fn next(&mut self) -> Result<Option<Vec<SseEvent>>, String> {
-        let chunk = loop {
-            tokio::select! {
+        let mut items = Vec::new();
+        loop {
+            let chunk = tokio::select! {
                 biased;
-                chunk = self.body.next() => break chunk,
+                chunk = self.body.next() => chunk,
                 () = &mut self.deadline => {
                     let silent_until = self.last_bytes + self.stall;
                     if Instant::now() >= silent_until {
                         return Err(format!("no event or heartbeat for {:?}", self.stall));
                     }
                     self.deadline.as_mut().reset(silent_until);
+                    continue;
                 }
-            }
-        };
-        let chunk = match chunk {
-            None => return Ok(None),
-            Some(Err(error)) => return Err(super::http::cause(&error)),
-            Some(Ok(chunk)) => chunk,
-        };
-        self.last_bytes = Instant::now();
-        let mut items = Vec::new();
-        self.decoder.feed(&chunk, &mut items);
-        Ok(Some(
-            items
-                .into_iter()
+            };
+            let chunk = match chunk {
+                None => return Ok(None),
+                Some(Err(error)) => return Err(super::http::cause(&error)),
+                Some(Ok(chunk)) => chunk,
+            };
+            self.last_bytes = Instant::now();
+            self.decoder
+                .feed_filtered(&chunk, self.relevant, &mut items);
+            let events: Vec<SseEvent> = items
+                .drain(..)
                 .filter_map(|item| match item {
                     SseItem::Event(event) => Some(event),
                     SseItem::Oversized => {
@@ -198,7 +207,71 @@ impl EventStream {
                         None
                     }
                 })
-                .collect(),
-        ))
+                .collect();
+            if !events.is_empty() {
+                return Ok(Some(events));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A response whose body yields `chunks`, each after its delay.
+    fn response(chunks: Vec<(u64, &'static str)>) -> reqwest::Response {
+        let body = futures_util::stream::iter(chunks).then(|(ms, text)| async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Ok::<_, std::io::Error>(bytes::Bytes::from_static(text.as_bytes()))
+        });
+        http::Response::new(reqwest::Body::wrap_stream(body)).into()
+    }
+
+    async fn data(events: &mut EventStream) -> Result<Option<Vec<String>>, String> {
+        let batch = events.next().await?;
+        Ok(batch.map(|b| b.into_iter().map(|e| e.data).collect()))
+    }
+
+    #[tokio::test]
+    async fn a_stream_never_silent_for_the_bound_is_not_a_stall_however_long_it_runs() {
+        // Longer in total than the stall bound, never silent for that long:
+        // the one deadline must be moved on, not fire at its first time.
+        let chunks = (0..6).map(|_| (120, "data: x\n\n")).collect();
+        let mut events = EventStream::new(response(chunks), Duration::from_millis(250), |_| true);
+        for _ in 0..6 {
+            assert_eq!(data(&mut events).await, Ok(Some(vec!["x".to_owned()])));
+        }
+        assert_eq!(data(&mut events).await, Ok(None));
+    }
+
+    #[tokio::test]
+    async fn silence_longer_than_the_bound_is_a_stall() {
+        let chunks = vec![
+            (0, "data: a\n\n"),
+            (200, ": ping\n\n"),
+            (5_000, "data: late\n\n"),
+        ];
+        let mut events = EventStream::new(response(chunks), Duration::from_millis(300), |_| true);
+        assert_eq!(data(&mut events).await, Ok(Some(vec!["a".to_owned()])));
+        let started = std::time::Instant::now();
+        assert_eq!(
+            data(&mut events).await,
+            Err("no event or heartbeat for 300ms".to_owned())
+        );
+        // Counted from the comment's bytes (at ~200 ms), not from the call.
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(450), "{waited:?}");
+        assert!(waited < Duration::from_millis(2_000), "{waited:?}");
+    }
+
+    #[tokio::test]
+    async fn the_filter_drops_events_before_they_are_batched() {
+        let chunks = vec![(0, "data: skip\n\n"), (0, "data: keep\n\ndata: skip\n\n")];
+        let mut events = EventStream::new(response(chunks), Duration::from_secs(5), |data| {
+            data == b"keep"
+        });
+        assert_eq!(data(&mut events).await, Ok(Some(vec!["keep".to_owned()])));
+        assert_eq!(data(&mut events).await, Ok(None));
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::registry::Registry;
+use super::registry::{Registry, Transition};
 use super::store::Store;
 use super::{
     Counters, Input, Listed, MAX_PENDING, Pending, Reason, Resolution, State, Status, Update,
@@ -199,12 +199,28 @@ impl Broker {
         }
     }
 
+    /// One message per change of state: a connection lost, or back; what
+    /// happens while retrying goes to the status (and the debug log) only.
     fn set_connection(&mut self, name: &str, connected: bool, error: Option<String>) {
-        if !self.registry.set_connection(name, connected, error.clone()) {
-            return;
-        }
-        if let Some(error) = &error {
-            tracing::warn!(server = name, "{error}");
+        let transition = self.registry.set_connection(name, connected, error.clone());
+        match (transition, error) {
+            (Transition::Same, _) => return,
+            (Transition::Lost, Some(error)) => {
+                tracing::warn!(server = name, "{error}");
+                self.emit(Update::Connection {
+                    server: name.to_owned(),
+                    error: Some(error),
+                });
+            }
+            (Transition::Restored, _) => {
+                tracing::info!(server = name, "connected again");
+                self.emit(Update::Connection {
+                    server: name.to_owned(),
+                    error: None,
+                });
+            }
+            (_, Some(error)) => tracing::debug!(server = name, "still not connected: {error}"),
+            (_, None) => tracing::info!(server = name, "connected"),
         }
         self.emit_status();
     }

@@ -116,6 +116,12 @@ pub(crate) enum Update {
         error: bool,
         message: String,
     },
+    /// A server's connection was lost (`error`) or is back (`None`); sent
+    /// once per change, not for every retry.
+    Connection {
+        server: String,
+        error: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

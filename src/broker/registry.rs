@@ -25,6 +25,20 @@ impl Drop for Server {
     }
 }
 
+/// What a connection change means for the person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Transition {
+    Same,
+    /// First connection.
+    Connected,
+    /// It worked (or had not failed yet) and now fails: worth telling.
+    Lost,
+    /// Still failing, another way (reconnect progress): status only.
+    StillDown,
+    /// It works again.
+    Restored,
+}
+
 pub(super) struct Registry {
     servers: HashMap<Arc<str>, Server>,
     factory: Factory,
@@ -100,18 +114,28 @@ impl Registry {
         self.servers.contains_key(name)
     }
 
-    /// Records a connection change; false when nothing changed (a retry loop
-    /// repeating the same failure).
-    pub fn set_connection(&mut self, name: &str, connected: bool, error: Option<String>) -> bool {
+    /// Records a connection change and says what kind it was.
+    pub fn set_connection(
+        &mut self,
+        name: &str,
+        connected: bool,
+        error: Option<String>,
+    ) -> Transition {
         let Some(server) = self.servers.get_mut(name) else {
-            return false;
+            return Transition::Same;
         };
         if server.connected == connected && server.error == error {
-            return false;
+            return Transition::Same; // a retry loop repeating the same failure
         }
+        let was_down = server.error.is_some();
         server.connected = connected;
         server.error = error;
-        true
+        match (was_down, server.error.is_some()) {
+            (false, true) => Transition::Lost,
+            (true, false) => Transition::Restored,
+            (true, true) => Transition::StillDown,
+            (false, false) => Transition::Connected,
+        }
     }
 
     pub fn status(&self) -> Vec<ServerStatus> {

@@ -2,7 +2,7 @@
 //! first: as `askQuestions/ask` when the client opted in, else as
 //! `window/showMessageRequest`, one question after another.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -53,7 +53,6 @@ pub(crate) struct Presenter {
     queue: VecDeque<Arc<Pending>>,
     deferred: HashSet<String>,
     shown: Option<Shown>,
-    server_errors: HashMap<String, String>,
     /// Several servers: plain prompts say which one asks.
     several_servers: bool,
 }
@@ -75,7 +74,6 @@ impl Presenter {
             queue: VecDeque::new(),
             deferred: HashSet::new(),
             shown: None,
-            server_errors: HashMap::new(),
             several_servers: false,
         }
     }
@@ -147,27 +145,27 @@ impl Presenter {
             }
             Update::Status(status) => {
                 self.several_servers = status.servers.len() > 1;
-                for server in &status.servers {
-                    match &server.error {
-                        Some(error) if self.server_errors.get(&server.name) != Some(error) => {
-                            self.server_errors
-                                .insert(server.name.clone(), error.clone());
-                            self.client
-                                .show_message(MessageType::WARNING, format!("ask-lsp: {error}"))
-                                .await;
-                        }
-                        Some(_) => {}
-                        None => {
-                            self.server_errors.remove(&server.name);
-                        }
-                    }
-                }
                 if self.extension {
                     self.client
                         .send_notification::<ext::Status>(to_proto::status_params(&status))
                         .await;
                 }
             }
+            Update::Connection { server, error } => match error {
+                Some(error) => {
+                    self.client
+                        .show_message(MessageType::WARNING, format!("ask-lsp: {error}"))
+                        .await
+                }
+                None => {
+                    self.client
+                        .log_message(
+                            MessageType::INFO,
+                            format!("ask-lsp: {server}: connected again"),
+                        )
+                        .await
+                }
+            },
             Update::Notice { error, message } => {
                 let level = if error {
                     MessageType::ERROR

@@ -6,6 +6,7 @@
 //! busy is stale (OpenCode keeps an aborted session's question listed
 //! forever; answering it reaches nobody), so it is not shown.
 
+pub(super) mod prefilter;
 mod wire;
 
 use std::collections::HashSet;
@@ -364,6 +365,14 @@ impl Follow for OpenCode {
 
     fn timing(&self) -> &Timing {
         &self.timing
+    }
+
+    fn relevant(&self) -> fn(&[u8]) -> bool {
+        if self.global() {
+            prefilter::opencode_global_event
+        } else {
+            prefilter::opencode_event
+        }
     }
 
     fn subscribe(&self) -> reqwest::RequestBuilder {

@@ -176,23 +176,11 @@ struct ToolState {
     status: String,
 }
 
-/// Every event ask-lsp acts on has one of these in its text. Streamed-token
-/// events (nearly all of a busy stream) have none, and are skipped without
-/// being parsed.
-const RELEVANT: [&str; 3] = ["question", "session.", "server."];
-
-fn relevant(data: &str) -> bool {
-    use std::sync::LazyLock;
-    static FINDERS: LazyLock<[memchr::memmem::Finder<'static>; 3]> =
-        LazyLock::new(|| RELEVANT.map(memchr::memmem::Finder::new));
-    FINDERS.iter().any(|f| f.find(data.as_bytes()).is_some())
-}
-
 /// Decodes one SSE `data` payload from `/event` (or `/global/event` when
 /// `global`). Events of no interest are `Other` (and not parsed: see
-/// [`RELEVANT`]); a relevant-looking event with a broken body is an error.
+/// [`super::prefilter`]); a relevant-looking event with a broken body is an error.
 pub(crate) fn parse_event(data: &str, global: bool) -> Result<Parsed, serde_json::Error> {
-    if !relevant(data) {
+    if !super::prefilter::opencode(data.as_bytes(), global) {
         return Ok(Parsed {
             directory: None,
             event: OcEvent::Other,
