@@ -29,6 +29,8 @@ pub(super) struct Broker {
     pub(super) counters: Counters,
     /// A policy's timeout per prompt that has one.
     pub(super) timers: HashMap<String, JoinHandle<()>>,
+    /// The person was told the store is full.
+    cap_noticed: bool,
     updates: mpsc::UnboundedSender<Update>,
     pub(super) inbox: mpsc::UnboundedSender<Input>,
 }
@@ -48,6 +50,7 @@ impl Broker {
             policies: Policies::default(),
             counters: Counters::default(),
             timers: HashMap::new(),
+            cap_noticed: false,
             updates,
             inbox,
         };
@@ -256,12 +259,17 @@ impl Broker {
             }
         };
         if self.store.len() >= MAX_PENDING {
-            self.notice(format!(
-                "{MAX_PENDING} prompts are already pending; {} was not taken in. Answer some first.",
-                crate::text::for_display(&key, crate::text::DISPLAY_ID_CHARS)
-            ));
+            // Said once per time the store fills, not for every prompt (nor
+            // again at every resync).
+            if !std::mem::replace(&mut self.cap_noticed, true) {
+                self.notice(format!(
+                    "{MAX_PENDING} prompts are already pending; more are not taken in until some are answered."
+                ));
+            }
+            tracing::debug!(%key, "not taken in: the pending store is full");
             return None;
         }
+        self.cap_noticed = false;
         let backend = self.registry.backend(server)?;
         let decision = self.policies.decide(
             &Scope {

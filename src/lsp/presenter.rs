@@ -33,6 +33,22 @@ pub(crate) enum Input {
     /// `askLsp.show`: present this request (or the oldest) again.
     Show(Option<String>),
     Surface(Surface),
+    /// The pop-up window has passed: sum up what was held back.
+    FlushPopUps,
+}
+
+/// Pop-ups a client gets at most per [`POP_UP_WINDOW`]; the rest go to its
+/// log and are summed up in one pop-up when the window ends, so a burst
+/// (hundreds of prompts withdrawn or refused at once) is not hundreds of
+/// pop-ups.
+const POP_UP_BURST: usize = 3;
+const POP_UP_WINDOW: std::time::Duration = std::time::Duration::from_secs(5);
+
+#[derive(Default)]
+struct PopUps {
+    window_start: Option<tokio::time::Instant>,
+    shown: usize,
+    held_back: usize,
 }
 
 struct Shown {
@@ -55,6 +71,7 @@ pub(crate) struct Presenter {
     shown: Option<Shown>,
     /// Several servers: plain prompts say which one asks.
     several_servers: bool,
+    pop_ups: PopUps,
 }
 
 impl Presenter {
@@ -75,6 +92,7 @@ impl Presenter {
             deferred: HashSet::new(),
             shown: None,
             several_servers: false,
+            pop_ups: PopUps::default(),
         }
     }
 
@@ -129,8 +147,7 @@ impl Presenter {
                         .send_notification::<ext::Resolved>(to_proto::resolved_params(&resolution))
                         .await;
                 } else if !resolution.reason.here() {
-                    self.client
-                        .show_message(MessageType::INFO, &resolution.message)
+                    self.pop_up(MessageType::INFO, resolution.message.clone())
                         .await;
                 }
                 if matches!(resolution.reason, Reason::Policy | Reason::Timeout) {
@@ -153,8 +170,7 @@ impl Presenter {
             }
             Update::Connection { server, error } => match error {
                 Some(error) => {
-                    self.client
-                        .show_message(MessageType::WARNING, format!("ask-lsp: {error}"))
+                    self.pop_up(MessageType::WARNING, format!("ask-lsp: {error}"))
                         .await
                 }
                 None => {
@@ -172,10 +188,48 @@ impl Presenter {
                 } else {
                     MessageType::INFO
                 };
-                self.client
-                    .show_message(level, format!("ask-lsp: {message}"))
-                    .await;
+                self.pop_up(level, format!("ask-lsp: {message}")).await;
             }
+        }
+    }
+
+    /// A `window/showMessage`, within the burst allowed per window; past it,
+    /// a log line now and one summary when the window ends.
+    async fn pop_up(&mut self, level: MessageType, message: String) {
+        let now = tokio::time::Instant::now();
+        let window_start = *self.pop_ups.window_start.get_or_insert(now);
+        if now >= window_start + POP_UP_WINDOW {
+            self.pop_ups.window_start = Some(now);
+            self.pop_ups.shown = 0;
+        }
+        if self.pop_ups.shown < POP_UP_BURST {
+            self.pop_ups.shown += 1;
+            self.client.show_message(level, message).await;
+            return;
+        }
+        self.client.log_message(level, message).await;
+        self.pop_ups.held_back += 1;
+        if self.pop_ups.held_back == 1 {
+            let inputs = self.inputs.clone();
+            let at = self.pop_ups.window_start.unwrap_or(now) + POP_UP_WINDOW;
+            tokio::spawn(async move {
+                tokio::time::sleep_until(at).await;
+                let _ = inputs.send(Input::FlushPopUps);
+            });
+        }
+    }
+
+    async fn flush_pop_ups(&mut self) {
+        let held_back = std::mem::take(&mut self.pop_ups.held_back);
+        if held_back > 0 {
+            self.pop_ups.window_start = Some(tokio::time::Instant::now());
+            self.pop_ups.shown = 1;
+            self.client
+                .show_message(
+                    MessageType::WARNING,
+                    format!("ask-lsp: {held_back} more messages in the last seconds are in the log (Output / :LspLog)"),
+                )
+                .await;
         }
     }
 
@@ -200,6 +254,7 @@ impl Presenter {
                 self.surface = surface;
                 self.present_next().await;
             }
+            Input::FlushPopUps => self.flush_pop_ups().await,
         }
     }
 
