@@ -16,12 +16,12 @@ use futures_util::future::BoxFuture;
 use lru::LruCache;
 use serde_json::json;
 
-use self::wire::{OcEvent, QuestionRequest, array_items, parse_event};
+use self::wire::{OcEvent, PermissionRequest, QuestionRequest, array_items, parse_event};
 use super::http::{self, Answered, Peer};
 use super::stream::{Follow, follow};
 use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing};
 use crate::config::ServerSpec;
-use crate::prompt::{Answer, Kind, Prompt, Reply};
+use crate::prompt::{Answer, Effect, Kind, Prompt, Reply};
 use crate::sse::SseEvent;
 use crate::text;
 
@@ -125,22 +125,50 @@ impl OpenCode {
         }
     }
 
-    /// `GET /question` for one directory (or the server's default). Items
-    /// that cannot be read are skipped, each alone, with one log line.
+    /// `GET /question` for one directory (or the server's default).
     async fn list(&self, directory: Option<&str>) -> Result<Vec<Prompt>, BackendError> {
+        self.list_route("/question", directory, |item, directory| {
+            serde_json::from_str::<QuestionRequest>(item).map(|r| r.into_prompt(directory))
+        })
+        .await
+    }
+
+    /// `GET /permission` for one directory (without `directory` OpenCode
+    /// lists nothing, so the server's default instance has none to show).
+    async fn list_permissions(&self, directory: Option<&str>) -> Result<Vec<Prompt>, BackendError> {
+        self.list_route("/permission", directory, |item, directory| {
+            serde_json::from_str::<PermissionRequest>(item).map(|r| r.into_prompt(directory))
+        })
+        .await
+    }
+
+    /// One listing route. Items that cannot be read are skipped, each alone,
+    /// with one log line.
+    async fn list_route(
+        &self,
+        path: &str,
+        directory: Option<&str>,
+        parse: impl Fn(&str, Option<String>) -> Result<Prompt, serde_json::Error>,
+    ) -> Result<Vec<Prompt>, BackendError> {
         let answered = self
-            .call(self.request(reqwest::Method::GET, "/question", directory))
+            .call(self.request(reqwest::Method::GET, path, directory))
             .await?;
         let text = std::str::from_utf8(&answered.body).unwrap_or("");
         let items = array_items(text).ok_or_else(|| {
             self.peer
-                .server_error(answered.status, "the question list is not a list".into())
+                .server_error(answered.status, format!("the {path} list is not a list"))
         })?;
+        let directory = directory
+            .or(self.spec.directory.as_deref())
+            .map(str::to_owned);
         let mut prompts = Vec::with_capacity(items.len());
         let (mut skipped, mut first_error) = (0usize, None);
         for item in items {
-            match serde_json::from_str::<QuestionRequest>(item) {
-                Ok(request) => prompts.push(self.prompt(request, directory)),
+            match parse(item, directory.clone()) {
+                Ok(mut prompt) => {
+                    prompt.origin.agent = self.agent(&prompt.session);
+                    prompts.push(prompt);
+                }
                 Err(e) => {
                     skipped += 1;
                     first_error.get_or_insert(e);
@@ -148,18 +176,9 @@ impl OpenCode {
             }
         }
         if let Some(error) = first_error {
-            tracing::warn!(server = %self.spec.name, "skipped {skipped} listed question(s) that could not be read; the first: {error}");
+            tracing::warn!(server = %self.spec.name, "skipped {skipped} item(s) of {path} that could not be read; the first: {error}");
         }
         Ok(prompts)
-    }
-
-    fn prompt(&self, request: QuestionRequest, directory: Option<&str>) -> Prompt {
-        let directory = directory
-            .or(self.spec.directory.as_deref())
-            .map(str::to_owned);
-        let mut prompt = request.into_prompt(directory);
-        prompt.origin.agent = self.agent(&prompt.session);
-        prompt
     }
 
     fn agent(&self, session: &str) -> Option<String> {
@@ -188,21 +207,49 @@ impl OpenCode {
         )
     }
 
-    /// What is pending in one directory and still live.
+    /// Allowing a permission of a session that ended would still run its
+    /// command (OpenCode keeps it listed): refused unless the server says
+    /// the session is running. A missed `session.deleted` cannot slip by.
+    async fn check_session_running(&self, prompt: &Prompt) -> Result<(), BackendError> {
+        match self.busy_sessions(prompt.directory.as_deref()).await {
+            Some(busy) if busy.contains(&prompt.session) => Ok(()),
+            Some(_) => Err(BackendError::NotFound {
+                server: self.peer.label.clone(),
+            }),
+            None => Err(BackendError::Refused {
+                server: self.peer.label.clone(),
+                reason: "cannot confirm that the permission's session is still running".into(),
+            }),
+        }
+    }
+
+    /// What is pending in one directory and still live. A listed prompt
+    /// whose session is not busy (aborted, deleted, gone) is stale. When the
+    /// server cannot say which sessions are busy, questions are shown but
+    /// permissions are not: answering a dead session's permission can still
+    /// run its command (captures/opencode-1.18.33/permission.txt, 10).
     async fn live(&self, directory: Option<&str>) -> Result<Vec<Prompt>, BackendError> {
-        let listed = self.list(directory).await?;
+        let mut listed = self.list(directory).await?;
+        // Without a directory OpenCode lists no permissions: skip the call.
+        if directory.or(self.spec.directory.as_deref()).is_some() {
+            listed.extend(self.list_permissions(directory).await?);
+        }
         if listed.is_empty() {
             return Ok(listed);
         }
-        let Some(busy) = self.busy_sessions(directory).await else {
-            return Ok(listed);
-        };
+        let busy = self.busy_sessions(directory).await;
+        if busy.is_none() {
+            tracing::warn!(server = %self.spec.name, "cannot tell which sessions are running: listed permissions are not shown");
+        }
         Ok(listed
             .into_iter()
             .filter(|p| {
-                let live = busy.contains(&p.session);
+                let live = match &busy {
+                    Some(busy) => busy.contains(&p.session),
+                    None => matches!(p.kind, Kind::Questions(_)),
+                };
                 if !live {
-                    tracing::info!(server = %self.spec.name, id = %p.id, "listed question skipped: its session is not running");
+                    tracing::info!(server = %self.spec.name, id = %p.id, kind = p.kind.name(), "listed prompt skipped: its session is not running");
                 }
                 live
             })
@@ -323,6 +370,11 @@ impl OpenCode {
                 rejected: false,
             },
             OcEvent::Rejected { id } => BackendEvent::ResolvedElsewhere { id, rejected: true },
+            // Also how the server's own cascades arrive: a reject rejects the
+            // session's other permissions, an always approves the covered ones.
+            OcEvent::PermissionReplied { id, rejected } => {
+                BackendEvent::ResolvedElsewhere { id, rejected }
+            }
             OcEvent::ToolEnded { call_id, ok } => BackendEvent::ToolEnded { call_id, ok },
             OcEvent::SessionEnded { session } => BackendEvent::SessionEnded { session },
             OcEvent::SessionAgent { session, agent } => {
@@ -417,7 +469,39 @@ impl Backend for OpenCode {
                     &format!("/question/{id}/reject"),
                     directory,
                 ),
-                _ => return Err(refused("OpenCode 1.x asks only questions here")),
+                (Kind::Permission(permission), reply) => {
+                    let body = match reply {
+                        Reply::Answer(Answer::Permission { choice }) => {
+                            let effect = permission
+                                .choices
+                                .iter()
+                                .find(|c| &c.id == choice)
+                                .map(|c| c.effect)
+                                .ok_or_else(|| refused("not one of the permission's choices"))?;
+                            let reply = match effect {
+                                Effect::AllowOnce => "once",
+                                Effect::AllowAlways => "always",
+                                Effect::RejectOnce | Effect::RejectAlways => "reject",
+                            };
+                            if reply != "reject" {
+                                self.check_session_running(prompt).await?;
+                            }
+                            json!({ "reply": reply })
+                        }
+                        Reply::Reject { message: Some(message) } => {
+                            json!({ "reply": "reject", "message": message })
+                        }
+                        Reply::Reject { message: None } => json!({ "reply": "reject" }),
+                        Reply::Answer(_) => return Err(refused("not an answer to a permission")),
+                    };
+                    self.request(
+                        reqwest::Method::POST,
+                        &format!("/permission/{id}/reply"),
+                        directory,
+                    )
+                    .json(&body)
+                }
+                _ => return Err(refused("not an answer to these questions")),
             };
             self.call(request).await.map(drop)
         })
@@ -425,8 +509,12 @@ impl Backend for OpenCode {
 
     fn still_pending<'a>(&'a self, prompt: &'a Prompt) -> BoxFuture<'a, Option<bool>> {
         Box::pin(async move {
-            let listed = self.list(prompt.directory.as_deref()).await.ok()?;
-            Some(listed.iter().any(|p| p.id == prompt.id))
+            let directory = prompt.directory.as_deref();
+            let listed = match prompt.kind {
+                Kind::Questions(_) => self.list(directory).await,
+                Kind::Permission(_) => self.list_permissions(directory).await,
+            };
+            Some(listed.ok()?.iter().any(|p| p.id == prompt.id))
         })
     }
 
