@@ -4,7 +4,7 @@
 //! in-process; tests and editor suites use it as their fake server. It is
 //! not part of the `ask-lsp` binary. See `docs/sim.md`.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -23,8 +23,10 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
 pub mod demo;
+mod permission;
 mod wire;
 
+pub use permission::{PermissionAsk, PermissionRequest};
 pub use wire::{QuestionInfo, QuestionOption, QuestionRequest, ToolRef};
 
 #[derive(Debug, Clone)]
@@ -58,6 +60,12 @@ pub enum Received {
     Reject {
         id: String,
     },
+    /// `POST /permission/{id}/reply`.
+    Permission {
+        id: String,
+        reply: String,
+        message: Option<String>,
+    },
 }
 
 /// How the next replies/rejects are mishandled (fault injection).
@@ -78,6 +86,11 @@ pub enum Fault {
 pub struct SimState {
     options: SimOptions,
     pending: Mutex<Vec<QuestionRequest>>,
+    permissions: Mutex<Vec<permission::PermissionRequest>>,
+    /// Patterns approved by `always` replies.
+    approved: Mutex<Vec<String>>,
+    /// Aborted or deleted sessions (not busy any more).
+    ended: Mutex<HashSet<String>>,
     log: Mutex<Vec<Received>>,
     faults: Mutex<VecDeque<Fault>>,
     counter: Mutex<u64>,
@@ -110,6 +123,9 @@ impl Sim {
         let inner = Arc::new(SimState {
             options,
             pending: Mutex::default(),
+            permissions: Mutex::default(),
+            approved: Mutex::default(),
+            ended: Mutex::default(),
             log: Mutex::default(),
             faults: Mutex::default(),
             counter: Mutex::new(0),
@@ -134,6 +150,14 @@ impl Sim {
             .route("/question", get(list))
             .route("/question/{id}/reply", post(reply))
             .route("/question/{id}/reject", post(reject))
+            .route("/permission", get(permission::list))
+            .route("/permission/{id}/reply", post(permission::reply))
+            .route("/session/status", get(permission::session_status))
+            .route(
+                "/session/{id}",
+                axum::routing::delete(permission::delete_session),
+            )
+            .route("/_sim/permission", post(permission::control_ask))
             .route("/_sim/ask", post(control_ask))
             .route("/_sim/answer/{id}", post(control_answer))
             .route("/_sim/abort/{session}", post(control_abort))
@@ -200,6 +224,10 @@ impl SimState {
     /// Asks a question as OpenCode's question tool does; returns the request.
     pub fn ask(&self, session_id: Option<&str>, questions: Vec<QuestionInfo>) -> QuestionRequest {
         let request = self.new_request(session_id, questions);
+        self.ended
+            .lock()
+            .expect("not poisoned")
+            .remove(&request.session_id);
         self.pending
             .lock()
             .expect("not poisoned")
@@ -252,7 +280,10 @@ impl SimState {
     /// Takes a pending request out with a reply or a rejection, optionally
     /// records it as received from a client, and emits what OpenCode emits.
     fn resolve(&self, outcome: Received, record: bool) -> bool {
-        let (Received::Reply { id, .. } | Received::Reject { id }) = &outcome;
+        let id = match &outcome {
+            Received::Reply { id, .. } | Received::Reject { id } => id,
+            Received::Permission { .. } => return false, // not a question
+        };
         let Some(request) = self.take(id) else {
             return false;
         };
@@ -268,7 +299,7 @@ impl SimState {
                     tool_part(&request, "completed", json!({})),
                 );
             }
-            Received::Reject { .. } => {
+            _ => {
                 self.emit(
                     "question.rejected",
                     json!({"sessionID": session, "requestID": id}),
@@ -294,6 +325,10 @@ impl SimState {
     /// Aborts a session like the real server: error + idle events, and the
     /// question stays listed.
     pub fn abort(&self, session_id: &str) {
+        self.ended
+            .lock()
+            .expect("not poisoned")
+            .insert(session_id.to_owned());
         self.emit(
             "session.error",
             json!({"sessionID": session_id, "error": {"name": "MessageAbortedError", "data": {"message": "Aborted"}}}),
@@ -498,7 +533,7 @@ fn not_found(id: &str) -> Response {
         .into_response()
 }
 
-fn bad_request(message: &str) -> Response {
+pub(crate) fn bad_request(message: &str) -> Response {
     (
         StatusCode::BAD_REQUEST,
         axum::Json(json!({"name": "BadRequest", "data": {"message": message, "kind": "Payload"}})),
@@ -507,7 +542,7 @@ fn bad_request(message: &str) -> Response {
 }
 
 /// Applies the next injected fault, if any.
-async fn fault(inner: &SimState) -> Option<Response> {
+pub(crate) async fn fault(inner: &SimState) -> Option<Response> {
     let fault = inner.faults.lock().expect("not poisoned").pop_front()?;
     Some(match fault {
         Fault::Status500 => (
