@@ -38,6 +38,30 @@ async fn client(sim: &Sim, caps: Value, server: Value) -> LspClient {
     client
 }
 
+/// The next `count` resolutions. The server resolves other permissions with
+/// a reply (a reject's or an always's cascade); one the editor got to show
+/// meanwhile must be cancelled, and nothing else may be asked.
+async fn resolutions(client: &mut LspClient, count: usize, may_show: &[&str]) -> Vec<Value> {
+    let mut resolved = Vec::new();
+    let mut shown = Vec::new();
+    let mut cancelled = Vec::new();
+    while resolved.len() < count || shown.len() != cancelled.len() {
+        let message = client.next().await;
+        match message["method"].as_str() {
+            Some("askQuestions/ask") => {
+                let id = message["params"]["requestID"].as_str().unwrap();
+                assert!(may_show.contains(&id), "{message:#}");
+                shown.push(message["id"].clone());
+            }
+            Some("$/cancelRequest") => cancelled.push(message["params"]["id"].clone()),
+            Some("askQuestions/resolved") => resolved.push(message["params"].clone()),
+            _ => {}
+        }
+    }
+    assert_eq!(shown, cancelled);
+    resolved
+}
+
 /// A direct reply from another client, as `curl` would send it.
 async fn reply_elsewhere(sim: &Sim, id: &str, body: Value) -> u16 {
     reqwest::Client::new()
@@ -116,24 +140,8 @@ async fn a_reject_carries_the_message_and_withdraws_the_sessions_other_permissio
             json!({"outcome": "rejected", "message": "Use printf instead"}),
         )
         .await;
-    // The server rejected the second one with it: withdrawn (if the editor
-    // got to show it meanwhile, the request is cancelled).
-    let mut resolved = Vec::new();
-    let mut shown_second = None;
-    let mut cancelled = None;
-    while resolved.len() < 2 || shown_second.is_some() != cancelled.is_some() {
-        let message = client.next().await;
-        match message["method"].as_str() {
-            Some("askQuestions/ask") => {
-                assert_eq!(message["params"]["requestID"], json!(second.id));
-                shown_second = Some(message["id"].clone());
-            }
-            Some("$/cancelRequest") => cancelled = Some(message["params"]["id"].clone()),
-            Some("askQuestions/resolved") => resolved.push(message["params"].clone()),
-            _ => {}
-        }
-    }
-    assert_eq!(shown_second, cancelled);
+    // The server rejected the second one with it: withdrawn.
+    let mut resolved = resolutions(&mut client, 2, &[&second.id]).await;
     resolved.sort_by_key(|r| r["key"].as_str().unwrap().to_owned());
     let mut expected = vec![
         json!({"key": key(&first), "state": "rejected", "reason": "rejectedHere"}),
@@ -167,14 +175,16 @@ async fn always_approves_what_it_covers_and_a_reply_elsewhere_withdraws_the_prom
     client
         .respond(&ask["id"], json!({"outcome": "answered", "choice": "always"}))
         .await;
-    let mut reasons = Vec::new();
-    while reasons.len() < 2 {
-        let message = client.next_method("askQuestions/resolved").await;
-        reasons.push((
-            message["params"]["key"].as_str().unwrap().to_owned(),
-            message["params"]["reason"].as_str().unwrap().to_owned(),
-        ));
-    }
+    let reasons: Vec<(String, String)> = resolutions(&mut client, 2, &[&covered.id])
+        .await
+        .iter()
+        .map(|r| {
+            (
+                r["key"].as_str().unwrap().to_owned(),
+                r["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
     assert!(reasons.contains(&(key(&covered), "answeredElsewhere".into())), "{reasons:?}");
     assert!(reasons.contains(&(key(&first), "answeredHere".into())), "{reasons:?}");
     // Covered from now on: not asked again.

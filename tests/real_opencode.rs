@@ -521,7 +521,8 @@ async fn permissions_against_the_real_server() {
     assert!(!opencode.root.path().join("project/REJECTED_RAN").exists());
 
     // Answered in another client (a direct HTTP reply): withdrawn here.
-    let session = opencode.say("BASH: echo ELSEWHERE").await;
+    // (Not `echo`: the `always` above approved `echo *` for the project.)
+    let session = opencode.say("BASH: printf ELSEWHERE").await;
     let ask = next_permission(&mut client, &session, "bash").await;
     let id = ask["params"]["requestID"].as_str().unwrap();
     let response = opencode
@@ -534,7 +535,7 @@ async fn permissions_against_the_real_server() {
     assert_eq!(resolved["params"]["reason"], "answeredElsewhere");
     client.respond_error(&ask["id"], -32800, "cancelled").await;
     let received = opencode.wait_received(5).await;
-    assert_eq!(received[4], "ELSEWHERE\n");
+    assert_eq!(received[4], "ELSEWHERE");
 
     // An edit: the diff is shown; allowed once, the file is written.
     let file = opencode.root.path().join("project/hello.txt");

@@ -89,8 +89,10 @@ pub struct SimState {
     permissions: Mutex<Vec<permission::PermissionRequest>>,
     /// Patterns approved by `always` replies.
     approved: Mutex<Vec<String>>,
-    /// Aborted or deleted sessions (not busy any more).
+    /// Aborted sessions (not busy any more).
     ended: Mutex<HashSet<String>>,
+    /// Deleted sessions (`GET /session/{id}` is 404).
+    deleted: Mutex<HashSet<String>>,
     log: Mutex<Vec<Received>>,
     faults: Mutex<VecDeque<Fault>>,
     counter: Mutex<u64>,
@@ -126,6 +128,7 @@ impl Sim {
             permissions: Mutex::default(),
             approved: Mutex::default(),
             ended: Mutex::default(),
+            deleted: Mutex::default(),
             log: Mutex::default(),
             faults: Mutex::default(),
             counter: Mutex::new(0),
@@ -155,7 +158,7 @@ impl Sim {
             .route("/session/status", get(permission::session_status))
             .route(
                 "/session/{id}",
-                axum::routing::delete(permission::delete_session),
+                get(permission::get_session).delete(permission::delete_session),
             )
             .route("/_sim/permission", post(permission::control_ask))
             .route("/_sim/ask", post(control_ask))

@@ -132,10 +132,11 @@ impl SimState {
         self.permissions.lock().expect("not poisoned").clone()
     }
 
-    /// Deletes a session like `DELETE /session/{id}`: `session.deleted`,
-    /// and its permission stays listed.
+    /// Deletes a session like `DELETE /session/{id}`: `session.deleted`;
+    /// as on the real server its permission stays listed and its run goes
+    /// on (still busy), but `GET /session/{id}` answers 404.
     pub fn delete_session(&self, session_id: &str) {
-        self.ended
+        self.deleted
             .lock()
             .expect("not poisoned")
             .insert(session_id.to_owned());
@@ -146,8 +147,8 @@ impl SimState {
         );
     }
 
-    /// Sessions with something pending that were not aborted or deleted:
-    /// what `GET /session/status` reports as busy.
+    /// Sessions with something pending that were not aborted: what
+    /// `GET /session/status` reports as busy.
     pub(crate) fn busy(&self) -> HashMap<String, Value> {
         let ended = self.ended.lock().expect("not poisoned").clone();
         let questions = self.pending.lock().expect("not poisoned");
@@ -297,6 +298,21 @@ pub(crate) async fn reply(
 
 pub(crate) async fn session_status(State(inner): State<Arc<SimState>>) -> Response {
     axum::Json(inner.busy()).into_response()
+}
+
+pub(crate) async fn get_session(
+    State(inner): State<Arc<SimState>>,
+    Path(session): Path<String>,
+) -> Response {
+    if inner.deleted.lock().expect("not poisoned").contains(&session) {
+        return (
+            StatusCode::NOT_FOUND,
+            axum::Json(json!({"name": "NotFoundError",
+                "data": {"message": format!("Session not found: {session}")}})),
+        )
+            .into_response();
+    }
+    axum::Json(json!({"id": session, "directory": inner.options.directory})).into_response()
 }
 
 pub(crate) async fn delete_session(

@@ -8,7 +8,7 @@
 
 mod wire;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
@@ -211,9 +211,17 @@ impl OpenCode {
     /// command (OpenCode keeps it listed): refused unless the server says
     /// the session is running. A missed `session.deleted` cannot slip by.
     async fn check_session_running(&self, prompt: &Prompt) -> Result<(), BackendError> {
-        match self.busy_sessions(prompt.directory.as_deref()).await {
-            Some(busy) if busy.contains(&prompt.session) => Ok(()),
-            Some(_) => Err(BackendError::NotFound {
+        let directory = prompt.directory.as_deref();
+        let running = match self.busy_sessions(directory).await {
+            Some(busy) if busy.contains(&prompt.session) => {
+                self.session_exists(&prompt.session, directory).await
+            }
+            Some(_) => Some(false),
+            None => None,
+        };
+        match running {
+            Some(true) => Ok(()),
+            Some(false) => Err(BackendError::NotFound {
                 server: self.peer.label.clone(),
             }),
             None => Err(BackendError::Refused {
@@ -223,8 +231,24 @@ impl OpenCode {
         }
     }
 
+    /// `GET /session/{id}`: a deleted session's run goes on (it stays busy in
+    /// `/session/status` while its permission waits), but the session is
+    /// gone. `None` when the server cannot say.
+    async fn session_exists(&self, session: &str, directory: Option<&str>) -> Option<bool> {
+        let id = text::url_segment(session).ok()?;
+        match self
+            .call(self.request(reqwest::Method::GET, &format!("/session/{id}"), directory))
+            .await
+        {
+            Ok(_) => Some(true),
+            Err(BackendError::NotFound { .. }) => Some(false),
+            Err(_) => None,
+        }
+    }
+
     /// What is pending in one directory and still live. A listed prompt
-    /// whose session is not busy (aborted, deleted, gone) is stale. When the
+    /// whose session is not busy (aborted, idle) is stale, and so is a
+    /// permission whose session was deleted. When the
     /// server cannot say which sessions are busy, questions are shown but
     /// permissions are not: answering a dead session's permission can still
     /// run its command (captures/opencode-1.18.33/permission.txt, 10).
@@ -241,12 +265,25 @@ impl OpenCode {
         if busy.is_none() {
             tracing::warn!(server = %self.spec.name, "cannot tell which sessions are running: listed permissions are not shown");
         }
+        // A busy session may have been deleted: its permission would still
+        // run. Asked once per session that has one.
+        let mut exists: HashMap<String, bool> = HashMap::new();
+        for prompt in &listed {
+            if matches!(prompt.kind, Kind::Permission(_))
+                && busy.as_ref().is_some_and(|b| b.contains(&prompt.session))
+                && !exists.contains_key(&prompt.session)
+            {
+                let found = self.session_exists(&prompt.session, directory).await;
+                exists.insert(prompt.session.clone(), found == Some(true));
+            }
+        }
         Ok(listed
             .into_iter()
             .filter(|p| {
-                let live = match &busy {
-                    Some(busy) => busy.contains(&p.session),
-                    None => matches!(p.kind, Kind::Questions(_)),
+                let live = match (&busy, &p.kind) {
+                    (Some(busy), Kind::Questions(_)) => busy.contains(&p.session),
+                    (Some(_), Kind::Permission(_)) => exists.get(&p.session) == Some(&true),
+                    (None, kind) => matches!(kind, Kind::Questions(_)),
                 };
                 if !live {
                     tracing::info!(server = %self.spec.name, id = %p.id, kind = p.kind.name(), "listed prompt skipped: its session is not running");
