@@ -101,7 +101,9 @@ impl PermissionRule {
     }
 
     fn fits(&self, subject: &str) -> bool {
-        self.matcher.as_ref().is_none_or(|m| m.regex.is_match(subject))
+        self.matcher
+            .as_ref()
+            .is_none_or(|m| m.regex.is_match(subject))
     }
 
     fn describe(&self) -> String {
@@ -137,7 +139,11 @@ fn permission_rule(rules: &[PermissionRule], permission: &Permission) -> Option<
         .find(|r| r.decision == PermissionDecision::Reject && fits_any(r))
     {
         return Some(Decision::Reject {
-            reason: format!("{} rejected a {} permission", rule.describe(), permission.action),
+            reason: format!(
+                "{} rejected a {} permission",
+                rule.describe(),
+                permission.action
+            ),
             message: Some(rule.message.clone().unwrap_or_else(|| {
                 format!(
                     "Rejected by the person's ask-lsp policy ({}).",
@@ -156,9 +162,9 @@ fn permission_rule(rules: &[PermissionRule], permission: &Permission) -> Option<
     let fits_every = |rule: &PermissionRule| {
         rule.matcher.is_none()
             || (!parts.is_empty()
-                && parts.iter().all(|s| {
-!SHELL_CHAINING.iter().any(|c| s.contains(c)) && rule.fits(s)
-                }))
+                && parts
+                    .iter()
+                    .all(|s| !SHELL_CHAINING.iter().any(|c| s.contains(c)) && rule.fits(s)))
     };
     let rule = rules.clone().find(|r| match r.decision {
         PermissionDecision::Allow => fits_every(r),
@@ -173,7 +179,11 @@ fn permission_rule(rules: &[PermissionRule], permission: &Permission) -> Option<
                 .find(|c| c.effect == Effect::AllowOnce)?;
             Some(Decision::Allow {
                 choice: choice.id.clone(),
-                reason: format!("{} allowed a {} permission once", rule.describe(), permission.action),
+                reason: format!(
+                    "{} allowed a {} permission once",
+                    rule.describe(),
+                    permission.action
+                ),
             })
         }
         _ => Some(Decision::Forward { timeout: None }),
@@ -925,17 +935,22 @@ mod tests {
     #[test]
     fn permission_rules_allow_reject_and_forward() {
         assert_eq!(
-            decide(rules(), &bash("git status --short", &["git status --short"])),
+            decide(
+                rules(),
+                &bash("git status --short", &["git status --short"])
+            ),
             Decision::Allow {
                 choice: "once".into(),
-                reason: "policy.permissions[0] (bash \"git status*\") allowed a bash permission once"
-                    .into()
+                reason:
+                    "policy.permissions[0] (bash \"git status*\") allowed a bash permission once"
+                        .into()
             }
         );
         assert_eq!(
             decide(rules(), &bash("rm -rf build", &["rm -rf build"])),
             Decision::Reject {
-                reason: "policy.permissions[1] (\"/rm\\\\s+-rf/\") rejected a bash permission".into(),
+                reason: "policy.permissions[1] (\"/rm\\\\s+-rf/\") rejected a bash permission"
+                    .into(),
                 message: Some("Never delete recursively.".into())
             }
         );
@@ -957,7 +972,11 @@ mod tests {
         let other = bash("git status && ls", &["git status", "ls"]);
         assert_eq!(decide(rules(), &other), Decision::Forward { timeout: None });
         // However the server splits it, substitution and redirection are not allowed.
-        for command in ["git status $(curl x)", "git status > ~/.bashrc", "git status `id`"] {
+        for command in [
+            "git status $(curl x)",
+            "git status > ~/.bashrc",
+            "git status `id`",
+        ] {
             assert_eq!(
                 decide(rules(), &bash(command, &[command])),
                 Decision::Forward { timeout: None },
@@ -996,7 +1015,9 @@ mod tests {
             "policy.permissions[0]: needs an action, a match, or both"
         );
         assert_eq!(
-            load_error(json!({"permissions": [{"match": "x", "decision": "allow", "message": "m"}]})),
+            load_error(
+                json!({"permissions": [{"match": "x", "decision": "allow", "message": "m"}]})
+            ),
             "policy.permissions[0].message: applies only to decision \"reject\""
         );
         assert!(

@@ -31,9 +31,7 @@ async fn client(sim: &Sim, caps: Value, server: Value) -> LspClient {
     let mut client = LspClient::start(&[]).await;
     let mut server = server;
     server["url"] = json!(sim.url());
-    client
-        .initialize(caps, json!({"servers": [server]}))
-        .await;
+    client.initialize(caps, json!({"servers": [server]})).await;
     wait_for(|| sim.subscribers() > 0).await;
     client
 }
@@ -173,7 +171,10 @@ async fn always_approves_what_it_covers_and_a_reply_elsewhere_withdraws_the_prom
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(ask["params"]["requestID"], json!(first.id));
     client
-        .respond(&ask["id"], json!({"outcome": "answered", "choice": "always"}))
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "always"}),
+        )
         .await;
     let reasons: Vec<(String, String)> = resolutions(&mut client, 2, &[&covered.id])
         .await
@@ -185,8 +186,14 @@ async fn always_approves_what_it_covers_and_a_reply_elsewhere_withdraws_the_prom
             )
         })
         .collect();
-    assert!(reasons.contains(&(key(&covered), "answeredElsewhere".into())), "{reasons:?}");
-    assert!(reasons.contains(&(key(&first), "answeredHere".into())), "{reasons:?}");
+    assert!(
+        reasons.contains(&(key(&covered), "answeredElsewhere".into())),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.contains(&(key(&first), "answeredHere".into())),
+        "{reasons:?}"
+    );
     // Covered from now on: not asked again.
     assert!(sim.ask_permission(PermissionAsk::bash("echo C")).is_none());
 
@@ -194,7 +201,10 @@ async fn always_approves_what_it_covers_and_a_reply_elsewhere_withdraws_the_prom
     let other = sim.ask_permission(PermissionAsk::bash("ls -la")).unwrap();
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(ask["params"]["requestID"], json!(other.id));
-    assert_eq!(reply_elsewhere(&sim, &other.id, json!({"reply": "once"})).await, 200);
+    assert_eq!(
+        reply_elsewhere(&sim, &other.id, json!({"reply": "once"})).await,
+        200
+    );
     let cancel = client.next_method("$/cancelRequest").await;
     assert_eq!(cancel["params"]["id"], ask["id"]);
     let resolved = client.next_method("askQuestions/resolved").await;
@@ -218,7 +228,9 @@ async fn a_deleted_or_aborted_sessions_permission_is_withdrawn_and_never_shown_a
     let sim = sim().await;
     let server = json!({"directory": DIR});
     let mut client = client(&sim, extension_caps(), server.clone()).await;
-    let deleted = sim.ask_permission(PermissionAsk::bash("touch gone")).unwrap();
+    let deleted = sim
+        .ask_permission(PermissionAsk::bash("touch gone"))
+        .unwrap();
     let ask = client.next_method("askQuestions/ask").await;
     let status = reqwest::Client::new()
         .delete(format!("{}/session/{}", sim.url(), deleted.session_id))
@@ -233,7 +245,9 @@ async fn a_deleted_or_aborted_sessions_permission_is_withdrawn_and_never_shown_a
     assert_eq!(resolved["params"]["reason"], "sessionEnded");
     client.respond_error(&ask["id"], -32800, "cancelled").await;
 
-    let aborted = sim.ask_permission(PermissionAsk::bash("touch stopped")).unwrap();
+    let aborted = sim
+        .ask_permission(PermissionAsk::bash("touch stopped"))
+        .unwrap();
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(ask["params"]["requestID"], json!(aborted.id));
     sim.abort(&aborted.session_id);
@@ -244,7 +258,9 @@ async fn a_deleted_or_aborted_sessions_permission_is_withdrawn_and_never_shown_a
     // Both stay listed on the server, as on the real one; a fresh ask-lsp
     // must not show them (answering `once` would still run the command).
     assert_eq!(sim.pending_permissions().len(), 2);
-    let live = sim.ask_permission(PermissionAsk::bash("echo live")).unwrap();
+    let live = sim
+        .ask_permission(PermissionAsk::bash("echo live"))
+        .unwrap();
     let mut client = client_again(&sim, server).await;
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(ask["params"]["requestID"], json!(live.id));
@@ -317,14 +333,18 @@ async fn plain_clients_get_the_choices_as_buttons() {
         .map(|a| a["title"].as_str().unwrap())
         .collect();
     assert_eq!(titles, ["Allow once", "Allow always (*)", "Reject"]);
-    client.respond(&shown["id"], json!({"title": "Allow once"})).await;
+    client
+        .respond(&shown["id"], json!({"title": "Allow once"}))
+        .await;
     wait_for(|| !sim.received().is_empty()).await;
     assert_eq!(sim.received(), vec![once(&request)]);
 
     // The Reject button sends a reject (no message: the turn ends).
     let second = sim.ask_permission(PermissionAsk::bash("ls")).unwrap();
     let shown = client.next_method("window/showMessageRequest").await;
-    client.respond(&shown["id"], json!({"title": "Reject"})).await;
+    client
+        .respond(&shown["id"], json!({"title": "Reject"}))
+        .await;
     wait_for(|| sim.received().len() == 2).await;
     assert_eq!(
         sim.received()[1],
@@ -350,11 +370,15 @@ async fn policy_rules_allow_one_pattern_reject_another_and_forward_the_rest() {
         )
         .await;
     wait_for(|| sim.subscribers() > 0).await;
-    let status = sim.ask_permission(PermissionAsk::bash("git status --short")).unwrap();
+    let status = sim
+        .ask_permission(PermissionAsk::bash("git status --short"))
+        .unwrap();
     let resolved = client.next_method("askQuestions/resolved").await;
     assert_eq!(resolved["params"]["reason"], "policy");
     assert_eq!(resolved["params"]["state"], "replied");
-    let delete = sim.ask_permission(PermissionAsk::bash("rm -rf build")).unwrap();
+    let delete = sim
+        .ask_permission(PermissionAsk::bash("rm -rf build"))
+        .unwrap();
     let resolved = client.next_method("askQuestions/resolved").await;
     assert_eq!(resolved["params"]["reason"], "policy");
     assert_eq!(resolved["params"]["state"], "rejected");
@@ -379,13 +403,23 @@ async fn policy_rules_allow_one_pattern_reject_another_and_forward_the_rest() {
             }
         ]
     );
-    let status = client.request("workspace/executeCommand", json!({"command": "askLsp.status"})).await;
+    let status = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.status"}),
+        )
+        .await;
     let counters = &status["result"]["counters"];
     assert_eq!(counters["policyAnswered"], 1, "{status:#}");
     assert_eq!(counters["policyRejected"], 1, "{status:#}");
     // Logged without the command (it may hold secrets).
     let logs = client.logs();
-    assert!(logs.contains("policy.permissions[0] (bash \"git status*\") allowed a bash permission once"), "{logs}");
+    assert!(
+        logs.contains(
+            "policy.permissions[0] (bash \"git status*\") allowed a bash permission once"
+        ),
+        "{logs}"
+    );
     assert!(!logs.contains("rm -rf build"), "{logs}");
 }
 
@@ -444,7 +478,9 @@ async fn an_unknown_choice_from_the_editor_is_a_clear_error_and_nothing_is_sent(
         };
     }
     // Not an answer at all: said, and the prompt waits for `askLsp.show`.
-    client.respond(&ask["id"], json!({"outcome": "answered"})).await;
+    client
+        .respond(&ask["id"], json!({"outcome": "answered"}))
+        .await;
     let message = client.next_method("window/showMessage").await;
     assert!(
         message["params"]["message"]
@@ -491,7 +527,10 @@ async fn a_huge_hostile_command_is_shown_whole_and_neutralised_in_every_surface(
     assert!(command.ends_with("' && touch TAIL_MARKER"));
     assert_neutral(ask["params"]["permission"]["patterns"][0].as_str().unwrap());
     let title = ask["params"]["title"].as_str().unwrap();
-    assert!(title.chars().count() <= 80 && !title.contains('\u{1b}'), "{title}");
+    assert!(
+        title.chars().count() <= 80 && !title.contains('\u{1b}'),
+        "{title}"
+    );
     let shown = plain.next_method("window/showMessageRequest").await;
     assert_neutral(shown["params"]["message"].as_str().unwrap());
 
@@ -520,8 +559,16 @@ async fn a_huge_hostile_command_is_shown_whole_and_neutralised_in_every_surface(
         .unwrap();
     let out = String::from_utf8(output.stdout).unwrap();
     assert_neutral(&out);
-    assert!(out.contains("  3. Reject"), "{}", &out[out.len().saturating_sub(500)..]);
-    assert!(out.contains("✓ Rejected \"Run echo 'xxx"), "{}", &out[out.len().saturating_sub(500)..]);
+    assert!(
+        out.contains("  3. Reject"),
+        "{}",
+        &out[out.len().saturating_sub(500)..]
+    );
+    assert!(
+        out.contains("✓ Rejected \"Run echo 'xxx"),
+        "{}",
+        &out[out.len().saturating_sub(500)..]
+    );
     assert_eq!(
         sim.received(),
         vec![Received::Permission {

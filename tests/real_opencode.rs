@@ -19,6 +19,11 @@ use tokio::process::{Child, Command};
 
 const STARTUP: Duration = Duration::from_secs(60);
 
+/// One real OpenCode at a time: several at once on a small machine make a
+/// first turn take longer than the harness waits for a message.
+static ONE_AT_A_TIME: std::sync::LazyLock<std::sync::Arc<tokio::sync::Mutex<()>>> =
+    std::sync::LazyLock::new(Default::default);
+
 fn installed() -> Option<(PathBuf, PathBuf)> {
     let found = std::env::var_os("ASK_LSP_OPENCODE_BIN")
         .zip(std::env::var_os("ASK_LSP_OPENCODE_PLUGIN_DIR"));
@@ -41,6 +46,7 @@ struct OpenCode {
     llm_url: String,
     server: Child,
     http: reqwest::Client,
+    _turn: tokio::sync::OwnedMutexGuard<()>,
 }
 
 impl OpenCode {
@@ -51,6 +57,7 @@ impl OpenCode {
             );
             return None;
         };
+        let turn = ONE_AT_A_TIME.clone().lock_owned().await;
         let root = tempfile::tempdir().unwrap();
         for dir in [
             "home",
@@ -113,6 +120,7 @@ impl OpenCode {
             llm,
             llm_url,
             http: reqwest::Client::new(),
+            _turn: turn,
         };
         opencode.wait_healthy().await;
         Some(opencode)
@@ -475,9 +483,15 @@ async fn permissions_against_the_real_server() {
     let started = std::time::Instant::now();
     let session = opencode.say("BASH: echo PERM_ONCE").await;
     let ask = next_permission(&mut client, &session, "bash").await;
-    eprintln!("measured: prompt_async → askQuestions/ask (permission) {:?}", started.elapsed());
+    eprintln!(
+        "measured: prompt_async → askQuestions/ask (permission) {:?}",
+        started.elapsed()
+    );
     assert_eq!(ask["params"]["permission"]["command"], "echo PERM_ONCE");
-    assert_eq!(ask["params"]["permission"]["patterns"], json!(["echo PERM_ONCE"]));
+    assert_eq!(
+        ask["params"]["permission"]["patterns"],
+        json!(["echo PERM_ONCE"])
+    );
     let choices: Vec<&str> = ask["params"]["permission"]["choices"]
         .as_array()
         .unwrap()
@@ -488,12 +502,20 @@ async fn permissions_against_the_real_server() {
     let answered = std::time::Instant::now();
     choose(&mut client, &ask, "once").await;
     let received = opencode.wait_received(1).await;
-    eprintln!("measured: choice → tool result at the model {:?}", answered.elapsed());
+    eprintln!(
+        "measured: choice → tool result at the model {:?}",
+        answered.elapsed()
+    );
     assert_eq!(received[0], "PERM_ONCE\n");
 
     // Always: the second identical call in the session is not asked again.
+    let started = std::time::Instant::now();
     let session = opencode.say("BASH:x2 echo PERM_TWICE").await;
     let ask = next_permission(&mut client, &session, "bash").await;
+    eprintln!(
+        "measured: prompt_async → askQuestions/ask (warm server) {:?}",
+        started.elapsed()
+    );
     choose(&mut client, &ask, "always").await;
     let received = opencode.wait_received(3).await;
     assert_eq!(received[1..], ["PERM_TWICE\n", "PERM_TWICE\n"]);
@@ -525,11 +547,16 @@ async fn permissions_against_the_real_server() {
     let session = opencode.say("BASH: printf ELSEWHERE").await;
     let ask = next_permission(&mut client, &session, "bash").await;
     let id = ask["params"]["requestID"].as_str().unwrap();
+    let replied = std::time::Instant::now();
     let response = opencode
         .post(&format!("/permission/{id}/reply"), json!({"reply": "once"}))
         .await;
     assert_eq!(response.status(), 200);
     let cancel = client.next_method("$/cancelRequest").await;
+    eprintln!(
+        "measured: reply elsewhere → $/cancelRequest {:?}",
+        replied.elapsed()
+    );
     assert_eq!(cancel["params"]["id"], ask["id"]);
     let resolved = client.next_method("askQuestions/resolved").await;
     assert_eq!(resolved["params"]["reason"], "answeredElsewhere");
@@ -560,10 +587,10 @@ async fn permission_policies_against_the_real_server() {
         .initialize(
             extension_caps(),
             json!({"servers": [{"url": opencode.url(), "directory": opencode.directory()}],
-                   "policy": {"permissions": [
-                       {"action": "bash", "match": "echo POLICY_*", "decision": "allow"},
-                       {"match": "rm -rf", "decision": "reject", "message": "Never rm -rf here (P1)"}
-                   ]}}),
+            "policy": {"permissions": [
+                {"action": "bash", "match": "echo POLICY_*", "decision": "allow"},
+                {"match": "rm -rf", "decision": "reject", "message": "Never rm -rf here (P1)"}
+            ]}}),
         )
         .await;
     opencode.say("BASH: echo POLICY_OK").await;
@@ -638,7 +665,10 @@ async fn a_dead_sessions_permission_is_never_shown_after_a_restart() {
         .iter()
         .map(|p| p["sessionID"].as_str().unwrap())
         .collect();
-    assert!(sessions.contains(&deleted.as_str()) && sessions.contains(&aborted.as_str()), "{listed:#}");
+    assert!(
+        sessions.contains(&deleted.as_str()) && sessions.contains(&aborted.as_str()),
+        "{listed:#}"
+    );
 
     // A fresh ask-lsp shows only the live one.
     let live = opencode.say("BASH: echo LIVE").await;

@@ -228,10 +228,11 @@ impl Broker {
 /// A permission answered with one of its reject choices is a rejection.
 fn refuses(kind: &Kind, reply: &Reply) -> bool {
     match (kind, reply) {
-        (Kind::Permission(permission), Reply::Answer(Answer::Permission { choice })) => permission
-            .choices
-            .iter()
-            .any(|c| &c.id == choice && matches!(c.effect, Effect::RejectOnce | Effect::RejectAlways)),
+        (Kind::Permission(permission), Reply::Answer(Answer::Permission { choice })) => {
+            permission.choices.iter().any(|c| {
+                &c.id == choice && matches!(c.effect, Effect::RejectOnce | Effect::RejectAlways)
+            })
+        }
         _ => false,
     }
 }

@@ -119,12 +119,18 @@ impl SimState {
             .lock()
             .expect("not poisoned")
             .push(request.clone());
-        self.emit("message.part.updated", self.permission_part(&request, "pending"));
+        self.emit(
+            "message.part.updated",
+            self.permission_part(&request, "pending"),
+        );
         self.emit(
             "permission.asked",
             serde_json::to_value(&request).expect("serializable"),
         );
-        self.emit("message.part.updated", self.permission_part(&request, "running"));
+        self.emit(
+            "message.part.updated",
+            self.permission_part(&request, "running"),
+        );
         Some(request)
     }
 
@@ -203,7 +209,10 @@ impl SimState {
             } else {
                 "completed"
             };
-            self.emit("message.part.updated", self.permission_part(request, status));
+            self.emit(
+                "message.part.updated",
+                self.permission_part(request, status),
+            );
         }
         if reply == "reject" && message.is_none() {
             self.emit("session.idle", json!({"sessionID": first.session_id}));
@@ -304,7 +313,12 @@ pub(crate) async fn get_session(
     State(inner): State<Arc<SimState>>,
     Path(session): Path<String>,
 ) -> Response {
-    if inner.deleted.lock().expect("not poisoned").contains(&session) {
+    if inner
+        .deleted
+        .lock()
+        .expect("not poisoned")
+        .contains(&session)
+    {
         return (
             StatusCode::NOT_FOUND,
             axum::Json(json!({"name": "NotFoundError",

@@ -1,10 +1,14 @@
 //! The OpenCode 1.x backend: `opencode serve`'s HTTP API and event stream.
 //!
 //! It follows `/event` (a configured directory) or `/global/event` (every
-//! directory), and resyncs from `GET /question` after every (re)connect since
-//! the stream has no replay. A listed question whose session is no longer
-//! busy is stale (OpenCode keeps an aborted session's question listed
-//! forever; answering it reaches nobody), so it is not shown.
+//! directory), and resyncs from `GET /question` and `GET /permission` (per
+//! directory: without one OpenCode lists no permissions) after every
+//! (re)connect since the stream has no replay. A listed prompt whose session
+//! is no longer busy is stale (OpenCode keeps an aborted session's prompts
+//! listed forever; answering a question reaches nobody), so it is not shown.
+//! Permissions get more care: answering a deleted session's permission
+//! `once` still runs its command, so a permission is shown and allowed only
+//! when the server confirms its session runs and exists.
 
 mod wire;
 
@@ -525,7 +529,9 @@ impl Backend for OpenCode {
                             }
                             json!({ "reply": reply })
                         }
-                        Reply::Reject { message: Some(message) } => {
+                        Reply::Reject {
+                            message: Some(message),
+                        } => {
                             json!({ "reply": "reject", "message": message })
                         }
                         Reply::Reject { message: None } => json!({ "reply": "reject" }),

@@ -18,9 +18,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::prompt::{
-    Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question,
-};
+use crate::prompt::{Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question};
 
 /// An OpenCode event, reduced to what matters for prompts.
 #[derive(Debug, Clone, PartialEq)]
@@ -542,13 +540,22 @@ mod tests {
         let OcEvent::Asked(prompt) = parsed.event else {
             panic!("{parsed:?}")
         };
-        assert_eq!(prompt.directory.as_deref(), Some("/home/user/projects/compound"));
-        assert_eq!(prompt.origin.tool_call.as_deref(), Some("call_mock_1795421018_24"));
+        assert_eq!(
+            prompt.directory.as_deref(),
+            Some("/home/user/projects/compound")
+        );
+        assert_eq!(
+            prompt.origin.tool_call.as_deref(),
+            Some("call_mock_1795421018_24")
+        );
         let Kind::Permission(permission) = prompt.kind else {
             panic!()
         };
         assert_eq!(permission.action, "bash");
-        assert_eq!(permission.title, "Run echo A_c13 && touch b_c13; git status | head -1");
+        assert_eq!(
+            permission.title,
+            "Run echo A_c13 && touch b_c13; git status | head -1"
+        );
         assert_eq!(
             permission.command.as_deref(),
             Some("echo A_c13 && touch b_c13; git status | head -1")
@@ -563,7 +570,11 @@ mod tests {
             choices,
             [
                 ("once", "Allow once", Effect::AllowOnce),
-                ("always", "Allow always (echo *, touch *, git status *, head *)", Effect::AllowAlways),
+                (
+                    "always",
+                    "Allow always (echo *, touch *, git status *, head *)",
+                    Effect::AllowAlways
+                ),
                 ("reject", "Reject", Effect::RejectOnce)
             ]
         );
@@ -575,10 +586,19 @@ mod tests {
             panic!()
         };
         assert_eq!(permission.title, "Edit /home/user/projects/edit/hello.txt");
-        assert!(permission.diff.as_deref().unwrap().ends_with("+hello\n+world\n"));
+        assert!(
+            permission
+                .diff
+                .as_deref()
+                .unwrap()
+                .ends_with("+hello\n+world\n")
+        );
         assert_eq!(
             permission.patterns,
-            ["home/user/projects/edit/hello.txt", "/home/user/projects/edit/hello.txt"]
+            [
+                "home/user/projects/edit/hello.txt",
+                "/home/user/projects/edit/hello.txt"
+            ]
         );
     }
 
@@ -611,7 +631,11 @@ mod tests {
             }
         );
         assert!(
-            parse_event(r#"{"type":"permission.asked","properties":{"id":"per_1"}}"#, false).is_err()
+            parse_event(
+                r#"{"type":"permission.asked","properties":{"id":"per_1"}}"#,
+                false
+            )
+            .is_err()
         );
     }
 }
