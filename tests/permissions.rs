@@ -11,7 +11,7 @@ use std::time::Duration;
 use ask_sim::{PermissionAsk, PermissionRequest};
 use common::*;
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const DIR: &str = "/sim/project";
 
@@ -543,21 +543,22 @@ async fn a_huge_hostile_command_is_shown_whole_and_neutralised_in_every_surface(
         .kill_on_drop(true)
         .spawn()
         .unwrap();
+    // Read while it writes: 200 kB do not fit in a pipe.
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = tokio::spawn(async move {
+        let mut out = Vec::new();
+        stdout.read_to_end(&mut out).await.map(|_| out)
+    });
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"3\n").await.unwrap();
-    // 100 kB through three surfaces at once on a small machine: a longer wait.
-    for _ in 0..300 {
-        if !sim.received().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for(|| !sim.received().is_empty()).await;
     drop(stdin);
-    let output = tokio::time::timeout(WAIT, child.wait_with_output())
+    tokio::time::timeout(WAIT, child.wait())
         .await
         .expect("exits at end of input")
         .unwrap();
-    let out = String::from_utf8(output.stdout).unwrap();
+    let output = reader.await.unwrap().unwrap();
+    let out = String::from_utf8(output).unwrap();
     assert_neutral(&out);
     assert!(
         out.contains("  3. Reject"),

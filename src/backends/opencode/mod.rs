@@ -349,7 +349,10 @@ impl OpenCode {
             .is_none()
         {
             let _ = sink.send(BackendEvent::Invalid {
-                error: format!("a question cannot be answered from here ({refused}); answer it in the agent's own interface"),
+                error: format!(
+                    "a {} prompt cannot be answered from here ({refused}); answer it in the agent's own interface",
+                    prompt.kind.name()
+                ),
             });
         }
         false
