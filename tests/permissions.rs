@@ -269,6 +269,24 @@ async fn a_deleted_or_aborted_sessions_permission_is_withdrawn_and_never_shown_a
     assert!(sim.received().is_empty());
 }
 
+#[tokio::test]
+async fn following_every_directory_finds_a_permission_pending_before_the_start() {
+    let sim = sim().await;
+    let request = sim
+        .ask_permission(PermissionAsk::bash("echo early"))
+        .unwrap();
+    // No directory: ask-lsp follows /global/event and has seen no directory yet.
+    let mut client = client(&sim, extension_caps(), json!({})).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(request.id));
+    assert_eq!(ask["params"]["source"]["directory"], DIR);
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "choice": "once"}))
+        .await;
+    wait_for(|| !sim.received().is_empty()).await;
+    assert_eq!(sim.received(), vec![once(&request)]);
+}
+
 async fn client_again(sim: &Sim, server: Value) -> LspClient {
     client(sim, extension_caps(), server).await
 }

@@ -677,6 +677,16 @@ async fn a_dead_sessions_permission_is_never_shown_after_a_restart() {
     let ask = next_permission(&mut client, &live, "bash").await;
     assert_eq!(ask["params"]["pending"], 1);
     client.expect_quiet(Duration::from_secs(1)).await;
+    // Following every directory, it finds the directory from the recent
+    // sessions, and shows the same.
+    let mut global = sidecar(&opencode, &[], json!({})).await;
+    let ask_global = next_permission(&mut global, &live, "bash").await;
+    assert_eq!(
+        ask_global["params"]["source"]["directory"],
+        json!(opencode.directory())
+    );
+    global.expect_quiet(Duration::from_secs(1)).await;
+    assert!(global.shutdown().await.success());
     for file in ["DELETED_RAN", "ABORTED_RAN"] {
         assert!(!opencode.root.path().join("project").join(file).exists());
     }

@@ -155,6 +155,7 @@ impl Sim {
             .route("/question/{id}/reject", post(reject))
             .route("/permission", get(permission::list))
             .route("/permission/{id}/reply", post(permission::reply))
+            .route("/session", get(permission::list_sessions))
             .route("/session/status", get(permission::session_status))
             .route(
                 "/session/{id}",

@@ -309,6 +309,18 @@ pub(crate) async fn session_status(State(inner): State<Arc<SimState>>) -> Respon
     axum::Json(inner.busy()).into_response()
 }
 
+/// `GET /session`: the sessions with something pending, newest first, each
+/// with the sim's directory (enough for a client to find the directory).
+pub(crate) async fn list_sessions(State(inner): State<Arc<SimState>>) -> Response {
+    let mut sessions: Vec<String> = inner.busy().into_keys().collect();
+    sessions.sort_unstable_by(|a, b| b.cmp(a));
+    let sessions: Vec<Value> = sessions
+        .into_iter()
+        .map(|id| json!({"id": id, "projectID": "global", "directory": inner.options.directory}))
+        .collect();
+    axum::Json(sessions).into_response()
+}
+
 pub(crate) async fn get_session(
     State(inner): State<Arc<SimState>>,
     Path(session): Path<String>,

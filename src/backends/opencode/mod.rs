@@ -37,6 +37,10 @@ pub(super) fn asked(data: &str, global: bool) -> Option<Prompt> {
     }
 }
 
+/// How many recently updated sessions name the directories to resync at
+/// start-up when following every directory.
+const RECENT_SESSIONS: usize = 50;
+
 /// A directory name longer than this (from an event) is not followed.
 const MAX_DIRECTORY_LEN: usize = 4096;
 
@@ -305,6 +309,7 @@ impl OpenCode {
         if !self.global() {
             return Ok(all);
         }
+        self.discover_directories().await;
         let seen: Vec<String> = {
             let dirs = self.directories.lock().expect("not poisoned");
             dirs.iter().map(|(d, _)| d.clone()).collect()
@@ -322,6 +327,32 @@ impl OpenCode {
             }
         }
         Ok(all)
+    }
+
+    /// Following every directory, ask-lsp learns them from events; at
+    /// start-up nothing has been seen yet, and without a directory OpenCode
+    /// lists no permissions. The most recently updated sessions (`GET
+    /// /session` lists every directory's, newest first) name the directories
+    /// where something may be pending. Best effort: a failure changes nothing.
+    async fn discover_directories(&self) {
+        #[derive(serde::Deserialize)]
+        struct SessionDirectory {
+            directory: Option<String>,
+        }
+        let request = self
+            .request(reqwest::Method::GET, "/session", None)
+            .query(&[("limit", RECENT_SESSIONS)]);
+        let Ok(answered) = self.call(request).await else {
+            return;
+        };
+        match serde_json::from_slice::<Vec<SessionDirectory>>(&answered.body) {
+            Ok(sessions) => {
+                for directory in sessions.iter().filter_map(|s| s.directory.as_deref()) {
+                    self.remember_directory(Some(directory));
+                }
+            }
+            Err(e) => tracing::debug!(server = %self.spec.name, "session list not read: {e}"),
+        }
     }
 
     fn remember_directory(&self, directory: Option<&str>) {
