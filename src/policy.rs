@@ -1,6 +1,12 @@
-//! Question policies: forward to the person (optionally with a timeout),
-//! reject, accept the first options, or answer by rule. Checked once at load
-//! time; the broker asks [`Policies::decide`] for every new question.
+//! Policies: for questions, forward to the person (optionally with a
+//! timeout), reject, accept the first options, or answer by rule; for
+//! permissions, rules by tool and pattern that allow, reject or forward.
+//! Checked once at load time; the broker asks [`Policies::decide`] for every
+//! new prompt.
+//!
+//! Safety first for permissions: only a rule that names a permission may
+//! allow it (no mode, no timeout does), a reject rule wins over every allow
+//! rule, and an allow rule must fit every sub-command the server lists.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -9,7 +15,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::prompt::{Answer, Kind, Prompt, Question, Reply};
+use crate::prompt::{Answer, Effect, Kind, Permission, Prompt, Question, Reply};
 
 type Answers = Vec<Vec<String>>;
 
@@ -54,6 +60,134 @@ struct Policy {
     mode: Mode,
     timeout: Option<Duration>,
     rules: Vec<Rule>,
+    permissions: Vec<PermissionRule>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum PermissionDecision {
+    Allow,
+    Reject,
+    Forward,
+}
+
+/// A rule for permissions: by tool (`bash`, `edit`, …) and/or by pattern.
+#[derive(Debug, Clone)]
+struct PermissionRule {
+    /// Where it stands in the configuration, for logs and reasons.
+    path: String,
+    action: Option<String>,
+    matcher: Option<PermissionMatcher>,
+    decision: PermissionDecision,
+    /// What the agent is told when this rule rejects.
+    message: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct PermissionMatcher {
+    source: String,
+    regex: Regex,
+}
+
+/// Text that chains, substitutes or redirects commands: an allow rule never
+/// fits a sub-command containing it, so `git status*` cannot allow
+/// `git status $(rm -rf ~)` or `git status > ~/.bashrc` however the server
+/// splits the command; such commands go to the person.
+const SHELL_CHAINING: [&str; 8] = ["$(", "<(", "`", ";", "&", "|", ">", "\n"];
+
+impl PermissionRule {
+    fn names_action(&self, permission: &Permission) -> bool {
+        self.action.as_ref().is_none_or(|a| *a == permission.action)
+    }
+
+    fn fits(&self, subject: &str) -> bool {
+        self.matcher
+            .as_ref()
+            .is_none_or(|m| m.regex.is_match(subject))
+    }
+
+    fn describe(&self) -> String {
+        let what = match (&self.action, &self.matcher) {
+            (Some(action), Some(m)) => format!("{action} {:?}", m.source),
+            (Some(action), None) => action.clone(),
+            (None, Some(m)) => format!("{:?}", m.source),
+            (None, None) => "any".into(),
+        };
+        format!("{} ({what})", self.path)
+    }
+}
+
+/// What a permission rule is matched against: each pattern the server
+/// lists (OpenCode: one per sub-command, or the file), and the full command.
+fn subjects(permission: &Permission) -> Vec<&str> {
+    let mut subjects: Vec<&str> = permission.patterns.iter().map(String::as_str).collect();
+    if let Some(command) = &permission.command {
+        subjects.push(command);
+    }
+    subjects
+}
+
+/// The permission decision of `rules`, if one applies: any reject rule that
+/// fits any subject wins; else the first allow rule that fits every pattern
+/// (the full command when there are none) or forward rule that fits any.
+fn permission_rule(rules: &[PermissionRule], permission: &Permission) -> Option<Decision> {
+    let all = subjects(permission);
+    let rules = rules.iter().filter(|r| r.names_action(permission));
+    let fits_any = |rule: &PermissionRule| all.is_empty() || all.iter().any(|s| rule.fits(s));
+    if let Some(rule) = rules
+        .clone()
+        .find(|r| r.decision == PermissionDecision::Reject && fits_any(r))
+    {
+        return Some(Decision::Reject {
+            reason: format!(
+                "{} rejected a {} permission",
+                rule.describe(),
+                permission.action
+            ),
+            message: Some(rule.message.clone().unwrap_or_else(|| {
+                format!(
+                    "Rejected by the person's ask-lsp policy ({}).",
+                    rule.describe()
+                )
+            })),
+        });
+    }
+    // Allowing looks at the parts the server split out; the full command
+    // only when it split nothing (`echo *` must not fit `echo a; rm -rf ~`).
+    let parts: Vec<&str> = if permission.patterns.is_empty() {
+        permission.command.as_deref().into_iter().collect()
+    } else {
+        permission.patterns.iter().map(String::as_str).collect()
+    };
+    let fits_every = |rule: &PermissionRule| {
+        rule.matcher.is_none()
+            || (!parts.is_empty()
+                && parts
+                    .iter()
+                    .all(|s| !SHELL_CHAINING.iter().any(|c| s.contains(c)) && rule.fits(s)))
+    };
+    let rule = rules.clone().find(|r| match r.decision {
+        PermissionDecision::Allow => fits_every(r),
+        PermissionDecision::Forward => fits_any(r),
+        PermissionDecision::Reject => false,
+    })?;
+    match rule.decision {
+        PermissionDecision::Allow => {
+            let choice = permission
+                .choices
+                .iter()
+                .find(|c| c.effect == Effect::AllowOnce)?;
+            Some(Decision::Allow {
+                choice: choice.id.clone(),
+                reason: format!(
+                    "{} allowed a {} permission once",
+                    rule.describe(),
+                    permission.action
+                ),
+            })
+        }
+        _ => Some(Decision::Forward { timeout: None }),
+    }
 }
 
 /// Every policy in force: a workspace default and overrides by server,
@@ -84,8 +218,15 @@ pub enum Decision {
         answers: Answers,
         reason: String,
     },
+    /// A permission allowed once by a rule that names it.
+    Allow {
+        choice: String,
+        reason: String,
+    },
+    /// `message` reaches the agent (a permission rule's reason).
     Reject {
         reason: String,
+        message: Option<String>,
     },
 }
 
@@ -97,7 +238,10 @@ impl Decision {
             Decision::Answer { answers, reason } => {
                 Some((Reply::Answer(Answer::Questions(answers)), reason))
             }
-            Decision::Reject { reason } => Some((Reply::Reject { message: None }, reason)),
+            Decision::Allow { choice, reason } => {
+                Some((Reply::Answer(Answer::Permission { choice }), reason))
+            }
+            Decision::Reject { reason, message } => Some((Reply::Reject { message }, reason)),
         }
     }
 }
@@ -115,6 +259,7 @@ struct RawPolicy {
     mode: Option<Mode>,
     timeout_ms: Option<u64>,
     rules: Option<Vec<RawRule>>,
+    permissions: Option<Vec<RawPermissionRule>>,
     servers: Option<HashMap<String, RawPolicy>>,
     agents: Option<HashMap<String, RawPolicy>>,
     sessions: Option<HashMap<String, RawPolicy>>,
@@ -126,6 +271,16 @@ struct RawRule {
     #[serde(rename = "match")]
     pattern: String,
     answers: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPermissionRule {
+    action: Option<String>,
+    #[serde(rename = "match")]
+    pattern: Option<String>,
+    decision: PermissionDecision,
+    message: Option<String>,
 }
 
 fn error(path: impl Into<String>, message: impl Into<String>) -> PolicyError {
@@ -148,6 +303,7 @@ impl Policies {
             mode: Mode::Forward,
             timeout: None,
             rules: Vec::new(),
+            permissions: Vec::new(),
         };
         let default = policy("policy", &raw, &forward)?;
         let scoped = |kind: &str, map: Option<HashMap<String, RawPolicy>>| {
@@ -182,6 +338,7 @@ impl Default for Policies {
                 mode: Mode::Forward,
                 timeout: None,
                 rules: Vec::new(),
+                permissions: Vec::new(),
             },
             servers: HashMap::new(),
             agents: HashMap::new(),
@@ -205,12 +362,17 @@ impl Policies {
             Kind::Questions(questions) => questions,
             // Only a person or a rule that names it may allow a permission:
             // modes that pick answers by themselves forward it instead.
-            Kind::Permission(_) => {
-                return match policy.mode {
-                    Mode::Reject => Decision::Reject {
-                        reason: format!("policy reject: {}", prompt.title()),
+            Kind::Permission(permission) => {
+                return match permission_rule(&policy.permissions, permission) {
+                    Some(Decision::Forward { .. }) => Decision::Forward {
+                        timeout: policy.timeout,
                     },
-                    _ => Decision::Forward {
+                    Some(decision) => decision,
+                    None if policy.mode == Mode::Reject => Decision::Reject {
+                        reason: format!("policy reject: a {} permission", permission.action),
+                        message: None,
+                    },
+                    None => Decision::Forward {
                         timeout: policy.timeout,
                     },
                 };
@@ -222,6 +384,7 @@ impl Policies {
             },
             Mode::Reject => Decision::Reject {
                 reason: format!("policy reject: {}", names(questions)),
+                message: None,
             },
             Mode::AcceptFirst => choose(questions, "accept-first", |_| None),
             Mode::Auto => choose(questions, "auto", |question| {
@@ -241,6 +404,7 @@ impl Policies {
             Kind::Questions(questions) => choose(questions, "accept-first", |_| None),
             Kind::Permission(_) => Decision::Reject {
                 reason: "a permission is never allowed by a timeout".into(),
+                message: None,
             },
         }
     }
@@ -281,6 +445,14 @@ fn policy(path: &str, raw: &RawPolicy, inherited: &Policy) -> Result<Policy, Pol
         None if mode == Mode::Auto => inherited.rules.clone(),
         None => Vec::new(),
     };
+    let permissions = match &raw.permissions {
+        Some(rules) => rules
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| compile_permission(&format!("{path}.permissions[{i}]"), rule))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => inherited.permissions.clone(),
+    };
     if mode == Mode::Auto && rules.is_empty() {
         return Err(error(
             format!("{path}.rules"),
@@ -291,6 +463,66 @@ fn policy(path: &str, raw: &RawPolicy, inherited: &Policy) -> Result<Policy, Pol
         mode,
         timeout,
         rules,
+        permissions,
+    })
+}
+
+fn compile_permission(path: &str, raw: &RawPermissionRule) -> Result<PermissionRule, PolicyError> {
+    if raw.action.is_none() && raw.pattern.is_none() {
+        return Err(error(path, "needs an action, a match, or both"));
+    }
+    if raw.action.as_deref().is_some_and(|a| a.trim().is_empty()) {
+        return Err(error(format!("{path}.action"), "is empty"));
+    }
+    if raw.message.is_some() && raw.decision != PermissionDecision::Reject {
+        return Err(error(
+            format!("{path}.message"),
+            "applies only to decision \"reject\"",
+        ));
+    }
+    if raw.message.as_deref().is_some_and(|m| m.trim().is_empty()) {
+        return Err(error(format!("{path}.message"), "is empty"));
+    }
+    let matcher = match raw.pattern.as_deref() {
+        None => None,
+        Some(pattern) if pattern.trim().is_empty() => {
+            return Err(error(format!("{path}.match"), "is empty"));
+        }
+        Some(pattern) => {
+            // `/…/`: a regex; with `*`: a wildcard over the whole text, as in
+            // OpenCode's own rules; else a substring. Case-sensitive, as
+            // commands and paths are.
+            let source = match regex_source(pattern) {
+                Some((body, true)) => format!("(?i){body}"),
+                Some((body, false)) => body.to_owned(),
+                None if pattern.contains('*') => format!(
+                    "^{}$",
+                    pattern
+                        .split('*')
+                        .map(regex::escape)
+                        .collect::<Vec<_>>()
+                        .join("(?s:.*)")
+                ),
+                None => regex::escape(pattern),
+            };
+            let regex = Regex::new(&source).map_err(|e| {
+                error(
+                    format!("{path}.match"),
+                    format!("invalid regex {pattern:?}: {e}"),
+                )
+            })?;
+            Some(PermissionMatcher {
+                source: pattern.to_owned(),
+                regex,
+            })
+        }
+    };
+    Ok(PermissionRule {
+        path: path.to_owned(),
+        action: raw.action.clone(),
+        matcher,
+        decision: raw.decision,
+        message: raw.message.clone(),
     })
 }
 
@@ -358,6 +590,7 @@ fn choose(
                             "{label}: {:?} has no options to choose from",
                             question.text
                         ),
+                        message: None,
                     };
                 }
             },
@@ -468,7 +701,8 @@ mod tests {
         assert_eq!(
             decide(json!({"mode": "reject"}), &database()),
             Decision::Reject {
-                reason: "policy reject: \"Which database?\", \"Deploy to production?\"".into()
+                reason: "policy reject: \"Which database?\", \"Deploy to production?\"".into(),
+                message: None,
             }
         );
     }
@@ -494,7 +728,8 @@ mod tests {
         assert_eq!(
             decide(json!({"mode": "accept-first"}), &free),
             Decision::Reject {
-                reason: "accept-first: \"Name?\" has no options to choose from".into()
+                reason: "accept-first: \"Name?\" has no options to choose from".into(),
+                message: None,
             }
         );
     }
@@ -663,5 +898,135 @@ mod tests {
             Policies::timeout_fallback(&prompt),
             Decision::Reject { .. }
         ));
+    }
+
+    /// An OpenCode-shaped bash permission: one pattern per sub-command.
+    fn bash(command: &str, patterns: &[&str]) -> Prompt {
+        use crate::prompt::PermissionChoice;
+        let choice = |id: &str, effect| PermissionChoice {
+            id: id.into(),
+            label: id.into(),
+            effect,
+        };
+        let mut prompt = database();
+        prompt.kind = Kind::Permission(Box::new(Permission {
+            action: "bash".into(),
+            title: format!("Run {command}"),
+            patterns: patterns.iter().map(|p| p.to_string()).collect(),
+            command: Some(command.into()),
+            diff: None,
+            choices: vec![
+                choice("once", Effect::AllowOnce),
+                choice("always", Effect::AllowAlways),
+                choice("reject", Effect::RejectOnce),
+            ],
+        }));
+        prompt
+    }
+
+    fn rules() -> Value {
+        json!({"permissions": [
+            {"action": "bash", "match": "git status*", "decision": "allow"},
+            {"match": "/rm\\s+-rf/", "decision": "reject", "message": "Never delete recursively."},
+            {"action": "edit", "match": ".env", "decision": "reject"}
+        ]})
+    }
+
+    #[test]
+    fn permission_rules_allow_reject_and_forward() {
+        assert_eq!(
+            decide(
+                rules(),
+                &bash("git status --short", &["git status --short"])
+            ),
+            Decision::Allow {
+                choice: "once".into(),
+                reason:
+                    "policy.permissions[0] (bash \"git status*\") allowed a bash permission once"
+                        .into()
+            }
+        );
+        assert_eq!(
+            decide(rules(), &bash("rm -rf build", &["rm -rf build"])),
+            Decision::Reject {
+                reason: "policy.permissions[1] (\"/rm\\\\s+-rf/\") rejected a bash permission"
+                    .into(),
+                message: Some("Never delete recursively.".into())
+            }
+        );
+        // Everything else goes to the person, with the policy's timeout.
+        let forward = json!({"timeoutMs": 5000, "permissions": rules()["permissions"]});
+        assert_eq!(
+            decide(forward, &bash("ls", &["ls"])),
+            Decision::Forward {
+                timeout: Some(Duration::from_secs(5))
+            }
+        );
+    }
+
+    #[test]
+    fn an_allow_rule_must_fit_every_sub_command_and_reject_wins() {
+        // OpenCode lists `git status; rm -rf ~` as two patterns.
+        let chained = bash("git status; rm -rf ~", &["git status", "rm -rf ~"]);
+        assert!(matches!(decide(rules(), &chained), Decision::Reject { .. }));
+        let other = bash("git status && ls", &["git status", "ls"]);
+        assert_eq!(decide(rules(), &other), Decision::Forward { timeout: None });
+        // However the server splits it, substitution and redirection are not allowed.
+        for command in [
+            "git status $(curl x)",
+            "git status > ~/.bashrc",
+            "git status `id`",
+        ] {
+            assert_eq!(
+                decide(rules(), &bash(command, &[command])),
+                Decision::Forward { timeout: None },
+                "{command}"
+            );
+        }
+        // A reject rule wins over an allow rule written before it.
+        let both = json!({"permissions": [
+            {"match": "*", "decision": "allow"},
+            {"match": "sudo", "decision": "reject"}
+        ]});
+        assert!(matches!(
+            decide(both, &bash("sudo ls", &["sudo ls"])),
+            Decision::Reject { message: Some(m), .. } if m.contains("policy.permissions[1]")
+        ));
+    }
+
+    #[test]
+    fn permission_rules_are_scoped_and_checked_at_load_time() {
+        let policies = Policies::from_json(Some(&json!({
+            "permissions": [{"action": "bash", "decision": "allow"}],
+            "sessions": {"ses_strict": {"permissions": []}}
+        })))
+        .unwrap();
+        let ls = bash("ls", &["ls"]);
+        assert!(matches!(
+            policies.decide(&scope("ses_1"), &ls),
+            Decision::Allow { .. }
+        ));
+        assert_eq!(
+            policies.decide(&scope("ses_strict"), &ls),
+            Decision::Forward { timeout: None }
+        );
+        assert_eq!(
+            load_error(json!({"permissions": [{"decision": "allow"}]})),
+            "policy.permissions[0]: needs an action, a match, or both"
+        );
+        assert_eq!(
+            load_error(
+                json!({"permissions": [{"match": "x", "decision": "allow", "message": "m"}]})
+            ),
+            "policy.permissions[0].message: applies only to decision \"reject\""
+        );
+        assert!(
+            load_error(json!({"permissions": [{"match": "x", "decision": "maybe"}]}))
+                .contains("unknown variant `maybe`")
+        );
+        assert!(
+            load_error(json!({"permissions": [{"match": "/(/", "decision": "reject"}]}))
+                .starts_with("policy.permissions[0].match: invalid regex")
+        );
     }
 }

@@ -19,6 +19,11 @@ use tokio::process::{Child, Command};
 
 const STARTUP: Duration = Duration::from_secs(60);
 
+/// One real OpenCode at a time: several at once on a small machine make a
+/// first turn take longer than the harness waits for a message.
+static ONE_AT_A_TIME: std::sync::LazyLock<std::sync::Arc<tokio::sync::Mutex<()>>> =
+    std::sync::LazyLock::new(Default::default);
+
 fn installed() -> Option<(PathBuf, PathBuf)> {
     let found = std::env::var_os("ASK_LSP_OPENCODE_BIN")
         .zip(std::env::var_os("ASK_LSP_OPENCODE_PLUGIN_DIR"));
@@ -41,6 +46,7 @@ struct OpenCode {
     llm_url: String,
     server: Child,
     http: reqwest::Client,
+    _turn: tokio::sync::OwnedMutexGuard<()>,
 }
 
 impl OpenCode {
@@ -51,6 +57,7 @@ impl OpenCode {
             );
             return None;
         };
+        let turn = ONE_AT_A_TIME.clone().lock_owned().await;
         let root = tempfile::tempdir().unwrap();
         for dir in [
             "home",
@@ -91,7 +98,8 @@ impl OpenCode {
                     "options": {"baseURL": format!("{llm_url}/v1"), "apiKey": "mock"},
                     "models": {"mock-model": {"name": "Mock"}}}},
                 "model": "mock/mock-model", "small_model": "mock/mock-model",
-                "autoupdate": false, "share": "disabled"
+                "autoupdate": false, "share": "disabled",
+                "permission": {"bash": "ask", "edit": "ask"}
             })
             .to_string(),
         )
@@ -112,6 +120,7 @@ impl OpenCode {
             llm,
             llm_url,
             http: reqwest::Client::new(),
+            _turn: turn,
         };
         opencode.wait_healthy().await;
         Some(opencode)
@@ -186,9 +195,14 @@ impl OpenCode {
 
     /// A new session whose turn asks the questions of `scenario`.
     async fn ask(&self, scenario: &str) -> String {
+        self.say(&format!("ASK:{scenario}")).await
+    }
+
+    /// A new session whose first user message is `text` (see mock_llm.py).
+    async fn say(&self, text: &str) -> String {
         let session: Value = self.post("/session", json!({})).await.json().await.unwrap();
         let id = session["id"].as_str().unwrap().to_owned();
-        let prompt = json!({"parts": [{"type": "text", "text": format!("ASK:{scenario}")}]});
+        let prompt = json!({"parts": [{"type": "text", "text": text}]});
         let response = self
             .post(&format!("/session/{id}/prompt_async"), prompt)
             .await;
@@ -442,4 +456,240 @@ async fn basic_auth_and_a_server_restart() {
         "{received:?}"
     );
     assert!(!client.logs().contains("s3cret"));
+}
+
+/// Waits for the permission of `session` and checks its request.
+async fn next_permission(client: &mut LspClient, session: &str, action: &str) -> Value {
+    let ask = next_ask(client, session).await;
+    assert_eq!(ask["params"]["kind"], "permission", "{ask:#}");
+    assert_eq!(ask["params"]["permission"]["action"], action, "{ask:#}");
+    ask
+}
+
+async fn choose(client: &mut LspClient, ask: &Value, choice: &str) {
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "choice": choice}))
+        .await;
+}
+
+#[tokio::test]
+async fn permissions_against_the_real_server() {
+    let Some(opencode) = OpenCode::start(None).await else {
+        return;
+    };
+    let mut client = sidecar(&opencode, &[], json!({"directory": opencode.directory()})).await;
+
+    // Allow once: the command ran and its output reached the model.
+    let started = std::time::Instant::now();
+    let session = opencode.say("BASH: echo PERM_ONCE").await;
+    let ask = next_permission(&mut client, &session, "bash").await;
+    eprintln!(
+        "measured: prompt_async → askQuestions/ask (permission) {:?}",
+        started.elapsed()
+    );
+    assert_eq!(ask["params"]["permission"]["command"], "echo PERM_ONCE");
+    assert_eq!(
+        ask["params"]["permission"]["patterns"],
+        json!(["echo PERM_ONCE"])
+    );
+    let choices: Vec<&str> = ask["params"]["permission"]["choices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(choices, ["Allow once", "Allow always (echo *)", "Reject"]);
+    let answered = std::time::Instant::now();
+    choose(&mut client, &ask, "once").await;
+    let received = opencode.wait_received(1).await;
+    eprintln!(
+        "measured: choice → tool result at the model {:?}",
+        answered.elapsed()
+    );
+    assert_eq!(received[0], "PERM_ONCE\n");
+
+    // Always: the second identical call in the session is not asked again.
+    let started = std::time::Instant::now();
+    let session = opencode.say("BASH:x2 echo PERM_TWICE").await;
+    let ask = next_permission(&mut client, &session, "bash").await;
+    eprintln!(
+        "measured: prompt_async → askQuestions/ask (warm server) {:?}",
+        started.elapsed()
+    );
+    choose(&mut client, &ask, "always").await;
+    let received = opencode.wait_received(3).await;
+    assert_eq!(received[1..], ["PERM_TWICE\n", "PERM_TWICE\n"]);
+    let asks = client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "askQuestions/ask" && m["params"]["sessionID"] == session)
+        .count();
+    assert_eq!(asks, 1);
+
+    // Reject with a reason: the model receives it; the command did not run.
+    let session = opencode.say("BASH: touch REJECTED_RAN").await;
+    let ask = next_permission(&mut client, &session, "bash").await;
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "rejected", "message": "Use printf instead (R1)"}),
+        )
+        .await;
+    let received = opencode.wait_received(4).await;
+    assert_eq!(
+        received[3],
+        "The user rejected permission to use this specific tool call with the following feedback: Use printf instead (R1)"
+    );
+    assert!(!opencode.root.path().join("project/REJECTED_RAN").exists());
+
+    // Answered in another client (a direct HTTP reply): withdrawn here.
+    // (Not `echo`: the `always` above approved `echo *` for the project.)
+    let session = opencode.say("BASH: printf ELSEWHERE").await;
+    let ask = next_permission(&mut client, &session, "bash").await;
+    let id = ask["params"]["requestID"].as_str().unwrap();
+    let replied = std::time::Instant::now();
+    let response = opencode
+        .post(&format!("/permission/{id}/reply"), json!({"reply": "once"}))
+        .await;
+    assert_eq!(response.status(), 200);
+    let cancel = client.next_method("$/cancelRequest").await;
+    eprintln!(
+        "measured: reply elsewhere → $/cancelRequest {:?}",
+        replied.elapsed()
+    );
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["reason"], "answeredElsewhere");
+    client.respond_error(&ask["id"], -32800, "cancelled").await;
+    let received = opencode.wait_received(5).await;
+    assert_eq!(received[4], "ELSEWHERE");
+
+    // An edit: the diff is shown; allowed once, the file is written.
+    let file = opencode.root.path().join("project/hello.txt");
+    let session = opencode
+        .say(&format!("WRITE:{}", file.to_string_lossy()))
+        .await;
+    let ask = next_permission(&mut client, &session, "edit").await;
+    let diff = ask["params"]["permission"]["diff"].as_str().unwrap();
+    assert!(diff.contains("+hello\n+world"), "{diff}");
+    choose(&mut client, &ask, "once").await;
+    opencode.wait_received(6).await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "hello\nworld\n");
+}
+
+#[tokio::test]
+async fn permission_policies_against_the_real_server() {
+    let Some(opencode) = OpenCode::start(None).await else {
+        return;
+    };
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"servers": [{"url": opencode.url(), "directory": opencode.directory()}],
+            "policy": {"permissions": [
+                {"action": "bash", "match": "echo POLICY_*", "decision": "allow"},
+                {"match": "rm -rf", "decision": "reject", "message": "Never rm -rf here (P1)"}
+            ]}}),
+        )
+        .await;
+    opencode.say("BASH: echo POLICY_OK").await;
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["reason"], "policy");
+    assert_eq!(opencode.wait_received(1).await[0], "POLICY_OK\n");
+    opencode.say("BASH: rm -rf nothing_here").await;
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["state"], "rejected");
+    assert_eq!(
+        opencode.wait_received(2).await[1],
+        "The user rejected permission to use this specific tool call with the following feedback: Never rm -rf here (P1)"
+    );
+    // Anything else is the person's to decide.
+    let session = opencode.say("BASH: echo OTHER && echo POLICY_X").await;
+    let ask = next_permission(&mut client, &session, "bash").await;
+    choose(&mut client, &ask, "reject").await;
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["state"], "rejected");
+    assert!(
+        client
+            .seen
+            .iter()
+            .all(|m| m["method"] != "askQuestions/ask" || m["params"]["sessionID"] == session)
+    );
+}
+
+#[tokio::test]
+async fn a_dead_sessions_permission_is_never_shown_after_a_restart() {
+    let Some(opencode) = OpenCode::start(None).await else {
+        return;
+    };
+    let server = json!({"directory": opencode.directory()});
+    let mut client = sidecar(&opencode, &[], server.clone()).await;
+    let deleted = opencode.say("BASH: touch DELETED_RAN").await;
+    let ask = next_permission(&mut client, &deleted, "bash").await;
+    let response = opencode
+        .request(reqwest::Method::DELETE, &format!("/session/{deleted}"))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success());
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["reason"], "sessionEnded");
+    client.respond_error(&ask["id"], -32800, "cancelled").await;
+
+    let aborted = opencode.say("BASH: touch ABORTED_RAN").await;
+    let ask = next_permission(&mut client, &aborted, "bash").await;
+    let response = opencode
+        .post(&format!("/session/{aborted}/abort"), json!({}))
+        .await;
+    assert!(response.status().is_success());
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["reason"], "sessionEnded");
+    client.respond_error(&ask["id"], -32800, "cancelled").await;
+    assert!(client.shutdown().await.success());
+
+    // The server still lists both.
+    let listed: Value = opencode
+        .request(reqwest::Method::GET, "/permission")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let sessions: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["sessionID"].as_str().unwrap())
+        .collect();
+    assert!(
+        sessions.contains(&deleted.as_str()) && sessions.contains(&aborted.as_str()),
+        "{listed:#}"
+    );
+
+    // A fresh ask-lsp shows only the live one.
+    let live = opencode.say("BASH: echo LIVE").await;
+    tokio::time::sleep(Duration::from_secs(2)).await; // its permission is pending before the start
+    let mut client = sidecar(&opencode, &[], server).await;
+    let ask = next_permission(&mut client, &live, "bash").await;
+    assert_eq!(ask["params"]["pending"], 1);
+    client.expect_quiet(Duration::from_secs(1)).await;
+    // Following every directory, it finds the directory from the recent
+    // sessions, and shows the same.
+    let mut global = sidecar(&opencode, &[], json!({})).await;
+    let ask_global = next_permission(&mut global, &live, "bash").await;
+    assert_eq!(
+        ask_global["params"]["source"]["directory"],
+        json!(opencode.directory())
+    );
+    global.expect_quiet(Duration::from_secs(1)).await;
+    assert!(global.shutdown().await.success());
+    for file in ["DELETED_RAN", "ABORTED_RAN"] {
+        assert!(!opencode.root.path().join("project").join(file).exists());
+    }
+    choose(&mut client, &ask, "once").await;
+    assert_eq!(opencode.wait_received(1).await[0], "LIVE\n");
 }

@@ -7,7 +7,7 @@
 use super::actor::Broker;
 use super::{BrokerError, Human, Input, Outcome, Reason, ReplyTo, State};
 use crate::backends::BackendError;
-use crate::prompt::{Answer, Kind, Reply};
+use crate::prompt::{Answer, Effect, Kind, Reply};
 
 /// A send's result, back in the broker's task.
 pub(super) struct Sent {
@@ -39,11 +39,14 @@ impl Broker {
                 Reason::RejectedHere,
                 format!("Rejected \"{title}\""),
             ),
-            Human::Answer(answer) => (
-                Reply::Answer(answer),
-                Reason::AnsweredHere,
-                format!("Answered \"{title}\""),
-            ),
+            Human::Answer(answer) => {
+                let reply = Reply::Answer(answer);
+                if refuses(&prompt.kind, &reply) {
+                    (reply, Reason::RejectedHere, format!("Rejected \"{title}\""))
+                } else {
+                    (reply, Reason::AnsweredHere, format!("Answered \"{title}\""))
+                }
+            }
             Human::One { index, answer } => {
                 let Kind::Questions(questions) = &prompt.kind else {
                     let _ = to.send(Err(BrokerError::NoSuchQuestion(key, index)));
@@ -131,9 +134,13 @@ impl Broker {
             still_pending,
             to,
         } = sent;
+        let refused = self
+            .store
+            .get(&key)
+            .is_some_and(|e| refuses(&e.pending.prompt.kind, &reply));
         let state = match reply {
-            Reply::Answer(_) => State::Replied,
-            Reply::Reject { .. } => State::Rejected,
+            Reply::Answer(_) if !refused => State::Replied,
+            _ => State::Rejected,
         };
         let error = match result {
             Ok(()) => {
@@ -215,6 +222,18 @@ impl Broker {
             _ => &mut self.counters.policy_rejected,
         };
         *counter += 1;
+    }
+}
+
+/// A permission answered with one of its reject choices is a rejection.
+fn refuses(kind: &Kind, reply: &Reply) -> bool {
+    match (kind, reply) {
+        (Kind::Permission(permission), Reply::Answer(Answer::Permission { choice })) => {
+            permission.choices.iter().any(|c| {
+                &c.id == choice && matches!(c.effect, Effect::RejectOnce | Effect::RejectAlways)
+            })
+        }
+        _ => false,
     }
 }
 

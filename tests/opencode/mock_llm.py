@@ -2,7 +2,9 @@
 """A mock OpenAI-compatible LLM for running the real OpenCode server offline.
 
 It streams a `question` tool call when the last user message contains
-`ASK:<scenario>`, and records the tool result OpenCode sends back (what the
+`ASK:<scenario>`, a `bash` tool call for `BASH:<command>` (`BASH:x2 <command>`
+calls it again after the first result, for `always`), a `write` tool call for
+`WRITE:<file name>`, and records the tool result OpenCode sends back (what the
 agent "received") so tests can assert on it: `GET /_mock/records`.
 
 Usage: mock_llm.py PORT_FILE   (listens on a free 127.0.0.1 port, writes it to PORT_FILE)
@@ -101,24 +103,44 @@ class Handler(BaseHTTPRequestHandler):
         tools = [t.get("function", {}).get("name") for t in request.get("tools") or []]
         with LOCK:
             REQUESTS.append({"last_role": last.get("role"), "tools": tools})
+        user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+        said = text_of(user)
         if last.get("role") == "tool":
             with LOCK:
                 RECORDS.append({"tool_call_id": last.get("tool_call_id"), "content": text_of(last)})
+            results = sum(1 for m in messages if m.get("role") == "tool")
+            if "BASH:x2 " in said and results < 2:
+                command = said.split("BASH:x2 ", 1)[1].strip()
+                self.reply(request, tool_call=(self.call_id(), json.dumps(
+                    {"command": command, "description": "Run a command"}), "bash"))
+                return
             self.reply(request, text="Thanks, noted.")
             return
-        user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
-        said = text_of(user)
+        if "BASH:" in said and "bash" in tools:
+            command = said.split("BASH:", 1)[1].strip()
+            if command.startswith("x2 "):
+                command = command[3:]
+            self.reply(request, tool_call=(self.call_id(), json.dumps(
+                {"command": command, "description": "Run a command"}), "bash"))
+            return
+        if "WRITE:" in said and "write" in tools:
+            name = said.split("WRITE:", 1)[1].split()[0]
+            self.reply(request, tool_call=(self.call_id(), json.dumps(
+                {"filePath": name, "content": "hello\nworld\n"}), "write"))
+            return
         scenario = None
         if "ASK:" in said and "question" in tools:
             scenario = said.split("ASK:", 1)[1].split()[0].strip(" .,")
         if scenario in SCENARIOS:
-            with LOCK:
-                CALLS[0] += 1
-                call_id = "call_mock_%d" % CALLS[0]
             arguments = json.dumps({"questions": SCENARIOS[scenario]})
-            self.reply(request, tool_call=(call_id, arguments))
+            self.reply(request, tool_call=(self.call_id(), arguments, "question"))
         else:
             self.reply(request, text="Mock title" if "question" not in tools else "OK.")
+
+    def call_id(self):
+        with LOCK:
+            CALLS[0] += 1
+            return "call_mock_%d" % CALLS[0]
 
     def reply(self, request, text=None, tool_call=None):
         usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
@@ -127,7 +149,7 @@ class Handler(BaseHTTPRequestHandler):
             finish = "stop"
             if tool_call:
                 message["tool_calls"] = [{"id": tool_call[0], "type": "function",
-                                          "function": {"name": "question", "arguments": tool_call[1]}}]
+                                          "function": {"name": tool_call[2], "arguments": tool_call[1]}}]
                 finish = "tool_calls"
             self.send_json(200, {"id": "chatcmpl-mock", "object": "chat.completion", "created": 0,
                                  "model": "mock-model", "usage": usage,
@@ -140,9 +162,9 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         frames = [chunk({"role": "assistant", "content": ""})]
         if tool_call:
-            call_id, arguments = tool_call
+            call_id, arguments, name = tool_call
             frames.append(chunk({"tool_calls": [{"index": 0, "id": call_id, "type": "function",
-                                                 "function": {"name": "question", "arguments": ""}}]}))
+                                                 "function": {"name": name, "arguments": ""}}]}))
             frames.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}))
             frames.append(chunk({}, "tool_calls"))
         else:

@@ -4,7 +4,7 @@
 //! in-process; tests and editor suites use it as their fake server. It is
 //! not part of the `ask-lsp` binary. See `docs/sim.md`.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -23,8 +23,10 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
 pub mod demo;
+mod permission;
 mod wire;
 
+pub use permission::{PermissionAsk, PermissionRequest};
 pub use wire::{QuestionInfo, QuestionOption, QuestionRequest, ToolRef};
 
 #[derive(Debug, Clone)]
@@ -58,6 +60,12 @@ pub enum Received {
     Reject {
         id: String,
     },
+    /// `POST /permission/{id}/reply`.
+    Permission {
+        id: String,
+        reply: String,
+        message: Option<String>,
+    },
 }
 
 /// How the next replies/rejects are mishandled (fault injection).
@@ -78,8 +86,13 @@ pub enum Fault {
 pub struct SimState {
     options: SimOptions,
     pending: Mutex<Vec<QuestionRequest>>,
-    /// Sessions working (waiting on a question counts), as `/session/status` lists them.
-    busy: Mutex<std::collections::HashSet<String>>,
+    permissions: Mutex<Vec<permission::PermissionRequest>>,
+    /// Patterns approved by `always` replies.
+    approved: Mutex<Vec<String>>,
+    /// Aborted sessions (not busy any more).
+    ended: Mutex<HashSet<String>>,
+    /// Deleted sessions (`GET /session/{id}` is 404).
+    deleted: Mutex<HashSet<String>>,
     log: Mutex<Vec<Received>>,
     faults: Mutex<VecDeque<Fault>>,
     counter: Mutex<u64>,
@@ -112,7 +125,10 @@ impl Sim {
         let inner = Arc::new(SimState {
             options,
             pending: Mutex::default(),
-            busy: Mutex::default(),
+            permissions: Mutex::default(),
+            approved: Mutex::default(),
+            ended: Mutex::default(),
+            deleted: Mutex::default(),
             log: Mutex::default(),
             faults: Mutex::default(),
             counter: Mutex::new(0),
@@ -136,9 +152,17 @@ impl Sim {
             .route("/event", get(event_stream))
             .route("/global/event", get(global_event_stream))
             .route("/question", get(list))
-            .route("/session/status", get(session_status))
             .route("/question/{id}/reply", post(reply))
             .route("/question/{id}/reject", post(reject))
+            .route("/permission", get(permission::list))
+            .route("/permission/{id}/reply", post(permission::reply))
+            .route("/session", get(permission::list_sessions))
+            .route("/session/status", get(permission::session_status))
+            .route(
+                "/session/{id}",
+                get(permission::get_session).delete(permission::delete_session),
+            )
+            .route("/_sim/permission", post(permission::control_ask))
             .route("/_sim/ask", post(control_ask))
             .route("/_sim/answer/{id}", post(control_answer))
             .route("/_sim/abort/{session}", post(control_abort))
@@ -205,6 +229,10 @@ impl SimState {
     /// Asks a question as OpenCode's question tool does; returns the request.
     pub fn ask(&self, session_id: Option<&str>, questions: Vec<QuestionInfo>) -> QuestionRequest {
         let request = self.new_request(session_id, questions);
+        self.ended
+            .lock()
+            .expect("not poisoned")
+            .remove(&request.session_id);
         self.pending
             .lock()
             .expect("not poisoned")
@@ -257,7 +285,10 @@ impl SimState {
     /// Takes a pending request out with a reply or a rejection, optionally
     /// records it as received from a client, and emits what OpenCode emits.
     fn resolve(&self, outcome: Received, record: bool) -> bool {
-        let (Received::Reply { id, .. } | Received::Reject { id }) = &outcome;
+        let id = match &outcome {
+            Received::Reply { id, .. } | Received::Reject { id } => id,
+            Received::Permission { .. } => return false, // not a question
+        };
         let Some(request) = self.take(id) else {
             return false;
         };
@@ -273,7 +304,7 @@ impl SimState {
                     tool_part(&request, "completed", json!({})),
                 );
             }
-            Received::Reject { .. } => {
+            _ => {
                 self.emit(
                     "question.rejected",
                     json!({"sessionID": session, "requestID": id}),
@@ -282,7 +313,6 @@ impl SimState {
                     "message.part.updated",
                     tool_part(&request, "error", json!({})),
                 );
-                self.busy.lock().expect("not poisoned").remove(session);
                 self.emit("session.idle", json!({"sessionID": session}));
             }
         }
@@ -300,7 +330,10 @@ impl SimState {
     /// Aborts a session like the real server: error + idle events, and the
     /// question stays listed.
     pub fn abort(&self, session_id: &str) {
-        self.busy.lock().expect("not poisoned").remove(session_id);
+        self.ended
+            .lock()
+            .expect("not poisoned")
+            .insert(session_id.to_owned());
         self.emit(
             "session.error",
             json!({"sessionID": session_id, "error": {"name": "MessageAbortedError", "data": {"message": "Aborted"}}}),
@@ -355,7 +388,7 @@ impl SimState {
         session_id: Option<&str>,
         questions: Vec<QuestionInfo>,
     ) -> QuestionRequest {
-        let request = QuestionRequest {
+        QuestionRequest {
             id: self.next("que"),
             session_id: session_id.map_or_else(|| self.next("ses"), str::to_owned),
             questions,
@@ -363,12 +396,7 @@ impl SimState {
                 message_id: self.next("msg"),
                 call_id: self.next("call"),
             }),
-        };
-        self.busy
-            .lock()
-            .expect("not poisoned")
-            .insert(request.session_id.clone());
-        request
+        }
     }
 
     fn take(&self, id: &str) -> Option<QuestionRequest> {
@@ -507,17 +535,6 @@ async fn path(State(inner): State<Arc<SimState>>) -> Response {
     .into_response()
 }
 
-async fn session_status(State(inner): State<Arc<SimState>>) -> Response {
-    let busy: serde_json::Map<String, Value> = inner
-        .busy
-        .lock()
-        .expect("not poisoned")
-        .iter()
-        .map(|session| (session.clone(), json!({"type": "busy"})))
-        .collect();
-    axum::Json(busy).into_response()
-}
-
 async fn list(State(inner): State<Arc<SimState>>) -> Response {
     axum::Json(inner.pending.lock().expect("not poisoned").clone()).into_response()
 }
@@ -531,7 +548,7 @@ fn not_found(id: &str) -> Response {
         .into_response()
 }
 
-fn bad_request(message: &str) -> Response {
+pub(crate) fn bad_request(message: &str) -> Response {
     (
         StatusCode::BAD_REQUEST,
         axum::Json(json!({"name": "BadRequest", "data": {"message": message, "kind": "Payload"}})),
@@ -540,7 +557,7 @@ fn bad_request(message: &str) -> Response {
 }
 
 /// Applies the next injected fault, if any.
-async fn fault(inner: &SimState) -> Option<Response> {
+pub(crate) async fn fault(inner: &SimState) -> Option<Response> {
     let fault = inner.faults.lock().expect("not poisoned").pop_front()?;
     Some(match fault {
         Fault::Status500 => (

@@ -1,15 +1,19 @@
 //! The OpenCode 1.x backend: `opencode serve`'s HTTP API and event stream.
 //!
 //! It follows `/event` (a configured directory) or `/global/event` (every
-//! directory), and resyncs from `GET /question` after every (re)connect since
-//! the stream has no replay. A listed question whose session is no longer
-//! busy is stale (OpenCode keeps an aborted session's question listed
-//! forever; answering it reaches nobody), so it is not shown.
+//! directory), and resyncs from `GET /question` and `GET /permission` (per
+//! directory: without one OpenCode lists no permissions) after every
+//! (re)connect since the stream has no replay. A listed prompt whose session
+//! is no longer busy is stale (OpenCode keeps an aborted session's prompts
+//! listed forever; answering a question reaches nobody), so it is not shown.
+//! Permissions get more care: answering a deleted session's permission
+//! `once` still runs its command, so a permission is shown and allowed only
+//! when the server confirms its session runs and exists.
 
+mod pending;
 pub(super) mod prefilter;
 mod wire;
 
-use std::collections::HashSet;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
@@ -17,12 +21,12 @@ use futures_util::future::BoxFuture;
 use lru::LruCache;
 use serde_json::json;
 
-use self::wire::{OcEvent, QuestionRequest, array_items, parse_event};
+use self::wire::{OcEvent, parse_event};
 use super::http::{self, Answered, Peer};
 use super::stream::{Follow, follow};
 use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing};
 use crate::config::ServerSpec;
-use crate::prompt::{Answer, Kind, Prompt, Reply};
+use crate::prompt::{Answer, Effect, Kind, Prompt, Reply};
 use crate::sse::SseEvent;
 use crate::text;
 
@@ -126,134 +130,12 @@ impl OpenCode {
         }
     }
 
-    /// `GET /question` for one directory (or the server's default). Items
-    /// that cannot be read are skipped, each alone, with one log line.
-    async fn list(&self, directory: Option<&str>) -> Result<Vec<Prompt>, BackendError> {
-        let answered = self
-            .call(self.request(reqwest::Method::GET, "/question", directory))
-            .await?;
-        let text = std::str::from_utf8(&answered.body).unwrap_or("");
-        let items = array_items(text).ok_or_else(|| {
-            self.peer
-                .server_error(answered.status, "the question list is not a list".into())
-        })?;
-        let mut prompts = Vec::with_capacity(items.len());
-        let (mut skipped, mut first_error) = (0usize, None);
-        for item in items {
-            match serde_json::from_str::<QuestionRequest>(item) {
-                Ok(request) => prompts.push(self.prompt(request, directory)),
-                Err(e) => {
-                    skipped += 1;
-                    first_error.get_or_insert(e);
-                }
-            }
-        }
-        if let Some(error) = first_error {
-            tracing::warn!(server = %self.spec.name, "skipped {skipped} listed question(s) that could not be read; the first: {error}");
-        }
-        Ok(prompts)
-    }
-
-    fn prompt(&self, request: QuestionRequest, directory: Option<&str>) -> Prompt {
-        let directory = directory
-            .or(self.spec.directory.as_deref())
-            .map(str::to_owned);
-        let mut prompt = request.into_prompt(directory);
-        prompt.origin.agent = self.agent(&prompt.session);
-        prompt
-    }
-
     fn agent(&self, session: &str) -> Option<String> {
         self.agents
             .lock()
             .expect("not poisoned")
             .get(session)
             .cloned()
-    }
-
-    /// Sessions the server is working on in a directory (`GET /session/status`
-    /// lists the busy ones); `None` when the server cannot say.
-    async fn busy_sessions(&self, directory: Option<&str>) -> Option<HashSet<String>> {
-        let answered = self
-            .call(self.request(reqwest::Method::GET, "/session/status", directory))
-            .await
-            .ok()?;
-        let status: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(&answered.body).ok()?;
-        Some(
-            status
-                .into_iter()
-                .filter(|(_, s)| s.get("type").and_then(|t| t.as_str()) != Some("idle"))
-                .map(|(id, _)| id)
-                .collect(),
-        )
-    }
-
-    /// What is pending in one directory and still live.
-    async fn live(&self, directory: Option<&str>) -> Result<Vec<Prompt>, BackendError> {
-        let listed = self.list(directory).await?;
-        if listed.is_empty() {
-            return Ok(listed);
-        }
-        let Some(busy) = self.busy_sessions(directory).await else {
-            return Ok(listed);
-        };
-        Ok(listed
-            .into_iter()
-            .filter(|p| {
-                let live = busy.contains(&p.session);
-                if !live {
-                    tracing::info!(server = %self.spec.name, id = %p.id, "listed question skipped: its session is not running");
-                }
-                live
-            })
-            .collect())
-    }
-
-    /// The default instance's directory (`GET /path`), so that what it lists
-    /// says which project it is; `None` when the server cannot say.
-    async fn default_directory(&self) -> Option<String> {
-        let answered = self
-            .call(self.request(reqwest::Method::GET, "/path", None))
-            .await
-            .ok()?;
-        let path: serde_json::Value = serde_json::from_slice(&answered.body).ok()?;
-        let directory = path.get("directory")?.as_str()?;
-        (directory.len() <= MAX_DIRECTORY_LEN).then(|| directory.to_owned())
-    }
-
-    /// Everything pending and live: the configured directory, or (following
-    /// `/global/event`) the default instance plus every directory seen. A
-    /// seen directory that fails is dropped alone.
-    async fn snapshot(&self) -> Result<Vec<Prompt>, BackendError> {
-        let mut all = self.live(None).await?;
-        if !self.global() {
-            return Ok(all);
-        }
-        if !all.is_empty()
-            && let Some(directory) = self.default_directory().await
-        {
-            for prompt in &mut all {
-                prompt.directory = Some(directory.clone());
-            }
-        }
-        let seen: Vec<String> = {
-            let dirs = self.directories.lock().expect("not poisoned");
-            dirs.iter().map(|(d, _)| d.clone()).collect()
-        };
-        let mut ids: HashSet<String> = all.iter().map(|p| p.id.clone()).collect();
-        for dir in seen {
-            match self.live(Some(&dir)).await {
-                Ok(prompts) => {
-                    all.extend(prompts.into_iter().filter(|p| ids.insert(p.id.clone())));
-                }
-                Err(error) => {
-                    tracing::warn!(server = %self.spec.name, "stopped following a directory: {}", error.for_log());
-                    self.directories.lock().expect("not poisoned").pop(&dir);
-                }
-            }
-        }
-        Ok(all)
     }
 
     fn remember_directory(&self, directory: Option<&str>) {
@@ -281,7 +163,10 @@ impl OpenCode {
             .is_none()
         {
             let _ = sink.send(BackendEvent::Invalid {
-                error: format!("a question cannot be answered from here ({refused}); answer it in the agent's own interface"),
+                error: format!(
+                    "a {} prompt cannot be answered from here ({refused}); answer it in the agent's own interface",
+                    prompt.kind.name()
+                ),
             });
         }
         false
@@ -343,6 +228,11 @@ impl OpenCode {
                 rejected: false,
             },
             OcEvent::Rejected { id } => BackendEvent::ResolvedElsewhere { id, rejected: true },
+            // Also how the server's own cascades arrive: a reject rejects the
+            // session's other permissions, an always approves the covered ones.
+            OcEvent::PermissionReplied { id, rejected } => {
+                BackendEvent::ResolvedElsewhere { id, rejected }
+            }
             OcEvent::ToolEnded { call_id, ok } => BackendEvent::ToolEnded { call_id, ok },
             OcEvent::SessionEnded { session } => BackendEvent::SessionEnded { session },
             OcEvent::SessionAgent { session, agent } => {
@@ -445,7 +335,41 @@ impl Backend for OpenCode {
                     &format!("/question/{id}/reject"),
                     directory,
                 ),
-                _ => return Err(refused("OpenCode 1.x asks only questions here")),
+                (Kind::Permission(permission), reply) => {
+                    let body = match reply {
+                        Reply::Answer(Answer::Permission { choice }) => {
+                            let effect = permission
+                                .choices
+                                .iter()
+                                .find(|c| &c.id == choice)
+                                .map(|c| c.effect)
+                                .ok_or_else(|| refused("not one of the permission's choices"))?;
+                            let reply = match effect {
+                                Effect::AllowOnce => "once",
+                                Effect::AllowAlways => "always",
+                                Effect::RejectOnce | Effect::RejectAlways => "reject",
+                            };
+                            if reply != "reject" {
+                                self.check_session_running(prompt).await?;
+                            }
+                            json!({ "reply": reply })
+                        }
+                        Reply::Reject {
+                            message: Some(message),
+                        } => {
+                            json!({ "reply": "reject", "message": message })
+                        }
+                        Reply::Reject { message: None } => json!({ "reply": "reject" }),
+                        Reply::Answer(_) => return Err(refused("not an answer to a permission")),
+                    };
+                    self.request(
+                        reqwest::Method::POST,
+                        &format!("/permission/{id}/reply"),
+                        directory,
+                    )
+                    .json(&body)
+                }
+                _ => return Err(refused("not an answer to these questions")),
             };
             self.call(request).await.map(drop)
         })
@@ -453,8 +377,12 @@ impl Backend for OpenCode {
 
     fn still_pending<'a>(&'a self, prompt: &'a Prompt) -> BoxFuture<'a, Option<bool>> {
         Box::pin(async move {
-            let listed = self.list(prompt.directory.as_deref()).await.ok()?;
-            Some(listed.iter().any(|p| p.id == prompt.id))
+            let directory = prompt.directory.as_deref();
+            let listed = match prompt.kind {
+                Kind::Questions(_) => self.list(directory).await,
+                Kind::Permission(_) => self.list_permissions(directory).await,
+            };
+            Some(listed.ok()?.iter().any(|p| p.id == prompt.id))
         })
     }
 

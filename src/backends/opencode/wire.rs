@@ -4,11 +4,23 @@
 //! the `question` tool part goes `pending → running → completed | error`;
 //! `question.replied` / `question.rejected` follow an answer; an abort sends
 //! `session.error` + `session.idle` and leaves the question listed.
+//!
+//! Permissions (captures/opencode-1.18.33/permission.txt): `permission.asked`
+//! carries the whole request (`permission` is the tool, `patterns` the
+//! sub-commands or paths, `metadata.command` the full command line, edits
+//! `metadata.filepath` + `metadata.diff`, `always` what "always" would
+//! approve); `permission.replied` follows every reply, including the ones the
+//! server makes by itself: a `reject` rejects the session's other pending
+//! permissions and an `always` approves the ones it covers, each with its own
+//! `permission.replied`. A deleted session sends `session.deleted` and its
+//! permission stays listed (answering it `once` still runs the command).
+//!
+//! (Over 500 lines: a third is tests on lines copied from the captures.)
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::prompt::{Choice, Kind, Origin, Prompt, Question};
+use crate::prompt::{Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question};
 
 /// An OpenCode event, reduced to what matters for prompts.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +30,11 @@ pub(crate) enum OcEvent {
     Asked(Prompt),
     Replied {
         id: String,
+    },
+    /// `permission.replied`: `rejected` when the reply was `reject`.
+    PermissionReplied {
+        id: String,
+        rejected: bool,
     },
     Rejected {
         id: String,
@@ -118,6 +135,99 @@ impl QuestionRequest {
     }
 }
 
+/// `GET /permission`'s items and `permission.asked`'s properties.
+#[derive(Deserialize)]
+pub(super) struct PermissionRequest {
+    id: String,
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    permission: String,
+    #[serde(default)]
+    patterns: Vec<String>,
+    #[serde(default)]
+    metadata: PermissionMetadata,
+    #[serde(default)]
+    always: Vec<String>,
+    tool: Option<ToolRef>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct PermissionMetadata {
+    command: Option<String>,
+    filepath: Option<String>,
+    diff: Option<String>,
+}
+
+/// How much of a command or path goes into a title (it is shown whole
+/// beside it).
+const TITLE_DETAIL_CHARS: usize = 120;
+
+impl PermissionRequest {
+    pub(super) fn into_prompt(self, directory: Option<String>) -> Prompt {
+        let PermissionMetadata {
+            command,
+            filepath,
+            diff,
+        } = self.metadata;
+        let subject = command
+            .clone()
+            .or_else(|| filepath.clone())
+            .unwrap_or_else(|| self.patterns.join(", "));
+        let subject: String = subject.chars().take(TITLE_DETAIL_CHARS).collect();
+        let title = match self.permission.as_str() {
+            "bash" => format!("Run {subject}"),
+            "edit" => format!("Edit {subject}"),
+            other => format!("{other}: {subject}"),
+        };
+        let choice = |id: &str, label: String, effect| PermissionChoice {
+            id: id.into(),
+            label,
+            effect,
+        };
+        let always: String = self.always.join(", ").chars().take(200).collect();
+        let always = match always.as_str() {
+            "" => "Allow always".to_owned(),
+            patterns => format!("Allow always ({patterns})"),
+        };
+        // A file edit names its file; keep the full path beside the patterns.
+        let mut patterns = self.patterns;
+        if let Some(path) = filepath
+            && !patterns.contains(&path)
+        {
+            patterns.push(path);
+        }
+        Prompt {
+            id: self.id,
+            session: self.session_id,
+            directory,
+            origin: Origin {
+                tool_call: self.tool.map(|t| t.call_id),
+                agent: None,
+            },
+            kind: Kind::Permission(Box::new(Permission {
+                action: self.permission,
+                title,
+                patterns,
+                command,
+                diff,
+                choices: vec![
+                    choice("once", "Allow once".into(), Effect::AllowOnce),
+                    choice("always", always, Effect::AllowAlways),
+                    choice("reject", "Reject".into(), Effect::RejectOnce),
+                ],
+            })),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct PermissionReplied {
+    #[serde(rename = "requestID")]
+    request_id: String,
+    reply: String,
+}
+
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(rename = "type")]
@@ -203,6 +313,16 @@ pub(crate) fn parse_event(data: &str, global: bool) -> Result<Parsed, serde_json
         "question.replied" => OcEvent::Replied {
             id: serde_json::from_str::<RequestRef>(props())?.request_id,
         },
+        "permission.asked" => OcEvent::Asked(
+            serde_json::from_str::<PermissionRequest>(props())?.into_prompt(directory.clone()),
+        ),
+        "permission.replied" => {
+            let replied: PermissionReplied = serde_json::from_str(props())?;
+            OcEvent::PermissionReplied {
+                id: replied.request_id,
+                rejected: replied.reply == "reject",
+            }
+        }
         "question.rejected" => OcEvent::Rejected {
             id: serde_json::from_str::<RequestRef>(props())?.request_id,
         },
@@ -226,7 +346,9 @@ pub(crate) fn parse_event(data: &str, global: bool) -> Result<Parsed, serde_json
                 _ => OcEvent::Other,
             }
         }
-        "session.error" | "session.idle" => {
+        // A deleted session's permission stays listed and still runs if
+        // answered: its prompts go with it.
+        "session.error" | "session.idle" | "session.deleted" => {
             match serde_json::from_str::<SessionRef>(props())?.session_id {
                 Some(session) => OcEvent::SessionEnded { session },
                 None => OcEvent::Other,
@@ -396,5 +518,114 @@ mod tests {
         assert_eq!(array_items("[]").unwrap(), Vec::<&str>::new());
         assert_eq!(array_items("{}"), None);
         assert_eq!(array_items("[1]]"), None);
+    }
+
+    // From captures/opencode-1.18.33/permission.txt (scenarios 12, 11-reject, 10).
+    const EDIT_ASKED: &str = r#"{"id":"evt_2076e86460028ueZP44fATlqmp","type":"permission.asked","properties":{"id":"per_2076e86460018eQ1mTI45Jy4yp","sessionID":"ses_df8917f7fffeZdovkR57PVB9iw","permission":"edit","patterns":["home/user/projects/edit/hello.txt"],"metadata":{"filepath":"/home/user/projects/edit/hello.txt","diff":"Index: /home/user/projects/edit/hello.txt\n--- /home/user/projects/edit/hello.txt\n+++ /home/user/projects/edit/hello.txt\n@@ -0,0 +1,2 @@\n+hello\n+world\n"},"always":["*"],"tool":{"messageID":"msg_2076e82bb001TtTzYXR","callID":"call_mock_1795421013_21"}}}"#;
+
+    #[test]
+    fn permission_events_become_permission_prompts() {
+        let bash = r#"{"directory":"/home/user/projects/compound","project":"global","payload":{"id":"evt_2076e99ba002w1DvXOUJ6j4qoq","type":"permission.asked","properties":{"id":"per_2076e99ba001ue3BObJ3cqn6J4","sessionID":"ses_df8916a2dffeaVlm241jMWiql3","permission":"bash","patterns":["echo A_c13","touch b_c13","git status","head -1"],"metadata":{"command":"echo A_c13 && touch b_c13; git status | head -1"},"always":["echo *","touch *","git status *","head *"],"tool":{"messageID":"msg_2076e97a2001r9AjD51Pbtd4cZ","callID":"call_mock_1795421018_24"}}}}"#;
+        let parsed = parse_event(bash, true).unwrap();
+        let OcEvent::Asked(prompt) = parsed.event else {
+            panic!("{parsed:?}")
+        };
+        assert_eq!(
+            prompt.directory.as_deref(),
+            Some("/home/user/projects/compound")
+        );
+        assert_eq!(
+            prompt.origin.tool_call.as_deref(),
+            Some("call_mock_1795421018_24")
+        );
+        let Kind::Permission(permission) = prompt.kind else {
+            panic!()
+        };
+        assert_eq!(permission.action, "bash");
+        assert_eq!(
+            permission.title,
+            "Run echo A_c13 && touch b_c13; git status | head -1"
+        );
+        assert_eq!(
+            permission.command.as_deref(),
+            Some("echo A_c13 && touch b_c13; git status | head -1")
+        );
+        assert_eq!(permission.patterns.len(), 4);
+        let choices: Vec<_> = permission
+            .choices
+            .iter()
+            .map(|c| (c.id.as_str(), c.label.as_str(), c.effect))
+            .collect();
+        assert_eq!(
+            choices,
+            [
+                ("once", "Allow once", Effect::AllowOnce),
+                (
+                    "always",
+                    "Allow always (echo *, touch *, git status *, head *)",
+                    Effect::AllowAlways
+                ),
+                ("reject", "Reject", Effect::RejectOnce)
+            ]
+        );
+
+        let OcEvent::Asked(edit) = parse_event(EDIT_ASKED, false).unwrap().event else {
+            panic!()
+        };
+        let Kind::Permission(permission) = edit.kind else {
+            panic!()
+        };
+        assert_eq!(permission.title, "Edit /home/user/projects/edit/hello.txt");
+        assert!(
+            permission
+                .diff
+                .as_deref()
+                .unwrap()
+                .ends_with("+hello\n+world\n")
+        );
+        assert_eq!(
+            permission.patterns,
+            [
+                "home/user/projects/edit/hello.txt",
+                "/home/user/projects/edit/hello.txt"
+            ]
+        );
+    }
+
+    #[test]
+    fn permission_replies_and_deleted_sessions() {
+        let replied = |reply: &str| {
+            format!(
+                r#"{{"id":"evt_2076e4bf0002Odv00uHGmK8ETD","type":"permission.replied","properties":{{"sessionID":"ses_df891b844ffe4Nj5DzNyRaHcTW","requestID":"per_2076e4bb7001d0O3CttKUDBT2P","reply":"{reply}"}}}}"#
+            )
+        };
+        assert_eq!(
+            parse_event(&replied("reject"), false).unwrap().event,
+            OcEvent::PermissionReplied {
+                id: "per_2076e4bb7001d0O3CttKUDBT2P".into(),
+                rejected: true
+            }
+        );
+        assert_eq!(
+            parse_event(&replied("always"), false).unwrap().event,
+            OcEvent::PermissionReplied {
+                id: "per_2076e4bb7001d0O3CttKUDBT2P".into(),
+                rejected: false
+            }
+        );
+        let deleted = r#"{"id":"evt_2076e31c4001A4KhTWQoQjCf8E","type":"session.deleted","properties":{"sessionID":"ses_df891d21bffeCRg6wpToeC2X9A","info":{"id":"ses_df891d21bffeCRg6wpToeC2X9A","slug":"kind-lagoon","projectID":"global","directory":"/home/user/projects/delete","title":"Mock title","agent":"build","version":"1.18.33"}}}"#;
+        assert_eq!(
+            parse_event(deleted, false).unwrap().event,
+            OcEvent::SessionEnded {
+                session: "ses_df891d21bffeCRg6wpToeC2X9A".into()
+            }
+        );
+        assert!(
+            parse_event(
+                r#"{"type":"permission.asked","properties":{"id":"per_1"}}"#,
+                false
+            )
+            .is_err()
+        );
     }
 }
