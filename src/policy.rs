@@ -9,7 +9,9 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::prompt::{Answer, Kind, Prompt, Question, Reply};
+use crate::prompt::{
+    Answer, FieldKind, FieldValue, Form, FormValues, Kind, Prompt, Question, Reply,
+};
 
 type Answers = Vec<Vec<String>>;
 
@@ -41,7 +43,10 @@ enum Matcher {
 
 impl Matcher {
     fn matches(&self, question: &Question) -> bool {
-        let texts = [&question.header, &question.text];
+        self.matches_any(&[&question.header, &question.text])
+    }
+
+    fn matches_any(&self, texts: &[&str]) -> bool {
         match self {
             Matcher::Substring(needle) => texts.iter().any(|t| t.to_lowercase().contains(needle)),
             Matcher::Regex(regex) => texts.iter().any(|t| regex.is_match(t)),
@@ -74,7 +79,7 @@ pub(crate) struct Scope<'a> {
     pub agent: Option<&'a str>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
     Forward {
         timeout: Option<Duration>,
@@ -82,6 +87,11 @@ pub enum Decision {
     /// `reason` names the questions and the labels chosen; it is shown and logged.
     Answer {
         answers: Answers,
+        reason: String,
+    },
+    /// A form's values; `reason` names the fields and values chosen.
+    Fill {
+        values: FormValues,
         reason: String,
     },
     Reject {
@@ -96,6 +106,9 @@ impl Decision {
             Decision::Forward { .. } => None,
             Decision::Answer { answers, reason } => {
                 Some((Reply::Answer(Answer::Questions(answers)), reason))
+            }
+            Decision::Fill { values, reason } => {
+                Some((Reply::Answer(Answer::Form(values)), reason))
             }
             Decision::Reject { reason } => Some((Reply::Reject { message: None }, reason)),
         }
@@ -203,6 +216,7 @@ impl Policies {
         let policy = self.policy_for(scope);
         let questions = match &prompt.kind {
             Kind::Questions(questions) => questions,
+            Kind::Form(form) => return policy.decide_form(form),
             // Only a person or a rule that names it may allow a permission:
             // modes that pick answers by themselves forward it instead.
             Kind::Permission(_) => {
@@ -241,6 +255,15 @@ impl Policies {
             Kind::Questions(questions) => choose(questions, "accept-first", |_| None),
             Kind::Permission(_) => Decision::Reject {
                 reason: "a permission is never allowed by a timeout".into(),
+            },
+            Kind::Form(form) => match fill(form, "accept-first", |_| None) {
+                Some(decision) => decision,
+                None => Decision::Reject {
+                    reason: format!(
+                        "accept-first: {:?} has a required field without a default",
+                        form.name()
+                    ),
+                },
             },
         }
     }
@@ -373,6 +396,81 @@ fn choose(
         answers,
         reason: parts.join("; "),
     }
+}
+
+impl Policy {
+    /// Forms as questions: rules match the message or a field's title. A
+    /// link is never opened by a policy, and a form a policy cannot fill
+    /// completely goes to the person.
+    fn decide_form(&self, form: &Form) -> Decision {
+        let forward = Decision::Forward {
+            timeout: self.timeout,
+        };
+        match self.mode {
+            Mode::Forward => forward,
+            Mode::Reject => Decision::Reject {
+                reason: format!("policy reject: {:?}", form.name()),
+            },
+            _ if form.url.is_some() => forward,
+            Mode::AcceptFirst => fill(form, "accept-first", |_| None).unwrap_or(forward),
+            Mode::Auto => fill(form, "auto", |title| {
+                self.rules
+                    .iter()
+                    .find(|rule| rule.matcher.matches_any(&[title, &form.message]))
+                    .map(|rule| (rule.source.clone(), rule.answer.clone()))
+            })
+            .unwrap_or(forward),
+        }
+    }
+}
+
+/// Fills every required field from `pick` (by its title), else its default,
+/// else a choice's first option; `None` when one stays empty or a picked
+/// answer does not fit its field.
+fn fill(
+    form: &Form,
+    label: &str,
+    pick: impl Fn(&str) -> Option<(String, Vec<String>)>,
+) -> Option<Decision> {
+    let mut values = FormValues::new();
+    let mut parts = Vec::new();
+    for field in &form.fields {
+        let (how, value) = match pick(&field.title) {
+            Some((rule, answer)) => (format!("rule {rule:?}"), rule_value(&field.kind, answer)?),
+            None if !field.required => continue,
+            None => match (field.default_value(), &field.kind) {
+                (Some(value), _) => (format!("{label} (default)"), value),
+                (None, FieldKind::Choice { options, .. }) => (
+                    label.to_owned(),
+                    FieldValue::Choice(options.first()?.value.clone()),
+                ),
+                _ => return None,
+            },
+        };
+        let value = field.validate(value).ok()?;
+        parts.push(format!("{how}: {:?}", field.title));
+        values.insert(field.id.clone(), value);
+    }
+    Some(Decision::Fill {
+        values,
+        reason: parts.join("; "),
+    })
+}
+
+/// A rule's answer labels as a value of the field's kind.
+fn rule_value(kind: &FieldKind, answer: Vec<String>) -> Option<FieldValue> {
+    let first = answer.first()?.trim();
+    Some(match kind {
+        FieldKind::Text { .. } => FieldValue::Text(first.to_owned()),
+        FieldKind::Number { .. } => FieldValue::Number(first.parse().ok()?),
+        FieldKind::Boolean { .. } => FieldValue::Bool(match first.to_lowercase().as_str() {
+            "true" | "yes" => true,
+            "false" | "no" => false,
+            _ => return None,
+        }),
+        FieldKind::Choice { .. } => FieldValue::Choice(first.to_owned()),
+        FieldKind::Multi { .. } => FieldValue::Choices(answer),
+    })
 }
 
 fn names(questions: &[Question]) -> String {

@@ -8,7 +8,7 @@ use tower_lsp_server::ls_types::notification::Notification;
 use tower_lsp_server::ls_types::request::Request;
 
 /// Bumped when a shape changes incompatibly. 2: prompt kinds, `title`,
-/// `origin`, `here`.
+/// `origin`, `here` (the `form` kind is an addition within 2).
 pub(crate) const EXTENSION_VERSION: u32 = 2;
 
 /// Server → client request: show a prompt; the result is the decision.
@@ -61,6 +61,9 @@ pub(crate) struct AskParams {
     /// Set when `kind` is `permission`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub permission: Option<Permission>,
+    /// Set when `kind` is `form`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub form: Option<Form>,
     /// A policy decides by itself after this long.
     pub timeout_ms: Option<u64>,
     /// Prompts pending, this one included.
@@ -72,6 +75,7 @@ pub(crate) struct AskParams {
 pub(crate) enum PromptKind {
     Questions,
     Permission,
+    Form,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,17 +138,137 @@ pub(crate) enum Effect {
     RejectAlways,
 }
 
-/// The client's decision on an `askQuestions/ask`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Form {
+    /// What is asked and why (may span lines).
+    pub message: String,
+    /// Url mode: the person may open this link themselves; `fields` is empty
+    /// and an answer (with no values) means they consent.
+    pub url: Option<FormLink>,
+    pub fields: Vec<FormField>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct FormLink {
+    /// The full URL: show it whole; never open it without the person.
+    pub url: String,
+    /// Its host (userinfo and port left out): show it prominently.
+    pub domain: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FormField {
+    /// The key of this field's value in the answer.
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub required: bool,
+    #[serde(flatten)]
+    pub kind: FieldKind,
+}
+
+/// A field's type and its constraints; absent bounds are omitted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub(crate) enum FieldKind {
+    #[serde(rename_all = "camelCase")]
+    Text {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        format: Option<TextFormat>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pattern: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        min_length: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_length: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        default: Option<String>,
+    },
+    Number {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        minimum: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        maximum: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        default: Option<f64>,
+    },
+    Integer {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        minimum: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        maximum: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        default: Option<f64>,
+    },
+    Boolean {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        default: Option<bool>,
+    },
+    Choice {
+        options: Vec<FieldOption>,
+        /// An option's `value`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        default: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Multi {
+        options: Vec<FieldOption>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        min_items: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_items: Option<u32>,
+        /// Options' `value`s.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        default: Option<Vec<String>>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum TextFormat {
+    #[serde(rename = "email")]
+    Email,
+    #[serde(rename = "uri")]
+    Uri,
+    #[serde(rename = "date")]
+    Date,
+    #[serde(rename = "date-time")]
+    DateTime,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct FieldOption {
+    /// What the answer carries.
+    pub value: String,
+    /// What the person sees.
+    pub label: String,
+}
+
+/// One field's value in an answer: a string (text, choice), a number
+/// (number, integer), a boolean, or a list of option values (multi).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum FieldValue {
+    Bool(bool),
+    Number(f64),
+    Text(String),
+    List(Vec<String>),
+}
+
+/// The client's decision on an `askQuestions/ask`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "camelCase")]
 pub(crate) enum AskResult {
     /// `answers` for questions (per question: labels and/or typed text);
-    /// `choice` (a choice's `id`) for a permission.
+    /// `choice` (a choice's `id`) for a permission; `values` (by field id)
+    /// for a form, `{}` to consent to a link.
     Answered {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         answers: Option<Vec<Vec<String>>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         choice: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        values: Option<std::collections::BTreeMap<String, FieldValue>>,
     },
     /// `message` reaches the agent where its server takes one.
     Rejected {
