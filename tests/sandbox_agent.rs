@@ -89,6 +89,64 @@ impl Server {
         Some(server)
     }
 
+    /// `initialize` (with these client capabilities) and `session/new`, as
+    /// the agent's UI client does.
+    async fn open_session(&self, capabilities: Value) {
+        let init = self
+            .rpc(
+                "?agent=mock",
+                1,
+                "initialize",
+                json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
+            )
+            .await;
+        assert_eq!(
+            init["result"]["agentInfo"]["name"], "ask-lsp-mock-acp",
+            "{init}"
+        );
+        self.rpc(
+            "",
+            2,
+            "session/new",
+            json!({"cwd": "/tmp", "mcpServers": []}),
+        )
+        .await;
+    }
+
+    /// A response to one of the agent's requests from another client.
+    async fn respond_as_other_client(&self, rpc_id: &str, result: Value) {
+        let status = self
+            .http
+            .post(format!("{}/v1/acp/ask", self.url))
+            .json(&json!({"jsonrpc": "2.0", "id": rpc_id, "result": result}))
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert!(status.is_success(), "{status}");
+    }
+
+    /// A turn that resolves to the whole `_meta` the agent ended it with.
+    fn turn(&self, id: u64, text: &str) -> tokio::task::JoinHandle<Value> {
+        let (http, url) = (self.http.clone(), format!("{}/v1/acp/ask", self.url));
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+            "params": {"sessionId": "mock-session-1", "prompt": [{"type": "text", "text": text}]}});
+        tokio::spawn(async move {
+            let response: Value = http
+                .post(url)
+                .json(&body)
+                .timeout(Duration::from_secs(30))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            response["result"]["_meta"].clone()
+        })
+    }
+
     async fn rpc(&self, query: &str, id: u64, method: &str, params: Value) -> Value {
         self.http
             .post(format!("{}/v1/acp/ask{query}", self.url))
@@ -187,11 +245,14 @@ async fn permissions_and_questions_from_an_acp_agent() {
     // A standard ACP permission request.
     let turn = server.prompt(12, "permission please");
     let ask = client.next_method("askQuestions/ask").await;
-    assert_eq!(
-        ask["params"]["questions"][0]["question"],
-        "Run `rm -rf build/`"
-    );
-    client.answer(&ask, json!([["Allow once"]])).await;
+    assert_eq!(ask["params"]["kind"], "permission");
+    assert_eq!(ask["params"]["permission"]["title"], "Run `rm -rf build/`");
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
     assert_eq!(
         turn.await.unwrap(),
         json!({"outcome": {"outcome": "selected", "optionId": "allow-once"}})
@@ -225,5 +286,218 @@ async fn permissions_and_questions_from_an_acp_agent() {
             .seen
             .iter()
             .all(|m| m["method"] != "window/showMessage" || m["params"]["type"] != 1)
+    );
+}
+
+const FORM_CAPS: &str = r#"{"elicitation": {"form": {}, "url": {}}}"#;
+
+async fn resolved_for(client: &mut LspClient, ask: &Value) -> Value {
+    loop {
+        let resolved = client.next_method("askQuestions/resolved").await;
+        if resolved["params"]["key"] == ask["params"]["key"] {
+            return resolved["params"].clone();
+        }
+    }
+}
+
+/// The next `window/showMessage` that says `needle`.
+async fn message_saying(client: &mut LspClient, needle: &str) -> String {
+    loop {
+        let shown = client.next_method("window/showMessage").await;
+        let text = shown["params"]["message"].as_str().unwrap_or_default();
+        if text.contains(needle) {
+            return text.to_owned();
+        }
+    }
+}
+
+#[tokio::test]
+async fn forms_from_acp_elicitation() {
+    let Some(server) = Server::start().await else {
+        return;
+    };
+    server
+        .open_session(serde_json::from_str(FORM_CAPS).unwrap())
+        .await;
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"servers": [{"name": "sa", "backend": "sandbox-agent", "url": server.url, "serverId": "ask"}]}),
+        )
+        .await;
+
+    // Every field type; a wrong value is refused and the form shown again.
+    let turn = server.turn(20, "form-all");
+    let ask = client.next_method("askQuestions/ask").await;
+    let params = &ask["params"];
+    assert_eq!(params["kind"], "form", "{params}");
+    assert_eq!(params["title"], "Configure the new project");
+    assert_eq!(params["sessionID"], "mock-session-1");
+    assert_eq!(params["origin"]["toolCallID"], "tool-7");
+    let form = &params["form"];
+    assert_eq!(form["url"], Value::Null);
+    let field = |id: &str| {
+        form["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no field {id} in {form}"))
+    };
+    assert_eq!(
+        field("port"),
+        json!({"id": "port", "title": "Port", "description": "", "required": true,
+               "type": "integer", "minimum": 1024.0, "maximum": 65535.0, "default": 3000.0})
+    );
+    assert_eq!(
+        field("strategy")["options"],
+        json!([{"value": "conservative", "label": "Conservative"},
+               {"value": "balanced", "label": "Balanced (Recommended)"}])
+    );
+    assert_eq!(field("colors")["type"], "multi");
+    assert_eq!(field("colors")["maxItems"], 2);
+    assert_eq!(field("name")["pattern"], "^[a-z][a-z0-9-]*$");
+    assert_eq!(field("start")["format"], "date");
+    assert_eq!(field("logging")["default"], true);
+    assert_eq!(
+        field("size")["options"][1],
+        json!({"value": "M", "label": "M"})
+    );
+    assert_eq!(form["fields"].as_array().unwrap().len(), 12);
+    let all = json!({"name": "my-app", "email": "dev@example.com", "site": "https://example.com/x",
+        "start": "2026-11-23", "at": "2026-11-23T10:00:00Z", "port": 8080, "ratio": 0.25,
+        "logging": false, "strategy": "conservative", "size": "M", "colors": ["#f00", "#00f"],
+        "langs": ["rust", "lua"]});
+    let mut wrong = all.clone();
+    wrong["port"] = json!(80);
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "values": wrong}))
+        .await;
+    message_saying(&mut client, "Port takes at least 1024").await;
+    let again = client.next_method("askQuestions/ask").await;
+    assert_eq!(again["params"]["key"], ask["params"]["key"]);
+    client
+        .respond(&again["id"], json!({"outcome": "answered", "values": all}))
+        .await;
+    let meta = turn.await.unwrap();
+    assert_eq!(
+        meta["received"],
+        json!({"action": "accept", "content": all})
+    );
+    assert_eq!(meta["schemaErrors"], json!([]));
+
+    // Only the required fields: optional ones are left out.
+    let turn = server.turn(21, "form-all");
+    let ask = client.next_method("askQuestions/ask").await;
+    let required = json!({"name": "ab", "port": 3000, "strategy": "balanced", "colors": ["#0f0"]});
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": required}),
+        )
+        .await;
+    let meta = turn.await.unwrap();
+    assert_eq!(
+        meta["received"],
+        json!({"action": "accept", "content": required})
+    );
+    assert_eq!(meta["schemaErrors"], json!([]));
+
+    // Declined by the person.
+    let turn = server.turn(22, "form-all");
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .respond(&ask["id"], json!({"outcome": "rejected"}))
+        .await;
+    assert_eq!(
+        turn.await.unwrap()["received"],
+        json!({"action": "decline"})
+    );
+    assert_eq!(
+        resolved_for(&mut client, &ask).await["reason"],
+        "rejectedHere"
+    );
+
+    // Url mode, request scope: the domain behind the userinfo, consent only.
+    let turn = server.turn(23, "form-url");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["sessionID"], "");
+    assert_eq!(
+        ask["params"]["form"],
+        json!({"message": "Authorize access to your repositories.", "fields": [],
+               "url": {"url": "https://github.com@login.example.com/oauth/authorize?state=xyz",
+                       "domain": "login.example.com"}})
+    );
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "values": {}}))
+        .await;
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "accept"}));
+
+    // The agent says the link's interaction is over: resolved elsewhere.
+    let turn = server.turn(24, "form-complete");
+    let ask = client.next_method("askQuestions/ask").await;
+    let resolved = resolved_for(&mut client, &ask).await;
+    assert_eq!(resolved["reason"], "answeredElsewhere", "{resolved}");
+    assert_eq!(turn.await.unwrap()["received"], Value::Null);
+
+    // Cancelled by the agent: withdrawn.
+    let turn = server.turn(25, "form-all cancel");
+    let ask = client.next_method("askQuestions/ask").await;
+    let resolved = resolved_for(&mut client, &ask).await;
+    assert_eq!(resolved["state"], "dismissed", "{resolved}");
+    assert_eq!(turn.await.unwrap()["received"], Value::Null);
+
+    // Answered by another client: the agent has that answer; the turn's end
+    // withdraws ours, and a late answer here reaches nobody.
+    let turn = server.turn(26, "form-all");
+    let ask = client.next_method("askQuestions/ask").await;
+    let rpc_id = ask["params"]["requestID"]
+        .as_str()
+        .unwrap()
+        .split('@')
+        .next()
+        .unwrap()
+        .to_owned();
+    server
+        .respond_as_other_client(&rpc_id, json!({"action": "cancel"}))
+        .await;
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "cancel"}));
+    let resolved = resolved_for(&mut client, &ask).await;
+    assert_eq!(resolved["state"], "dismissed", "{resolved}");
+
+    // Schemas outside the subset: declined at once, the reason shown.
+    for (text, reason) in [
+        ("form-nested", "field \"server\" is a nested object"),
+        ("form-ref", "field \"host\" uses $ref"),
+        (
+            "form-huge-enum",
+            "field options has 10000 entries (at most 500)",
+        ),
+    ] {
+        let meta = server.turn(27, text).await.unwrap();
+        assert_eq!(meta["received"], json!({"action": "decline"}), "{text}");
+        let shown = message_saying(&mut client, reason).await;
+        assert!(shown.contains("ask-lsp declined it"), "{shown}");
+    }
+    assert!(
+        client
+            .seen
+            .iter()
+            .all(|m| m["method"] != "askQuestions/ask" || m["params"]["kind"] == "form"),
+    );
+}
+
+#[tokio::test]
+async fn no_elicitation_without_the_client_advertising_it() {
+    let Some(server) = Server::start().await else {
+        return;
+    };
+    server.open_session(json!({})).await;
+    let meta = server.turn(20, "form-all").await.unwrap();
+    assert_eq!(
+        meta["refused"],
+        "the client did not advertise elicitation.form"
     );
 }
