@@ -762,4 +762,129 @@ mod tests {
             Decision::Reject { .. }
         ));
     }
+
+    fn form_prompt(fields: Vec<crate::prompt::Field>, url: bool) -> Prompt {
+        use crate::prompt::{Form, Link};
+        Prompt {
+            id: "elicit_1".into(),
+            session: "ses_1".into(),
+            directory: None,
+            origin: Default::default(),
+            kind: Kind::Form(Box::new(Form {
+                message: "Configure the project".into(),
+                fields,
+                url: url.then(|| Link {
+                    url: "https://a.example/".into(),
+                    domain: "a.example".into(),
+                }),
+            })),
+        }
+        .into_checked()
+        .unwrap()
+    }
+
+    fn form_field(id: &str, title: &str, required: bool, kind: FieldKind) -> crate::prompt::Field {
+        crate::prompt::Field {
+            id: id.into(),
+            title: title.into(),
+            description: String::new(),
+            required,
+            kind,
+        }
+    }
+
+    fn colors() -> FieldKind {
+        FieldKind::Choice {
+            options: ["red", "blue"]
+                .iter()
+                .map(|v| crate::prompt::FieldOption {
+                    value: v.to_string(),
+                    label: v.to_uppercase(),
+                })
+                .collect(),
+            default: None,
+        }
+    }
+
+    fn port(default: Option<f64>) -> FieldKind {
+        FieldKind::Number {
+            integer: true,
+            minimum: Some(1024.0),
+            maximum: None,
+            default,
+        }
+    }
+
+    #[test]
+    fn forms_accept_first_only_when_every_required_field_has_a_value() {
+        let fill = |fields| decide(json!({"mode": "accept-first"}), &form_prompt(fields, false));
+        let values = |pairs: &[(&str, FieldValue)]| -> FormValues {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect()
+        };
+        assert_eq!(
+            fill(vec![
+                form_field("color", "Color", true, colors()),
+                form_field("port", "Port", true, port(Some(3000.0))),
+                form_field("note", "Note", false, port(None)),
+            ]),
+            Decision::Fill {
+                values: values(&[
+                    ("color", FieldValue::Choice("red".into())),
+                    ("port", FieldValue::Number(3000.0)),
+                ]),
+                reason: "accept-first: \"Color\"; accept-first (default): \"Port\"".into(),
+            }
+        );
+        // A required number without a default: the person decides.
+        assert_eq!(
+            fill(vec![form_field("port", "Port", true, port(None))]),
+            Decision::Forward { timeout: None }
+        );
+        // A link is never accepted by a policy.
+        assert_eq!(
+            decide(json!({"mode": "accept-first"}), &form_prompt(vec![], true)),
+            Decision::Forward { timeout: None }
+        );
+        assert!(matches!(
+            decide(json!({"mode": "reject"}), &form_prompt(vec![], true)),
+            Decision::Reject { .. }
+        ));
+    }
+
+    #[test]
+    fn forms_match_rules_on_field_titles_and_the_message() {
+        let prompt = form_prompt(
+            vec![
+                form_field("color", "Favourite color", true, colors()),
+                form_field("port", "Port", true, port(None)),
+            ],
+            false,
+        );
+        let policy = json!({"mode": "auto", "rules": [
+            {"match": "/^favourite/i", "answers": ["BLUE"]},
+            {"match": "port", "answers": ["8080"]}
+        ]});
+        let Decision::Fill { values, .. } = decide(policy, &prompt) else {
+            panic!()
+        };
+        assert_eq!(values["color"], FieldValue::Choice("blue".into()));
+        assert_eq!(values["port"], FieldValue::Number(8080.0));
+        // A rule's answer that does not fit its field forwards the form.
+        let policy = json!({"mode": "auto", "rules": [{"match": "port", "answers": ["80"]}]});
+        assert!(matches!(decide(policy, &prompt), Decision::Forward { .. }));
+        // The message matches every field: a form about colors only.
+        let only_colors = form_prompt(vec![form_field("c", "C", true, colors())], false);
+        let policy = json!({"mode": "auto", "rules": [{"match": "configure", "answers": ["red"]}]});
+        assert!(matches!(
+            decide(policy, &only_colors),
+            Decision::Fill { .. }
+        ));
+        assert!(matches!(
+            Policies::timeout_fallback(&prompt),
+            Decision::Reject { .. }
+        ));
+    }
 }
