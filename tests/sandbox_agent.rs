@@ -366,6 +366,10 @@ async fn forms_from_acp_elicitation() {
         json!({"value": "M", "label": "M"})
     );
     assert_eq!(form["fields"].as_array().unwrap().len(), 12);
+    // sandbox-agent 0.4.2 forwards the request with its keys sorted: that
+    // is the order ask-lsp gets.
+    assert_eq!(form["fields"][0]["id"], "at");
+    assert_eq!(form["fields"][11]["id"], "strategy");
     let all = json!({"name": "my-app", "email": "dev@example.com", "site": "https://example.com/x",
         "start": "2026-11-23", "at": "2026-11-23T10:00:00Z", "port": 8080, "ratio": 0.25,
         "logging": false, "strategy": "conservative", "size": "M", "colors": ["#f00", "#00f"],
@@ -499,5 +503,142 @@ async fn no_elicitation_without_the_client_advertising_it() {
     assert_eq!(
         meta["refused"],
         "the client did not advertise elicitation.form"
+    );
+}
+
+#[tokio::test]
+async fn forms_on_a_plain_lsp_client() {
+    let Some(server) = Server::start().await else {
+        return;
+    };
+    server
+        .open_session(serde_json::from_str(FORM_CAPS).unwrap())
+        .await;
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            plain_caps(),
+            json!({"servers": [{"name": "sa", "backend": "sandbox-agent", "url": server.url, "serverId": "ask"}]}),
+        )
+        .await;
+
+    // Typed fields: the message says how; code actions offer the choices.
+    let turn = server.turn(30, "form-all");
+    let shown = client.next_method("window/showMessageRequest").await;
+    let message = shown["params"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.starts_with("(1 of 12) [Configure the new project] at (text, date-time)"),
+        "{message}"
+    );
+    assert!(
+        message.contains("askLsp.answer command: [\"sa/q-1@"),
+        "{message}"
+    );
+    assert_eq!(
+        shown["params"]["actions"],
+        json!([{"title": "↷ Skip"}, {"title": "✗ Reject"}])
+    );
+    let key = message
+        .split("[\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
+    let actions = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": "file:///tmp/any.rs"},
+                   "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                   "context": {"diagnostics": []}}),
+        )
+        .await;
+    let conservative = actions["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "\"Configure the new project\": Strategy = Conservative")
+        .unwrap_or_else(|| panic!("{actions}"))
+        .clone();
+    assert_eq!(
+        conservative["command"]["arguments"],
+        json!([key, {"strategy": "conservative"}])
+    );
+    // One field from the code action, the rest typed: sent once all
+    // required fields have a value.
+    let partial = client
+        .request("workspace/executeCommand", conservative["command"].clone())
+        .await;
+    assert_eq!(
+        partial["result"],
+        json!({"state": "partial", "remaining": [1, 5, 6]}),
+        "{partial}"
+    );
+    let sent = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.answer",
+                   "arguments": [key, {"name": "web-app", "port": 8080, "colors": ["#0f0"]}]}),
+        )
+        .await;
+    assert_eq!(sent["result"], json!({"state": "sent"}), "{sent}");
+    let meta = turn.await.unwrap();
+    assert_eq!(
+        meta["received"],
+        json!({"action": "accept", "content": {"name": "web-app", "port": 8080,
+               "strategy": "conservative", "colors": ["#0f0"]}})
+    );
+    assert_eq!(meta["schemaErrors"], json!([]));
+
+    // Buttons only: one message per field: no, skip, a choice.
+    let turn = server.turn(31, "form-small");
+    let shown = client.next_method("window/showMessageRequest").await;
+    assert!(
+        shown["params"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("(1 of 3) [Configure the new project] Enable logging (boolean)"),
+        "{shown}"
+    );
+    assert_eq!(
+        shown["params"]["actions"],
+        json!([{"title": "Yes"}, {"title": "No"}, {"title": "↩ Default: yes"},
+               {"title": "↷ Skip"}, {"title": "✗ Reject"}])
+    );
+    client.respond(&shown["id"], json!({"title": "No"})).await;
+    let shown = client.next_method("window/showMessageRequest").await;
+    client
+        .respond(&shown["id"], json!({"title": "↷ Skip"}))
+        .await;
+    let shown = client.next_method("window/showMessageRequest").await;
+    assert_eq!(
+        shown["params"]["actions"],
+        json!([{"title": "Conservative"}, {"title": "Balanced (Recommended)"},
+               {"title": "↩ Default: Balanced (Recommended)"}, {"title": "✗ Reject"}])
+    );
+    client
+        .respond(&shown["id"], json!({"title": "Conservative"}))
+        .await;
+    assert_eq!(
+        turn.await.unwrap()["received"],
+        json!({"action": "accept", "content": {"strategy": "conservative", "logging": false}})
+    );
+
+    // A link: the domain and the whole URL, never opened; declined here.
+    let turn = server.turn(32, "form-url");
+    let shown = client.next_method("window/showMessageRequest").await;
+    assert_eq!(
+        shown["params"]["message"],
+        "[Link] Authorize access to your repositories.\n  Domain: login.example.com\n  https://github.com@login.example.com/oauth/authorize?state=xyz\n(ask-lsp does not open links: open it yourself only if you trust login.example.com.)"
+    );
+    assert_eq!(
+        shown["params"]["actions"],
+        json!([{"title": "I will open it"}, {"title": "✗ Reject"}])
+    );
+    client
+        .respond(&shown["id"], json!({"title": "✗ Reject"}))
+        .await;
+    assert_eq!(
+        turn.await.unwrap()["received"],
+        json!({"action": "decline"})
     );
 }

@@ -235,7 +235,12 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
                 },
             }
         }
-        (Some(ELICIT), Some(rpc_id)) => elicit(&params, rpc_id, event_id),
+        (Some(ELICIT), Some(rpc_id)) => elicit(
+            &params,
+            &elicitation::property_order(data),
+            rpc_id,
+            event_id,
+        ),
         (Some(ELICIT_COMPLETE), None) => {
             match params.get("elicitationId").and_then(Value::as_str) {
                 Some(id) => AcpEvent::Completed {
@@ -309,13 +314,13 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
 }
 
 /// An `elicitation/create` as a form prompt, or refused with its reason.
-fn elicit(params: &Value, rpc_id: Value, event_id: &str) -> AcpEvent {
+fn elicit(params: &Value, order: &[String], rpc_id: Value, event_id: &str) -> AcpEvent {
     let refused = |member: &str, body: Value, reason: String| {
         let mut response = json!({"jsonrpc": "2.0", "id": rpc_id.clone()});
         response[member] = body;
         AcpEvent::Refused { response, reason }
     };
-    let e = match elicitation::parse(params) {
+    let e = match elicitation::parse(params, order) {
         Ok(e) => e,
         Err(elicitation::Refusal::Decline(reason)) => {
             return refused("result", json!({"action": "decline"}), reason);

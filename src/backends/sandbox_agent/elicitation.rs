@@ -35,7 +35,53 @@ pub(super) enum Refusal {
     InvalidParams(String),
 }
 
-pub(super) fn parse(params: &Value) -> Result<Elicitation, Refusal> {
+/// The property names of `params.requestedSchema.properties` in the order
+/// the agent wrote them (`serde_json::Value` keeps keys sorted): fields are
+/// shown in the order received. (sandbox-agent 0.4.2 itself forwards the
+/// request with sorted keys, so through it that order is alphabetical.)
+pub(super) fn property_order(data: &str) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Message {
+        params: Params,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "requestedSchema")]
+        requested_schema: Schema,
+    }
+    #[derive(serde::Deserialize)]
+    struct Schema {
+        properties: Keys,
+    }
+    struct Keys(Vec<String>);
+    impl<'de> serde::Deserialize<'de> for Keys {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Keys;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Keys, A::Error> {
+                    let mut keys = Vec::new();
+                    while let Some((key, _)) = map.next_entry::<String, serde::de::IgnoredAny>()? {
+                        keys.push(key);
+                    }
+                    Ok(Keys(keys))
+                }
+            }
+            d.deserialize_map(Visit)
+        }
+    }
+    serde_json::from_str::<Message>(data)
+        .map(|m| m.params.requested_schema.properties.0)
+        .unwrap_or_default()
+}
+
+pub(super) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Refusal> {
     let params = params
         .as_object()
         .ok_or_else(|| Refusal::InvalidParams("params are not an object".into()))?;
@@ -62,7 +108,8 @@ pub(super) fn parse(params: &Value) -> Result<Elicitation, Refusal> {
             let schema = params.get("requestedSchema").ok_or_else(|| {
                 Refusal::InvalidParams("form mode without requestedSchema".into())
             })?;
-            let fields = fields(schema).map_err(Refusal::Decline)?;
+            let mut fields = fields(schema).map_err(Refusal::Decline)?;
+            fields.sort_by_key(|f| order.iter().position(|k| *k == f.id));
             (
                 Form {
                     message,
@@ -350,6 +397,7 @@ mod tests {
     fn decline(schema: Value) -> String {
         match parse(
             &json!({"sessionId": "s", "mode": "form", "message": "m", "requestedSchema": schema}),
+            &[],
         ) {
             Err(Refusal::Decline(reason)) => reason,
             Err(other) => panic!("{other:?}"),
@@ -388,27 +436,51 @@ mod tests {
     }
 
     #[test]
+    fn fields_keep_the_agents_order() {
+        let data = r#"{"params": {"sessionId": "s", "mode": "form", "message": "m", "requestedSchema":
+            {"type": "object", "properties": {"zeta": {"type": "boolean"}, "alpha": {"type": "boolean"}}}}}"#;
+        let order = property_order(data);
+        assert_eq!(order, ["zeta", "alpha"]);
+        let message: Value = serde_json::from_str(data).unwrap();
+        let Ok(e) = parse(&message["params"], &order) else {
+            panic!()
+        };
+        let ids: Vec<&str> = e.form.fields.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["zeta", "alpha"]);
+    }
+
+    #[test]
     fn scopes_and_modes() {
-        let e = parse(&json!({"sessionId": "s", "toolCallId": "t", "mode": "url",
-            "elicitationId": "e1", "url": "https://a.example/x", "message": "Sign in"}))
+        let e = parse(
+            &json!({"sessionId": "s", "toolCallId": "t", "mode": "url",
+            "elicitationId": "e1", "url": "https://a.example/x", "message": "Sign in"}),
+            &[],
+        )
         .ok()
         .unwrap();
         assert_eq!(e.session, "s");
         assert_eq!(e.origin.tool_call.as_deref(), Some("t"));
         assert_eq!(e.elicitation_id.as_deref(), Some("e1"));
-        let e = parse(&json!({"requestId": 12, "mode": "form", "message": "m",
-            "requestedSchema": {"type": "object", "properties": {}}}))
+        let e = parse(
+            &json!({"requestId": 12, "mode": "form", "message": "m",
+            "requestedSchema": {"type": "object", "properties": {}}}),
+            &[],
+        )
         .ok()
         .unwrap();
         assert_eq!(e.session, "");
         assert_eq!(
-            parse(&json!({"sessionId": "s", "mode": "voice", "message": "m"})).err(),
+            parse(
+                &json!({"sessionId": "s", "mode": "voice", "message": "m"}),
+                &[]
+            )
+            .err(),
             Some(Refusal::InvalidParams(
                 "mode \"voice\" is not supported (form and url are)".into()
             ))
         );
         assert_eq!(
-            parse(&json!({"mode": "form", "message": "m"})).err(),
+            parse(&json!({"mode": "form", "message": "m"}), &[]).err(),
             Some(Refusal::InvalidParams(
                 "no scope: neither sessionId nor requestId".into()
             ))
