@@ -9,7 +9,7 @@ ask-lsp: brings an AI coding agent's questions into your editor
 
 Usage:
   ask-lsp [lsp]       LSP server on stdio (what editors start)
-  ask-lsp watch [--url URL]... [--directory DIR] [--policy MODE] [--timeout-ms N] [--policy-json JSON]
+  ask-lsp watch [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--policy MODE] [--timeout-ms N] [--policy-json JSON]
                       answer questions in this terminal
   ask-lsp --version
 
@@ -82,11 +82,13 @@ fn flags<'a>(args: &'a [String], known: &[&str]) -> Result<Vec<(&'a str, &'a str
 async fn watch_command(args: &[String]) -> Result<(), String> {
     let mut urls = Vec::new();
     let mut directory = None;
+    let mut sandbox_agent = None;
     let mut policy = serde_json::Map::new();
     for (flag, value) in flags(
         args,
         &[
             "--url",
+            "--sandbox-agent",
             "--directory",
             "--policy",
             "--timeout-ms",
@@ -96,6 +98,7 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
         match flag {
             "--url" => urls.push((None, value.to_owned())),
             "--directory" => directory = Some(value.to_owned()),
+            "--sandbox-agent" => sandbox_agent = Some(value.to_owned()),
             "--policy" => {
                 policy.insert("mode".into(), json!(value));
             }
@@ -118,6 +121,7 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
     let options = WatchOptions {
         servers: urls,
         directory,
+        sandbox_agent,
         policy: (!policy.is_empty()).then_some(serde_json::Value::Object(policy)),
         exit_on_eof: true,
         environment: true,

@@ -23,6 +23,9 @@ pub struct WatchOptions {
     /// None: `$ASK_LSP_URL` (with `environment`) or the default URL.
     pub servers: Vec<(Option<String>, String)>,
     pub directory: Option<String>,
+    /// Follow sandbox-agent's ACP server with this id at each URL, instead
+    /// of OpenCode.
+    pub sandbox_agent: Option<String>,
     /// A `policy` object as in the LSP configuration (docs/policies.md).
     pub policy: Option<serde_json::Value>,
     /// Leave when input ends (watch), or only once nothing awaits input (demo).
@@ -43,6 +46,11 @@ pub async fn watch(
         .map(|(name, url)| RawServer {
             name,
             url: Some(url),
+            backend: options
+                .sandbox_agent
+                .as_ref()
+                .map(|_| "sandbox-agent".into()),
+            server_id: options.sandbox_agent.clone(),
             ..Default::default()
         })
         .collect();

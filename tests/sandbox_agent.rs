@@ -642,3 +642,59 @@ async fn forms_on_a_plain_lsp_client() {
         json!({"action": "decline"})
     );
 }
+
+#[tokio::test]
+async fn forms_in_the_terminal() {
+    use tokio::io::AsyncWriteExt;
+    let Some(server) = Server::start().await else {
+        return;
+    };
+    server
+        .open_session(serde_json::from_str(FORM_CAPS).unwrap())
+        .await;
+    let turn = server.turn(40, "form-all");
+    // One line per field, in the order received (at, colors, email, langs,
+    // logging, name, port, ratio, site, size, start, strategy); wrong lines
+    // are explained and asked again; an empty line keeps the default or
+    // leaves an optional field empty. Then the link: y consents.
+    let input = "2026-13-01T00:00:00Z\n2026-11-23T10:00:00Z\n1,3\n\n\nn\nBad Name\nmy-app\n\n2\n0.5\n\n2\n\n\ny\n";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(["watch", "--url", &server.url, "--sandbox-agent", "ask"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    let meta = turn.await.unwrap();
+    assert_eq!(
+        meta["received"],
+        json!({"action": "accept", "content": {"at": "2026-11-23T10:00:00Z",
+               "colors": ["#f00", "#00f"], "langs": ["rust"], "logging": false, "name": "my-app",
+               "port": 3000, "ratio": 0.5, "size": "M", "strategy": "balanced"}})
+    );
+    assert_eq!(meta["schemaErrors"], json!([]));
+    let turn = server.turn(41, "form-url");
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "accept"}));
+    drop(stdin);
+    let output = tokio::time::timeout(WAIT, child.wait_with_output())
+        .await
+        .expect("watch ends with its input")
+        .unwrap();
+    let out = String::from_utf8(output.stdout).unwrap();
+    for said in [
+        "── Form from default (session mock-session-1) ──",
+        "Configure the new project\n(1/12) at [text, date-time]",
+        "  at is not a valid date-time",
+        "  Project name does not match the pattern ^[a-z][a-z0-9-]*$",
+        "  ratio takes at most 1",
+        "(7/12) Port [integer, at least 1024, at most 65535, required]\nType a number; an empty line keeps the default. (default: 3000)",
+        "  2. Green",
+        "── Link from default (session ) ──",
+        "[Link] Authorize access to your repositories.\n  Domain: login.example.com\n  https://github.com@login.example.com/oauth/authorize?state=xyz\nask-lsp does not open links.",
+    ] {
+        assert!(out.contains(said), "{said:?} not in:\n{out}");
+    }
+}
