@@ -32,6 +32,12 @@ impl Drop for Server {
 
 impl Server {
     async fn start() -> Option<Server> {
+        let mock = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mock-acp");
+        Server::start_with(&std::fs::read_to_string(mock).unwrap()).await
+    }
+
+    /// Starts sandbox-agent with `agent` (a script) as its agent `mock`.
+    async fn start_with(agent: &str) -> Option<Server> {
         let Some(bin) = std::env::var_os("SANDBOX_AGENT_BIN") else {
             assert!(
                 std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
@@ -44,11 +50,10 @@ impl Server {
         let agents = root.path().join("data/sandbox-agent/bin/agent_processes");
         std::fs::create_dir_all(&agents).unwrap();
         std::fs::create_dir_all(root.path().join("home")).unwrap();
-        std::fs::copy(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mock-acp"),
-            agents.join("mock-acp"),
-        )
-        .unwrap();
+        let script = agents.join("mock-acp");
+        std::fs::write(&script, agent).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         let port = free_port();
         let process = Command::new(bin)
             .args([
@@ -90,8 +95,8 @@ impl Server {
     }
 
     /// `initialize` (with these client capabilities) and `session/new`, as
-    /// the agent's UI client does.
-    async fn open_session(&self, capabilities: Value) {
+    /// the agent's UI client does; checks the agent's name.
+    async fn open_session(&self, capabilities: Value, agent: &str) -> String {
         let init = self
             .rpc(
                 "?agent=mock",
@@ -100,17 +105,19 @@ impl Server {
                 json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
             )
             .await;
-        assert_eq!(
-            init["result"]["agentInfo"]["name"], "ask-lsp-mock-acp",
-            "{init}"
-        );
-        self.rpc(
-            "",
-            2,
-            "session/new",
-            json!({"cwd": "/tmp", "mcpServers": []}),
-        )
-        .await;
+        assert_eq!(init["result"]["agentInfo"]["name"], agent, "{init}");
+        let session = self
+            .rpc(
+                "",
+                2,
+                "session/new",
+                json!({"cwd": "/tmp", "mcpServers": []}),
+            )
+            .await;
+        session["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{session}"))
+            .to_owned()
     }
 
     /// A response to one of the agent's requests from another client.
@@ -129,9 +136,15 @@ impl Server {
 
     /// A turn that resolves to the whole `_meta` the agent ended it with.
     fn turn(&self, id: u64, text: &str) -> tokio::task::JoinHandle<Value> {
+        let turn = self.turn_in("mock-session-1", id, text);
+        tokio::spawn(async move { turn.await.unwrap()["_meta"].clone() })
+    }
+
+    /// A turn in `session`; resolves to the prompt's whole result.
+    fn turn_in(&self, session: &str, id: u64, text: &str) -> tokio::task::JoinHandle<Value> {
         let (http, url) = (self.http.clone(), format!("{}/v1/acp/ask", self.url));
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
-            "params": {"sessionId": "mock-session-1", "prompt": [{"type": "text", "text": text}]}});
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}});
         tokio::spawn(async move {
             let response: Value = http
                 .post(url)
@@ -143,7 +156,7 @@ impl Server {
                 .json()
                 .await
                 .unwrap();
-            response["result"]["_meta"].clone()
+            response["result"].clone()
         })
     }
 
@@ -151,7 +164,7 @@ impl Server {
         self.http
             .post(format!("{}/v1/acp/ask{query}", self.url))
             .json(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .timeout(Duration::from_secs(30))
+            .timeout(Duration::from_secs(60))
             .send()
             .await
             .unwrap()
@@ -289,6 +302,7 @@ async fn permissions_and_questions_from_an_acp_agent() {
     );
 }
 
+const MOCK: &str = "ask-lsp-mock-acp";
 const FORM_CAPS: &str = r#"{"elicitation": {"form": {}, "url": {}}}"#;
 
 async fn resolved_for(client: &mut LspClient, ask: &Value) -> Value {
@@ -317,7 +331,7 @@ async fn forms_from_acp_elicitation() {
         return;
     };
     server
-        .open_session(serde_json::from_str(FORM_CAPS).unwrap())
+        .open_session(serde_json::from_str(FORM_CAPS).unwrap(), MOCK)
         .await;
     let mut client = LspClient::start(&[]).await;
     client
@@ -498,7 +512,7 @@ async fn no_elicitation_without_the_client_advertising_it() {
     let Some(server) = Server::start().await else {
         return;
     };
-    server.open_session(json!({})).await;
+    server.open_session(json!({}), MOCK).await;
     let meta = server.turn(20, "form-all").await.unwrap();
     assert_eq!(
         meta["refused"],
@@ -512,7 +526,7 @@ async fn forms_on_a_plain_lsp_client() {
         return;
     };
     server
-        .open_session(serde_json::from_str(FORM_CAPS).unwrap())
+        .open_session(serde_json::from_str(FORM_CAPS).unwrap(), MOCK)
         .await;
     let mut client = LspClient::start(&[]).await;
     client
@@ -650,7 +664,7 @@ async fn forms_in_the_terminal() {
         return;
     };
     server
-        .open_session(serde_json::from_str(FORM_CAPS).unwrap())
+        .open_session(serde_json::from_str(FORM_CAPS).unwrap(), MOCK)
         .await;
     let turn = server.turn(40, "form-all");
     // One line per field, in the order received (at, colors, email, langs,
@@ -697,4 +711,103 @@ async fn forms_in_the_terminal() {
     ] {
         assert!(out.contains(said), "{said:?} not in:\n{out}");
     }
+}
+
+/// The real Claude agent (`@agentclientprotocol/claude-agent-acp`, installed
+/// by install.sh) hosted by sandbox-agent, its model a mock Messages API that
+/// calls AskUserQuestion: the person's answer in the editor must come back to
+/// the model as the tool's result.
+#[tokio::test]
+async fn claude_code_asks_through_ask_lsp() {
+    let Some(claude) = std::env::var_os("CLAUDE_AGENT_ACP") else {
+        assert!(
+            std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
+            "ASK_LSP_REQUIRE_E2E is set but CLAUDE_AGENT_ACP is not (tests/sandbox_agent/install.sh)"
+        );
+        eprintln!("SKIP: CLAUDE_AGENT_ACP not set (run tests/sandbox_agent/install.sh)");
+        return;
+    };
+    let api_port = free_port();
+    let mut api = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mock-anthropic"))
+        .arg(api_port.to_string())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut ready = tokio::io::BufReader::new(api.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::io::AsyncBufReadExt::read_line(&mut ready, &mut line)
+        .await
+        .unwrap();
+    assert_eq!(line.trim(), "listening");
+    // IS_SANDBOX: Claude Code refuses to run as root otherwise (this
+    // machine's tests run as root); nothing else leaves 127.0.0.1.
+    let agent = format!(
+        "#!/bin/sh\nexport ANTHROPIC_BASE_URL=http://127.0.0.1:{api_port} ANTHROPIC_API_KEY=sk-test \
+         IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1\n\
+         exec node {}\n",
+        claude.to_string_lossy()
+    );
+    let Some(server) = Server::start_with(&agent).await else {
+        return;
+    };
+    let session = server
+        .open_session(
+            serde_json::from_str(FORM_CAPS).unwrap(),
+            "@agentclientprotocol/claude-agent-acp",
+        )
+        .await;
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"servers": [{"name": "sa", "backend": "sandbox-agent", "url": server.url, "serverId": "ask"}]}),
+        )
+        .await;
+    let turn = server.turn_in(&session, 50, "Pick a database for me.");
+    let ask = client.next_method("askQuestions/ask").await;
+    let params = &ask["params"];
+    assert_eq!(params["kind"], "form", "{params}");
+    assert_eq!(params["sessionID"], session.as_str());
+    assert_eq!(params["origin"]["toolCallID"], "toolu_1");
+    assert_eq!(params["form"]["message"], "Which database should I use?");
+    let choice = params["form"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["type"] == "choice")
+        .unwrap_or_else(|| panic!("{params}"))
+        .clone();
+    assert_eq!(choice["title"], "Database");
+    assert_eq!(
+        choice["options"],
+        json!([{"value": "Postgres", "label": "Postgres"}, {"value": "SQLite", "label": "SQLite"}])
+    );
+    let field = choice["id"].as_str().unwrap().to_owned();
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {field: "SQLite"}}),
+        )
+        .await;
+    let result = turn.await.unwrap();
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let received: Value = server
+        .http
+        .get(format!("http://127.0.0.1:{api_port}/received"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let results = received.as_array().unwrap();
+    assert_eq!(results.len(), 1, "{received}");
+    assert_eq!(results[0]["tool_use_id"], "toolu_1");
+    let content = results[0]["content"].to_string();
+    assert!(
+        content.contains(r#"\"Which database should I use?\"=\"SQLite\""#),
+        "{content}"
+    );
 }
