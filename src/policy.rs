@@ -97,6 +97,10 @@ pub enum Decision {
     Reject {
         reason: String,
     },
+    /// Nobody decided (a timeout on a form it cannot fill).
+    Cancel {
+        reason: String,
+    },
 }
 
 impl Decision {
@@ -111,6 +115,7 @@ impl Decision {
                 Some((Reply::Answer(Answer::Form(values)), reason))
             }
             Decision::Reject { reason } => Some((Reply::Reject { message: None }, reason)),
+            Decision::Cancel { reason } => Some((Reply::Cancel, reason)),
         }
     }
 }
@@ -256,11 +261,15 @@ impl Policies {
             Kind::Permission(_) => Decision::Reject {
                 reason: "a permission is never allowed by a timeout".into(),
             },
+            // A link is never accepted by a timeout.
+            Kind::Form(form) if form.url.is_some() => Decision::Cancel {
+                reason: format!("nobody answered {:?}", form.name()),
+            },
             Kind::Form(form) => match fill(form, "accept-first", |_| None) {
                 Some(decision) => decision,
-                None => Decision::Reject {
+                None => Decision::Cancel {
                     reason: format!(
-                        "accept-first: {:?} has a required field without a default",
+                        "nobody answered {:?}, and a required field has no default",
                         form.name()
                     ),
                 },
@@ -759,7 +768,11 @@ mod tests {
         ));
         assert!(matches!(
             Policies::timeout_fallback(&prompt),
-            Decision::Reject { .. }
+            Decision::Cancel { .. }
+        ));
+        assert!(matches!(
+            Policies::timeout_fallback(&form_prompt(vec![], true)),
+            Decision::Cancel { .. }
         ));
     }
 
@@ -884,7 +897,11 @@ mod tests {
         ));
         assert!(matches!(
             Policies::timeout_fallback(&prompt),
-            Decision::Reject { .. }
+            Decision::Cancel { .. }
+        ));
+        assert!(matches!(
+            Policies::timeout_fallback(&form_prompt(vec![], true)),
+            Decision::Cancel { .. }
         ));
     }
 }

@@ -811,3 +811,39 @@ async fn claude_code_asks_through_ask_lsp() {
         "{content}"
     );
 }
+
+#[tokio::test]
+async fn a_timeout_fills_defaults_or_cancels() {
+    let Some(server) = Server::start().await else {
+        return;
+    };
+    server
+        .open_session(serde_json::from_str(FORM_CAPS).unwrap(), MOCK)
+        .await;
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"servers": [{"name": "sa", "backend": "sandbox-agent", "url": server.url, "serverId": "ask"}],
+                   "policy": {"mode": "forward", "timeoutMs": 300}}),
+        )
+        .await;
+    // Every required field has a default or a first option: accepted with those.
+    let turn = server.turn(60, "form-small");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(resolved_for(&mut client, &ask).await["reason"], "timeout");
+    assert_eq!(
+        turn.await.unwrap()["received"],
+        json!({"action": "accept", "content": {"strategy": "balanced"}})
+    );
+    // A required field without a default: nobody chose, so `cancel`.
+    let turn = server.turn(61, "form-all");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(resolved_for(&mut client, &ask).await["reason"], "timeout");
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "cancel"}));
+    // A link is never accepted by a timeout.
+    let turn = server.turn(62, "form-url");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(resolved_for(&mut client, &ask).await["reason"], "timeout");
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "cancel"}));
+}

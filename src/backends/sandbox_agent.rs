@@ -362,6 +362,7 @@ fn result_for(route: &Route, prompt: &Prompt, reply: &Reply) -> Option<Value> {
             json!({"outcome": {"outcome": "selected", "optionId": choice}})
         }
         // ACP has no refusal message: the reject option where offered, else cancelled.
+        (Kind::Permission(_), Reply::Cancel) => json!({"outcome": {"outcome": "cancelled"}}),
         (Kind::Permission(permission), Reply::Reject { .. }) => match permission.reject_choice() {
             Some(choice) => json!({"outcome": {"outcome": "selected", "optionId": choice.id}}),
             None => json!({"outcome": {"outcome": "cancelled"}}),
@@ -386,13 +387,14 @@ fn result_for(route: &Route, prompt: &Prompt, reply: &Reply) -> Option<Value> {
             json!({"outcome": "selected", "status": "answered", "answers": answers,
                    "_meta": {"sandboxagent.dev": {"answers": answers}}})
         }
-        (Kind::Questions(_), Reply::Reject { .. }) => {
+        (Kind::Questions(_), Reply::Reject { .. } | Reply::Cancel) => {
             json!({"outcome": "rejected", "status": "rejected"})
         }
         (Kind::Form(form), Reply::Answer(Answer::Form(values))) => {
             elicitation::accept(form, values)
         }
         (Kind::Form(_), Reply::Reject { .. }) => json!({"action": "decline"}),
+        (Kind::Form(_), Reply::Cancel) => json!({"action": "cancel"}),
         _ => return None,
     })
 }

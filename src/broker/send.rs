@@ -220,7 +220,7 @@ impl Broker {
         } = sent;
         let state = match reply {
             Reply::Answer(_) => State::Replied,
-            Reply::Reject { .. } => State::Rejected,
+            Reply::Reject { .. } | Reply::Cancel => State::Rejected,
         };
         let error = match result {
             Ok(()) => {

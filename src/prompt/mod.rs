@@ -94,6 +94,9 @@ pub(crate) enum Reply {
     Reject {
         message: Option<String>,
     },
+    /// Nobody chose (a timeout with nothing it may pick): ACP's `cancel`;
+    /// servers without that hear a refusal.
+    Cancel,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -230,6 +233,7 @@ impl Prompt {
                 }
                 Ok(Reply::Reject { message })
             }
+            Reply::Cancel => Ok(Reply::Cancel),
             Reply::Answer(answer) => match (&self.kind, answer) {
                 (Kind::Questions(questions), Answer::Questions(answers)) => Ok(Reply::Answer(
                     Answer::Questions(question::validate_all(questions, answers)?),

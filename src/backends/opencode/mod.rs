@@ -412,7 +412,7 @@ impl Backend for OpenCode {
                         directory,
                     )
                     .json(&json!({ "answers": answers })),
-                (Kind::Questions(_), Reply::Reject { .. }) => self.request(
+                (Kind::Questions(_), Reply::Reject { .. } | Reply::Cancel) => self.request(
                     reqwest::Method::POST,
                     &format!("/question/{id}/reject"),
                     directory,
