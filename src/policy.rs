@@ -768,11 +768,7 @@ mod tests {
         ));
         assert!(matches!(
             Policies::timeout_fallback(&prompt),
-            Decision::Cancel { .. }
-        ));
-        assert!(matches!(
-            Policies::timeout_fallback(&form_prompt(vec![], true)),
-            Decision::Cancel { .. }
+            Decision::Reject { .. }
         ));
     }
 

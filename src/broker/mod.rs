@@ -130,8 +130,10 @@ pub(crate) enum BrokerError {
     UnknownKey(String),
     #[error("{0} is already being answered")]
     Busy(String),
-    #[error("prompt {0} has no question or field {1}")]
+    #[error("prompt {0} has no question {1}")]
     NoSuchQuestion(String, usize),
+    #[error("prompt {0} has no form field {1}")]
+    NoSuchField(String, usize),
     #[error("{0}")]
     Invalid(#[from] PromptError),
     #[error("{0}")]

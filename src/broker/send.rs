@@ -46,11 +46,11 @@ impl Broker {
             ),
             Human::Field { index, value } => {
                 let Kind::Form(form) = &prompt.kind else {
-                    let _ = to.send(Err(BrokerError::NoSuchQuestion(key, index)));
+                    let _ = to.send(Err(BrokerError::NoSuchField(key, index)));
                     return;
                 };
                 let Some(field) = form.fields.get(index) else {
-                    let _ = to.send(Err(BrokerError::NoSuchQuestion(key, index)));
+                    let _ = to.send(Err(BrokerError::NoSuchField(key, index)));
                     return;
                 };
                 match value.map(|v| field.validate(v)).transpose() {
