@@ -33,7 +33,7 @@ pub mod fuzzing {
         {
             let answers = match &prompt.kind {
                 Kind::Questions(questions) => vec![vec!["x".to_owned()]; questions.len()],
-                Kind::Permission(_) => Vec::new(),
+                Kind::Permission(_) | Kind::Form(_) => Vec::new(),
             };
             let _ = prompt.validate(Reply::Answer(Answer::Questions(answers)));
         }

@@ -13,7 +13,7 @@ ask-lsp: brings an AI coding agent's questions and permission requests into your
 
 Usage:
   ask-lsp [lsp]       LSP server on stdio (what editors start)
-  ask-lsp watch [--url URL]... [--directory DIR] [--policy MODE] [--timeout-ms N] [--policy-json JSON]
+  ask-lsp watch [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--policy MODE] [--timeout-ms N] [--policy-json JSON]
                       answer prompts in this terminal
   ask-lsp --version
   ask-lsp COMMAND --help
@@ -175,11 +175,13 @@ fn flags<'a>(
 async fn watch_command(args: &[String]) -> Result<(), String> {
     let mut urls = Vec::new();
     let mut directory = None;
+    let mut sandbox_agent = None;
     let mut policy = serde_json::Map::new();
     for (flag, value) in flags(
         args,
         &[
             "--url",
+            "--sandbox-agent",
             "--directory",
             "--policy",
             "--timeout-ms",
@@ -190,6 +192,7 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
         match flag {
             "--url" => urls.push((None, value.to_owned())),
             "--directory" => directory = Some(value.to_owned()),
+            "--sandbox-agent" => sandbox_agent = Some(value.to_owned()),
             "--policy" => {
                 policy.insert("mode".into(), json!(value));
             }
@@ -212,6 +215,7 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
     let options = WatchOptions {
         servers: urls,
         directory,
+        sandbox_agent,
         policy: (!policy.is_empty()).then_some(serde_json::Value::Object(policy)),
         exit_on_eof: true,
         environment: true,

@@ -15,7 +15,10 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::prompt::{Answer, Effect, Kind, Permission, Prompt, Question, Reply};
+use crate::prompt::{
+    Answer, Effect, FieldKind, FieldValue, Form, FormValues, Kind, Permission, Prompt, Question,
+    Reply,
+};
 
 type Answers = Vec<Vec<String>>;
 
@@ -47,7 +50,10 @@ enum Matcher {
 
 impl Matcher {
     fn matches(&self, question: &Question) -> bool {
-        let texts = [&question.header, &question.text];
+        self.matches_any(&[&question.header, &question.text])
+    }
+
+    fn matches_any(&self, texts: &[&str]) -> bool {
         match self {
             Matcher::Substring(needle) => texts.iter().any(|t| t.to_lowercase().contains(needle)),
             Matcher::Regex(regex) => texts.iter().any(|t| regex.is_match(t)),
@@ -208,7 +214,7 @@ pub(crate) struct Scope<'a> {
     pub agent: Option<&'a str>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
     Forward {
         timeout: Option<Duration>,
@@ -216,6 +222,11 @@ pub enum Decision {
     /// `reason` names the questions and the labels chosen; it is shown and logged.
     Answer {
         answers: Answers,
+        reason: String,
+    },
+    /// A form's values; `reason` names the fields and values chosen.
+    Fill {
+        values: FormValues,
         reason: String,
     },
     /// A permission allowed once by a rule that names it.
@@ -227,6 +238,10 @@ pub enum Decision {
     Reject {
         reason: String,
         message: Option<String>,
+    },
+    /// Nobody decided (a timeout on a form it cannot fill).
+    Cancel {
+        reason: String,
     },
 }
 
@@ -241,7 +256,11 @@ impl Decision {
             Decision::Allow { choice, reason } => {
                 Some((Reply::Answer(Answer::Permission { choice }), reason))
             }
+            Decision::Fill { values, reason } => {
+                Some((Reply::Answer(Answer::Form(values)), reason))
+            }
             Decision::Reject { reason, message } => Some((Reply::Reject { message }, reason)),
+            Decision::Cancel { reason } => Some((Reply::Cancel, reason)),
         }
     }
 }
@@ -360,6 +379,7 @@ impl Policies {
         let policy = self.policy_for(scope);
         let questions = match &prompt.kind {
             Kind::Questions(questions) => questions,
+            Kind::Form(form) => return policy.decide_form(form),
             // Only a person or a rule that names it may allow a permission:
             // modes that pick answers by themselves forward it instead.
             Kind::Permission(permission) => {
@@ -405,6 +425,19 @@ impl Policies {
             Kind::Permission(_) => Decision::Reject {
                 reason: "a permission is never allowed by a timeout".into(),
                 message: None,
+            },
+            // A link is never accepted by a timeout.
+            Kind::Form(form) if form.url.is_some() => Decision::Cancel {
+                reason: format!("nobody answered {:?}", form.name()),
+            },
+            Kind::Form(form) => match fill(form, "accept-first", |_| None) {
+                Some(decision) => decision,
+                None => Decision::Cancel {
+                    reason: format!(
+                        "nobody answered {:?}, and a required field has no default",
+                        form.name()
+                    ),
+                },
             },
         }
     }
@@ -606,6 +639,82 @@ fn choose(
         answers,
         reason: parts.join("; "),
     }
+}
+
+impl Policy {
+    /// Forms as questions: rules match the message or a field's title. A
+    /// link is never opened by a policy, and a form a policy cannot fill
+    /// completely goes to the person.
+    fn decide_form(&self, form: &Form) -> Decision {
+        let forward = Decision::Forward {
+            timeout: self.timeout,
+        };
+        match self.mode {
+            Mode::Forward => forward,
+            Mode::Reject => Decision::Reject {
+                reason: format!("policy reject: {:?}", form.name()),
+                message: None,
+            },
+            _ if form.url.is_some() => forward,
+            Mode::AcceptFirst => fill(form, "accept-first", |_| None).unwrap_or(forward),
+            Mode::Auto => fill(form, "auto", |title| {
+                self.rules
+                    .iter()
+                    .find(|rule| rule.matcher.matches_any(&[title, &form.message]))
+                    .map(|rule| (rule.source.clone(), rule.answer.clone()))
+            })
+            .unwrap_or(forward),
+        }
+    }
+}
+
+/// Fills every required field from `pick` (by its title), else its default,
+/// else a choice's first option; `None` when one stays empty or a picked
+/// answer does not fit its field.
+fn fill(
+    form: &Form,
+    label: &str,
+    pick: impl Fn(&str) -> Option<(String, Vec<String>)>,
+) -> Option<Decision> {
+    let mut values = FormValues::new();
+    let mut parts = Vec::new();
+    for field in &form.fields {
+        let (how, value) = match pick(&field.title) {
+            Some((rule, answer)) => (format!("rule {rule:?}"), rule_value(&field.kind, answer)?),
+            None if !field.required => continue,
+            None => match (field.default_value(), &field.kind) {
+                (Some(value), _) => (format!("{label} (default)"), value),
+                (None, FieldKind::Choice { options, .. }) => (
+                    label.to_owned(),
+                    FieldValue::Choice(options.first()?.value.clone()),
+                ),
+                _ => return None,
+            },
+        };
+        let value = field.validate(value).ok()?;
+        parts.push(format!("{how}: {:?}", field.title));
+        values.insert(field.id.clone(), value);
+    }
+    Some(Decision::Fill {
+        values,
+        reason: parts.join("; "),
+    })
+}
+
+/// A rule's answer labels as a value of the field's kind.
+fn rule_value(kind: &FieldKind, answer: Vec<String>) -> Option<FieldValue> {
+    let first = answer.first()?.trim();
+    Some(match kind {
+        FieldKind::Text { .. } => FieldValue::Text(first.to_owned()),
+        FieldKind::Number { .. } => FieldValue::Number(first.parse().ok()?),
+        FieldKind::Boolean { .. } => FieldValue::Bool(match first.to_lowercase().as_str() {
+            "true" | "yes" => true,
+            "false" | "no" => false,
+            _ => return None,
+        }),
+        FieldKind::Choice { .. } => FieldValue::Choice(first.to_owned()),
+        FieldKind::Multi { .. } => FieldValue::Choices(answer),
+    })
 }
 
 fn names(questions: &[Question]) -> String {
@@ -1028,5 +1137,134 @@ mod tests {
             load_error(json!({"permissions": [{"match": "/(/", "decision": "reject"}]}))
                 .starts_with("policy.permissions[0].match: invalid regex")
         );
+    }
+
+    fn form_prompt(fields: Vec<crate::prompt::Field>, url: bool) -> Prompt {
+        use crate::prompt::{Form, Link};
+        Prompt {
+            id: "elicit_1".into(),
+            session: "ses_1".into(),
+            directory: None,
+            origin: Default::default(),
+            kind: Kind::Form(Box::new(Form {
+                message: "Configure the project".into(),
+                fields,
+                url: url.then(|| Link {
+                    url: "https://a.example/".into(),
+                    domain: "a.example".into(),
+                }),
+            })),
+        }
+        .into_checked()
+        .unwrap()
+    }
+
+    fn form_field(id: &str, title: &str, required: bool, kind: FieldKind) -> crate::prompt::Field {
+        crate::prompt::Field {
+            id: id.into(),
+            title: title.into(),
+            description: String::new(),
+            required,
+            kind,
+        }
+    }
+
+    fn colors() -> FieldKind {
+        FieldKind::Choice {
+            options: ["red", "blue"]
+                .iter()
+                .map(|v| crate::prompt::FieldOption {
+                    value: v.to_string(),
+                    label: v.to_uppercase(),
+                })
+                .collect(),
+            default: None,
+        }
+    }
+
+    fn port(default: Option<f64>) -> FieldKind {
+        FieldKind::Number {
+            integer: true,
+            minimum: Some(1024.0),
+            maximum: None,
+            default,
+        }
+    }
+
+    #[test]
+    fn forms_accept_first_only_when_every_required_field_has_a_value() {
+        let fill = |fields| decide(json!({"mode": "accept-first"}), &form_prompt(fields, false));
+        let values = |pairs: &[(&str, FieldValue)]| -> FormValues {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect()
+        };
+        assert_eq!(
+            fill(vec![
+                form_field("color", "Color", true, colors()),
+                form_field("port", "Port", true, port(Some(3000.0))),
+                form_field("note", "Note", false, port(None)),
+            ]),
+            Decision::Fill {
+                values: values(&[
+                    ("color", FieldValue::Choice("red".into())),
+                    ("port", FieldValue::Number(3000.0)),
+                ]),
+                reason: "accept-first: \"Color\"; accept-first (default): \"Port\"".into(),
+            }
+        );
+        // A required number without a default: the person decides.
+        assert_eq!(
+            fill(vec![form_field("port", "Port", true, port(None))]),
+            Decision::Forward { timeout: None }
+        );
+        // A link is never accepted by a policy.
+        assert_eq!(
+            decide(json!({"mode": "accept-first"}), &form_prompt(vec![], true)),
+            Decision::Forward { timeout: None }
+        );
+        assert!(matches!(
+            decide(json!({"mode": "reject"}), &form_prompt(vec![], true)),
+            Decision::Reject { .. }
+        ));
+    }
+
+    #[test]
+    fn forms_match_rules_on_field_titles_and_the_message() {
+        let prompt = form_prompt(
+            vec![
+                form_field("color", "Favourite color", true, colors()),
+                form_field("port", "Port", true, port(None)),
+            ],
+            false,
+        );
+        let policy = json!({"mode": "auto", "rules": [
+            {"match": "/^favourite/i", "answers": ["BLUE"]},
+            {"match": "port", "answers": ["8080"]}
+        ]});
+        let Decision::Fill { values, .. } = decide(policy, &prompt) else {
+            panic!()
+        };
+        assert_eq!(values["color"], FieldValue::Choice("blue".into()));
+        assert_eq!(values["port"], FieldValue::Number(8080.0));
+        // A rule's answer that does not fit its field forwards the form.
+        let policy = json!({"mode": "auto", "rules": [{"match": "port", "answers": ["80"]}]});
+        assert!(matches!(decide(policy, &prompt), Decision::Forward { .. }));
+        // The message matches every field: a form about colors only.
+        let only_colors = form_prompt(vec![form_field("c", "C", true, colors())], false);
+        let policy = json!({"mode": "auto", "rules": [{"match": "configure", "answers": ["red"]}]});
+        assert!(matches!(
+            decide(policy, &only_colors),
+            Decision::Fill { .. }
+        ));
+        assert!(matches!(
+            Policies::timeout_fallback(&prompt),
+            Decision::Cancel { .. }
+        ));
+        assert!(matches!(
+            Policies::timeout_fallback(&form_prompt(vec![], true)),
+            Decision::Cancel { .. }
+        ));
     }
 }

@@ -13,7 +13,9 @@ use crate::backends::{Timing, factory};
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update};
 use crate::config::{EnvDefaults, RawServer, servers_from_raw};
 use crate::policy::Policies;
-use crate::prompt::{Answer, Kind, Question};
+use crate::prompt::{Answer, FormValues, Kind, Question};
+
+mod form;
 
 /// What to follow and how, for [`watch`].
 pub struct WatchOptions {
@@ -21,6 +23,9 @@ pub struct WatchOptions {
     /// None: `$ASK_LSP_URL` (with `environment`) or the default URL.
     pub servers: Vec<(Option<String>, String)>,
     pub directory: Option<String>,
+    /// Follow sandbox-agent's ACP server with this id at each URL, instead
+    /// of OpenCode.
+    pub sandbox_agent: Option<String>,
     /// A `policy` object as in the LSP configuration (docs/policies.md).
     pub policy: Option<serde_json::Value>,
     /// Leave when input ends (watch), or only once nothing awaits input (demo).
@@ -41,6 +46,11 @@ pub async fn watch(
         .map(|(name, url)| RawServer {
             name,
             url: Some(url),
+            backend: options
+                .sandbox_agent
+                .as_ref()
+                .map(|_| "sandbox-agent".into()),
+            server_id: options.sandbox_agent.clone(),
             ..Default::default()
         })
         .collect();
@@ -85,6 +95,9 @@ struct Watch<W: Write> {
 struct Current {
     pending: Arc<Pending>,
     answers: Vec<Vec<String>>,
+    /// A form's values so far; `field` is the one on screen.
+    values: FormValues,
+    field: usize,
     /// An empty line on several questions asks first.
     confirm_reject: bool,
 }
@@ -93,7 +106,7 @@ impl Current {
     fn questions(&self) -> &[Question] {
         match &self.pending.prompt.kind {
             Kind::Questions(questions) => questions,
-            Kind::Permission(_) => &[],
+            Kind::Permission(_) | Kind::Form(_) => &[],
         }
     }
 
@@ -103,6 +116,7 @@ impl Current {
             || match &self.pending.prompt.kind {
                 Kind::Questions(questions) => self.answers.len() < questions.len(),
                 Kind::Permission(_) => self.answers.is_empty(),
+                Kind::Form(form) => self.field < form.fields.len().max(1),
             }
     }
 }
@@ -308,6 +322,8 @@ impl<W: Write> Watch<W> {
             Kind::Questions(q) if q.len() == 1 => "Question".to_owned(),
             Kind::Questions(q) => format!("{} questions", q.len()),
             Kind::Permission(_) => "Permission".to_owned(),
+            Kind::Form(form) if form.url.is_some() => "Link".to_owned(),
+            Kind::Form(_) => "Form".to_owned(),
         };
         let from = match &pending.prompt.directory {
             Some(directory) => format!("{} · {directory}", pending.server),
@@ -320,6 +336,8 @@ impl<W: Write> Watch<W> {
         self.current = Some(Current {
             pending,
             answers: Vec::new(),
+            values: FormValues::new(),
+            field: 0,
             confirm_reject: false,
         });
         self.prompt();
@@ -338,10 +356,10 @@ impl<W: Write> Watch<W> {
         let Some(current) = &self.current else { return };
         let mut text = String::new();
         if current.confirm_reject {
-            text.push_str(&format!(
-                "Reject all {} questions? y to reject, anything else to go on",
-                current.questions().len()
-            ));
+            text.push_str(&match current.questions().len() {
+                0 => "Reject the form? y to reject, anything else to go on".to_owned(),
+                n => format!("Reject all {n} questions? y to reject, anything else to go on"),
+            });
         } else {
             match &current.pending.prompt.kind {
                 Kind::Questions(questions) => {
@@ -364,6 +382,8 @@ impl<W: Write> Watch<W> {
                     }
                     text.push_str("\nA number; an empty line rejects.");
                 }
+                Kind::Form(f) if f.url.is_some() => form::link_text(f, &mut text),
+                Kind::Form(f) => form::field_text(f, current.field, &mut text),
             }
         }
         let _ = write!(self.out, "{text}\n> ");
@@ -407,6 +427,37 @@ impl<W: Write> Watch<W> {
                         }
                     }
                 }
+                Kind::Form(f) if f.url.is_some() => {
+                    current.field = 1;
+                    if line.trim().eq_ignore_ascii_case("y") {
+                        Human::Answer(Answer::Form(FormValues::new()))
+                    } else {
+                        Human::Reject { message: None }
+                    }
+                }
+                Kind::Form(f) => {
+                    let field = &f.fields[current.field];
+                    match form::parse(field, line) {
+                        Err(error) => {
+                            self.say(format!("  {error}"));
+                            return self.prompt();
+                        }
+                        Ok(form::Line::Reject) => {
+                            current.confirm_reject = true;
+                            return self.prompt();
+                        }
+                        Ok(line) => {
+                            if let form::Line::Value(value) = line {
+                                current.values.insert(field.id.clone(), value);
+                            }
+                            current.field += 1;
+                            if current.field < f.fields.len() {
+                                return self.prompt();
+                            }
+                            Human::Answer(Answer::Form(current.values.clone()))
+                        }
+                    }
+                }
                 Kind::Permission(permission) => {
                     let count = permission.choices.len();
                     let line = line.trim();
@@ -437,6 +488,8 @@ impl<W: Write> Watch<W> {
             self.say(format!("! not sent: {error}"));
             if let Some(current) = &mut self.current {
                 current.answers.clear();
+                current.values.clear();
+                current.field = 0;
             }
             self.prompt();
         }

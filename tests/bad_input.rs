@@ -173,7 +173,7 @@ async fn malformed_answers_from_the_editor_are_errors_and_nothing_is_sent() {
         (json!([key, [[""]]]), "question 0: an answer is empty"),
         (
             json!([]),
-            "askLsp.answer takes [key, answers: string[][]], [key, questionIndex, answer: string[]] or [key, choiceId: string]",
+            "askLsp.answer takes [key, answers: string[][]], [key, questionIndex, answer: string[]], [key, choiceId: string] or [key, {fieldId: value}]",
         ),
     ];
     for (arguments, message) in wrong_shapes {

@@ -32,6 +32,12 @@ impl Drop for Server {
 
 impl Server {
     async fn start() -> Option<Server> {
+        let mock = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mock-acp");
+        Server::start_with(&std::fs::read_to_string(mock).unwrap()).await
+    }
+
+    /// Starts sandbox-agent with `agent` (a script) as its agent `mock`.
+    async fn start_with(agent: &str) -> Option<Server> {
         let Some(bin) = std::env::var_os("SANDBOX_AGENT_BIN") else {
             assert!(
                 std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
@@ -44,11 +50,10 @@ impl Server {
         let agents = root.path().join("data/sandbox-agent/bin/agent_processes");
         std::fs::create_dir_all(&agents).unwrap();
         std::fs::create_dir_all(root.path().join("home")).unwrap();
-        std::fs::copy(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mock-acp"),
-            agents.join("mock-acp"),
-        )
-        .unwrap();
+        let script = agents.join("mock-acp");
+        std::fs::write(&script, agent).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         let port = free_port();
         let process = Command::new(bin)
             .args([
@@ -89,11 +94,77 @@ impl Server {
         Some(server)
     }
 
+    /// `initialize` (with these client capabilities) and `session/new`, as
+    /// the agent's UI client does; checks the agent's name.
+    async fn open_session(&self, capabilities: Value, agent: &str) -> String {
+        let init = self
+            .rpc(
+                "?agent=mock",
+                1,
+                "initialize",
+                json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
+            )
+            .await;
+        assert_eq!(init["result"]["agentInfo"]["name"], agent, "{init}");
+        let session = self
+            .rpc(
+                "",
+                2,
+                "session/new",
+                json!({"cwd": "/tmp", "mcpServers": []}),
+            )
+            .await;
+        session["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{session}"))
+            .to_owned()
+    }
+
+    /// A response to one of the agent's requests from another client.
+    async fn respond_as_other_client(&self, rpc_id: &str, result: Value) {
+        let status = self
+            .http
+            .post(format!("{}/v1/acp/ask", self.url))
+            .json(&json!({"jsonrpc": "2.0", "id": rpc_id, "result": result}))
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert!(status.is_success(), "{status}");
+    }
+
+    /// A turn that resolves to the whole `_meta` the agent ended it with.
+    fn turn(&self, id: u64, text: &str) -> tokio::task::JoinHandle<Value> {
+        let turn = self.turn_in("mock-session-1", id, text);
+        tokio::spawn(async move { turn.await.unwrap()["_meta"].clone() })
+    }
+
+    /// A turn in `session`; resolves to the prompt's whole result.
+    fn turn_in(&self, session: &str, id: u64, text: &str) -> tokio::task::JoinHandle<Value> {
+        let (http, url) = (self.http.clone(), format!("{}/v1/acp/ask", self.url));
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}});
+        tokio::spawn(async move {
+            let response: Value = http
+                .post(url)
+                .json(&body)
+                .timeout(Duration::from_secs(30))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            response["result"].clone()
+        })
+    }
+
     async fn rpc(&self, query: &str, id: u64, method: &str, params: Value) -> Value {
         self.http
             .post(format!("{}/v1/acp/ask{query}", self.url))
             .json(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .timeout(Duration::from_secs(30))
+            .timeout(Duration::from_secs(60))
             .send()
             .await
             .unwrap()
@@ -187,11 +258,14 @@ async fn permissions_and_questions_from_an_acp_agent() {
     // A standard ACP permission request.
     let turn = server.prompt(12, "permission please");
     let ask = client.next_method("askQuestions/ask").await;
-    assert_eq!(
-        ask["params"]["questions"][0]["question"],
-        "Run `rm -rf build/`"
-    );
-    client.answer(&ask, json!([["Allow once"]])).await;
+    assert_eq!(ask["params"]["kind"], "permission");
+    assert_eq!(ask["params"]["permission"]["title"], "Run `rm -rf build/`");
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
     assert_eq!(
         turn.await.unwrap(),
         json!({"outcome": {"outcome": "selected", "optionId": "allow-once"}})
@@ -226,4 +300,550 @@ async fn permissions_and_questions_from_an_acp_agent() {
             .iter()
             .all(|m| m["method"] != "window/showMessage" || m["params"]["type"] != 1)
     );
+}
+
+const MOCK: &str = "ask-lsp-mock-acp";
+const FORM_CAPS: &str = r#"{"elicitation": {"form": {}, "url": {}}}"#;
+
+async fn resolved_for(client: &mut LspClient, ask: &Value) -> Value {
+    loop {
+        let resolved = client.next_method("askQuestions/resolved").await;
+        if resolved["params"]["key"] == ask["params"]["key"] {
+            return resolved["params"].clone();
+        }
+    }
+}
+
+/// The next `window/showMessage` that says `needle`.
+async fn message_saying(client: &mut LspClient, needle: &str) -> String {
+    loop {
+        let shown = client.next_method("window/showMessage").await;
+        let text = shown["params"]["message"].as_str().unwrap_or_default();
+        if text.contains(needle) {
+            return text.to_owned();
+        }
+    }
+}
+
+#[tokio::test]
+async fn forms_from_acp_elicitation() {
+    let Some(server) = Server::start().await else {
+        return;
+    };
+    server
+        .open_session(serde_json::from_str(FORM_CAPS).unwrap(), MOCK)
+        .await;
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"servers": [{"name": "sa", "backend": "sandbox-agent", "url": server.url, "serverId": "ask"}]}),
+        )
+        .await;
+
+    // Every field type; a wrong value is refused and the form shown again.
+    let turn = server.turn(20, "form-all");
+    let ask = client.next_method("askQuestions/ask").await;
+    let params = &ask["params"];
+    assert_eq!(params["kind"], "form", "{params}");
+    assert_eq!(params["title"], "Configure the new project");
+    assert_eq!(params["sessionID"], "mock-session-1");
+    assert_eq!(params["origin"]["toolCallID"], "tool-7");
+    let form = &params["form"];
+    assert_eq!(form["url"], Value::Null);
+    let field = |id: &str| {
+        form["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no field {id} in {form}"))
+    };
+    assert_eq!(
+        field("port"),
+        json!({"id": "port", "title": "Port", "description": "", "required": true,
+               "type": "integer", "minimum": 1024.0, "maximum": 65535.0, "default": 3000.0})
+    );
+    assert_eq!(
+        field("strategy")["options"],
+        json!([{"value": "conservative", "label": "Conservative"},
+               {"value": "balanced", "label": "Balanced (Recommended)"}])
+    );
+    assert_eq!(field("colors")["type"], "multi");
+    assert_eq!(field("colors")["maxItems"], 2);
+    assert_eq!(field("name")["pattern"], "^[a-z][a-z0-9-]*$");
+    assert_eq!(field("start")["format"], "date");
+    assert_eq!(field("logging")["default"], true);
+    assert_eq!(
+        field("size")["options"][1],
+        json!({"value": "M", "label": "M"})
+    );
+    assert_eq!(form["fields"].as_array().unwrap().len(), 12);
+    // sandbox-agent 0.4.2 forwards the request with its keys sorted: that
+    // is the order ask-lsp gets.
+    assert_eq!(form["fields"][0]["id"], "at");
+    assert_eq!(form["fields"][11]["id"], "strategy");
+    let all = json!({"name": "my-app", "email": "dev@example.com", "site": "https://example.com/x",
+        "start": "2026-11-23", "at": "2026-11-23T10:00:00Z", "port": 8080, "ratio": 0.25,
+        "logging": false, "strategy": "conservative", "size": "M", "colors": ["#f00", "#00f"],
+        "langs": ["rust", "lua"]});
+    let mut wrong = all.clone();
+    wrong["port"] = json!(80);
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "values": wrong}))
+        .await;
+    message_saying(&mut client, "Port takes at least 1024").await;
+    let again = client.next_method("askQuestions/ask").await;
+    assert_eq!(again["params"]["key"], ask["params"]["key"]);
+    client
+        .respond(&again["id"], json!({"outcome": "answered", "values": all}))
+        .await;
+    let meta = turn.await.unwrap();
+    assert_eq!(
+        meta["received"],
+        json!({"action": "accept", "content": all})
+    );
+    assert_eq!(meta["schemaErrors"], json!([]));
+
+    // Only the required fields: optional ones are left out.
+    let turn = server.turn(21, "form-all");
+    let ask = client.next_method("askQuestions/ask").await;
+    let required = json!({"name": "ab", "port": 3000, "strategy": "balanced", "colors": ["#0f0"]});
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": required}),
+        )
+        .await;
+    let meta = turn.await.unwrap();
+    assert_eq!(
+        meta["received"],
+        json!({"action": "accept", "content": required})
+    );
+    assert_eq!(meta["schemaErrors"], json!([]));
+
+    // Declined by the person.
+    let turn = server.turn(22, "form-all");
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .respond(&ask["id"], json!({"outcome": "rejected"}))
+        .await;
+    assert_eq!(
+        turn.await.unwrap()["received"],
+        json!({"action": "decline"})
+    );
+    assert_eq!(
+        resolved_for(&mut client, &ask).await["reason"],
+        "rejectedHere"
+    );
+
+    // Url mode, request scope: the domain behind the userinfo, consent only.
+    let turn = server.turn(23, "form-url");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["sessionID"], "");
+    assert_eq!(
+        ask["params"]["form"],
+        json!({"message": "Authorize access to your repositories.", "fields": [],
+               "url": {"url": "https://github.com@login.example.com/oauth/authorize?state=xyz",
+                       "domain": "login.example.com"}})
+    );
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "values": {}}))
+        .await;
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "accept"}));
+
+    // The agent says the link's interaction is over: resolved elsewhere.
+    let turn = server.turn(24, "form-complete");
+    let ask = client.next_method("askQuestions/ask").await;
+    let resolved = resolved_for(&mut client, &ask).await;
+    assert_eq!(resolved["reason"], "answeredElsewhere", "{resolved}");
+    assert_eq!(turn.await.unwrap()["received"], Value::Null);
+
+    // Cancelled by the agent: withdrawn.
+    let turn = server.turn(25, "form-all cancel");
+    let ask = client.next_method("askQuestions/ask").await;
+    let resolved = resolved_for(&mut client, &ask).await;
+    assert_eq!(resolved["state"], "dismissed", "{resolved}");
+    assert_eq!(turn.await.unwrap()["received"], Value::Null);
+
+    // Answered by another client: the agent has that answer; the turn's end
+    // withdraws ours, and a late answer here reaches nobody.
+    let turn = server.turn(26, "form-all");
+    let ask = client.next_method("askQuestions/ask").await;
+    let rpc_id = ask["params"]["requestID"]
+        .as_str()
+        .unwrap()
+        .split('@')
+        .next()
+        .unwrap()
+        .to_owned();
+    server
+        .respond_as_other_client(&rpc_id, json!({"action": "cancel"}))
+        .await;
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "cancel"}));
+    let resolved = resolved_for(&mut client, &ask).await;
+    assert_eq!(resolved["state"], "dismissed", "{resolved}");
+
+    // Schemas outside the subset: declined at once, the reason shown.
+    for (text, reason) in [
+        ("form-nested", "field \"server\" is a nested object"),
+        ("form-ref", "field \"host\" uses $ref"),
+        (
+            "form-huge-enum",
+            "field options has 10000 entries (at most 500)",
+        ),
+    ] {
+        let meta = server.turn(27, text).await.unwrap();
+        assert_eq!(meta["received"], json!({"action": "decline"}), "{text}");
+        let shown = message_saying(&mut client, reason).await;
+        assert!(shown.contains("ask-lsp declined it"), "{shown}");
+    }
+    assert!(
+        client
+            .seen
+            .iter()
+            .all(|m| m["method"] != "askQuestions/ask" || m["params"]["kind"] == "form"),
+    );
+}
+
+#[tokio::test]
+async fn no_elicitation_without_the_client_advertising_it() {
+    let Some(server) = Server::start().await else {
+        return;
+    };
+    server.open_session(json!({}), MOCK).await;
+    let meta = server.turn(20, "form-all").await.unwrap();
+    assert_eq!(
+        meta["refused"],
+        "the client did not advertise elicitation.form"
+    );
+}
+
+#[tokio::test]
+async fn forms_on_a_plain_lsp_client() {
+    let Some(server) = Server::start().await else {
+        return;
+    };
+    server
+        .open_session(serde_json::from_str(FORM_CAPS).unwrap(), MOCK)
+        .await;
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            plain_caps(),
+            json!({"servers": [{"name": "sa", "backend": "sandbox-agent", "url": server.url, "serverId": "ask"}]}),
+        )
+        .await;
+
+    // Typed fields: the message says how; code actions offer the choices.
+    let turn = server.turn(30, "form-all");
+    let shown = client.next_method("window/showMessageRequest").await;
+    let message = shown["params"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.starts_with("(1 of 12) [Configure the new project] at (text, date-time)"),
+        "{message}"
+    );
+    assert!(
+        message.contains("askLsp.answer command: [\"sa/q-1@"),
+        "{message}"
+    );
+    assert_eq!(
+        shown["params"]["actions"],
+        json!([{"title": "↷ Skip"}, {"title": "✗ Reject"}])
+    );
+    let key = message
+        .split("[\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
+    let actions = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": "file:///tmp/any.rs"},
+                   "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                   "context": {"diagnostics": []}}),
+        )
+        .await;
+    let conservative = actions["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "\"Configure the new project\": Strategy = Conservative")
+        .unwrap_or_else(|| panic!("{actions}"))
+        .clone();
+    assert_eq!(
+        conservative["command"]["arguments"],
+        json!([key, {"strategy": "conservative"}])
+    );
+    // One field from the code action, the rest typed: sent once all
+    // required fields have a value.
+    let partial = client
+        .request("workspace/executeCommand", conservative["command"].clone())
+        .await;
+    assert_eq!(
+        partial["result"],
+        json!({"state": "partial", "remaining": [1, 5, 6]}),
+        "{partial}"
+    );
+    let sent = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.answer",
+                   "arguments": [key, {"name": "web-app", "port": 8080, "colors": ["#0f0"]}]}),
+        )
+        .await;
+    assert_eq!(sent["result"], json!({"state": "sent"}), "{sent}");
+    let meta = turn.await.unwrap();
+    assert_eq!(
+        meta["received"],
+        json!({"action": "accept", "content": {"name": "web-app", "port": 8080,
+               "strategy": "conservative", "colors": ["#0f0"]}})
+    );
+    assert_eq!(meta["schemaErrors"], json!([]));
+
+    // Buttons only: one message per field: no, skip, a choice.
+    let turn = server.turn(31, "form-small");
+    let shown = client.next_method("window/showMessageRequest").await;
+    assert!(
+        shown["params"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("(1 of 3) [Configure the new project] Enable logging (boolean)"),
+        "{shown}"
+    );
+    assert_eq!(
+        shown["params"]["actions"],
+        json!([{"title": "Yes"}, {"title": "No"}, {"title": "↩ Default: yes"},
+               {"title": "↷ Skip"}, {"title": "✗ Reject"}])
+    );
+    client.respond(&shown["id"], json!({"title": "No"})).await;
+    let shown = client.next_method("window/showMessageRequest").await;
+    client
+        .respond(&shown["id"], json!({"title": "↷ Skip"}))
+        .await;
+    let shown = client.next_method("window/showMessageRequest").await;
+    assert_eq!(
+        shown["params"]["actions"],
+        json!([{"title": "Conservative"}, {"title": "Balanced (Recommended)"},
+               {"title": "↩ Default: Balanced (Recommended)"}, {"title": "✗ Reject"}])
+    );
+    client
+        .respond(&shown["id"], json!({"title": "Conservative"}))
+        .await;
+    assert_eq!(
+        turn.await.unwrap()["received"],
+        json!({"action": "accept", "content": {"strategy": "conservative", "logging": false}})
+    );
+
+    // A link: the domain and the whole URL, never opened; declined here.
+    let turn = server.turn(32, "form-url");
+    let shown = client.next_method("window/showMessageRequest").await;
+    assert_eq!(
+        shown["params"]["message"],
+        "[Link] Authorize access to your repositories.\n  Domain: login.example.com\n  https://github.com@login.example.com/oauth/authorize?state=xyz\n(ask-lsp does not open links: open it yourself only if you trust login.example.com.)"
+    );
+    assert_eq!(
+        shown["params"]["actions"],
+        json!([{"title": "I will open it"}, {"title": "✗ Reject"}])
+    );
+    client
+        .respond(&shown["id"], json!({"title": "✗ Reject"}))
+        .await;
+    assert_eq!(
+        turn.await.unwrap()["received"],
+        json!({"action": "decline"})
+    );
+}
+
+#[tokio::test]
+async fn forms_in_the_terminal() {
+    use tokio::io::AsyncWriteExt;
+    let Some(server) = Server::start().await else {
+        return;
+    };
+    server
+        .open_session(serde_json::from_str(FORM_CAPS).unwrap(), MOCK)
+        .await;
+    let turn = server.turn(40, "form-all");
+    // One line per field, in the order received (at, colors, email, langs,
+    // logging, name, port, ratio, site, size, start, strategy); wrong lines
+    // are explained and asked again; an empty line keeps the default or
+    // leaves an optional field empty. Then the link: y consents.
+    let input = "2026-13-01T00:00:00Z\n2026-11-23T10:00:00Z\n1,3\n\n\nn\nBad Name\nmy-app\n\n2\n0.5\n\n2\n\n\ny\n";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(["watch", "--url", &server.url, "--sandbox-agent", "ask"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    let meta = turn.await.unwrap();
+    assert_eq!(
+        meta["received"],
+        json!({"action": "accept", "content": {"at": "2026-11-23T10:00:00Z",
+               "colors": ["#f00", "#00f"], "langs": ["rust"], "logging": false, "name": "my-app",
+               "port": 3000, "ratio": 0.5, "size": "M", "strategy": "balanced"}})
+    );
+    assert_eq!(meta["schemaErrors"], json!([]));
+    let turn = server.turn(41, "form-url");
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "accept"}));
+    drop(stdin);
+    let output = tokio::time::timeout(WAIT, child.wait_with_output())
+        .await
+        .expect("watch ends with its input")
+        .unwrap();
+    let out = String::from_utf8(output.stdout).unwrap();
+    for said in [
+        "── Form from default (session mock-session-1) ──",
+        "Configure the new project\n(1/12) at [text, date-time]",
+        "  at is not a valid date-time",
+        "  Project name does not match the pattern ^[a-z][a-z0-9-]*$",
+        "  ratio takes at most 1",
+        "(7/12) Port [integer, at least 1024, at most 65535, required]\nType a number; an empty line keeps the default. (default: 3000)",
+        "  2. Green",
+        "── Link from default (session ) ──",
+        "[Link] Authorize access to your repositories.\n  Domain: login.example.com\n  https://github.com@login.example.com/oauth/authorize?state=xyz\nask-lsp does not open links.",
+    ] {
+        assert!(out.contains(said), "{said:?} not in:\n{out}");
+    }
+}
+
+/// The real Claude agent (`@agentclientprotocol/claude-agent-acp`, installed
+/// by install.sh) hosted by sandbox-agent, its model a mock Messages API that
+/// calls AskUserQuestion: the person's answer in the editor must come back to
+/// the model as the tool's result.
+#[tokio::test]
+async fn claude_code_asks_through_ask_lsp() {
+    let Some(claude) = std::env::var_os("CLAUDE_AGENT_ACP") else {
+        assert!(
+            std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
+            "ASK_LSP_REQUIRE_E2E is set but CLAUDE_AGENT_ACP is not (tests/sandbox_agent/install.sh)"
+        );
+        eprintln!("SKIP: CLAUDE_AGENT_ACP not set (run tests/sandbox_agent/install.sh)");
+        return;
+    };
+    let api_port = free_port();
+    let mut api = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mock-anthropic"))
+        .arg(api_port.to_string())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut ready = tokio::io::BufReader::new(api.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::io::AsyncBufReadExt::read_line(&mut ready, &mut line)
+        .await
+        .unwrap();
+    assert_eq!(line.trim(), "listening");
+    // IS_SANDBOX: Claude Code refuses to run as root otherwise (this
+    // machine's tests run as root); nothing else leaves 127.0.0.1.
+    let agent = format!(
+        "#!/bin/sh\nexport ANTHROPIC_BASE_URL=http://127.0.0.1:{api_port} ANTHROPIC_API_KEY=sk-test \
+         IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1\n\
+         exec node {}\n",
+        claude.to_string_lossy()
+    );
+    let Some(server) = Server::start_with(&agent).await else {
+        return;
+    };
+    let session = server
+        .open_session(
+            serde_json::from_str(FORM_CAPS).unwrap(),
+            "@agentclientprotocol/claude-agent-acp",
+        )
+        .await;
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"servers": [{"name": "sa", "backend": "sandbox-agent", "url": server.url, "serverId": "ask"}]}),
+        )
+        .await;
+    let turn = server.turn_in(&session, 50, "Pick a database for me.");
+    let ask = client.next_method("askQuestions/ask").await;
+    let params = &ask["params"];
+    assert_eq!(params["kind"], "form", "{params}");
+    assert_eq!(params["sessionID"], session.as_str());
+    assert_eq!(params["origin"]["toolCallID"], "toolu_1");
+    assert_eq!(params["form"]["message"], "Which database should I use?");
+    let choice = params["form"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["type"] == "choice")
+        .unwrap_or_else(|| panic!("{params}"))
+        .clone();
+    assert_eq!(choice["title"], "Database");
+    assert_eq!(
+        choice["options"],
+        json!([{"value": "Postgres", "label": "Postgres"}, {"value": "SQLite", "label": "SQLite"}])
+    );
+    let field = choice["id"].as_str().unwrap().to_owned();
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {field: "SQLite"}}),
+        )
+        .await;
+    let result = turn.await.unwrap();
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let received: Value = server
+        .http
+        .get(format!("http://127.0.0.1:{api_port}/received"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let results = received.as_array().unwrap();
+    assert_eq!(results.len(), 1, "{received}");
+    assert_eq!(results[0]["tool_use_id"], "toolu_1");
+    let content = results[0]["content"].to_string();
+    assert!(
+        content.contains(r#"\"Which database should I use?\"=\"SQLite\""#),
+        "{content}"
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_fills_defaults_or_cancels() {
+    let Some(server) = Server::start().await else {
+        return;
+    };
+    server
+        .open_session(serde_json::from_str(FORM_CAPS).unwrap(), MOCK)
+        .await;
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"servers": [{"name": "sa", "backend": "sandbox-agent", "url": server.url, "serverId": "ask"}],
+                   "policy": {"mode": "forward", "timeoutMs": 300}}),
+        )
+        .await;
+    // Every required field has a default or a first option: accepted with those.
+    let turn = server.turn(60, "form-small");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(resolved_for(&mut client, &ask).await["reason"], "timeout");
+    assert_eq!(
+        turn.await.unwrap()["received"],
+        json!({"action": "accept", "content": {"strategy": "balanced"}})
+    );
+    // A required field without a default: nobody chose, so `cancel`.
+    let turn = server.turn(61, "form-all");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(resolved_for(&mut client, &ask).await["reason"], "timeout");
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "cancel"}));
+    // A link is never accepted by a timeout.
+    let turn = server.turn(62, "form-url");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(resolved_for(&mut client, &ask).await["reason"], "timeout");
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "cancel"}));
 }

@@ -5,11 +5,17 @@
 //! agent's requests that need a person become prompts:
 //! `session/request_permission` (a permission over its options) and
 //! `_sandboxagent/session/request_question` (questions, in either param
-//! shape). The answer is a JSON-RPC response POSTed to `/v1/acp/{serverId}`.
+//! shape) and `elicitation/create` (a form, or a link; see [`elicitation`]).
+//! The answer is a JSON-RPC response POSTed to `/v1/acp/{serverId}`.
 //!
 //! A request stops being pending when the agent cancels it
 //! (`$/cancel_request`), exits (`_adapter/agent_exited`), or ends its turn (a
-//! result with a `stopReason`: the turn could not end with a request open).
+//! result with a `stopReason`: the turn could not end with a request open);
+//! a link also when the agent says its interaction is over
+//! (`elicitation/complete`). An elicitation ask-lsp cannot show is declined
+//! at once, and the person is told why.
+
+mod elicitation;
 
 use std::sync::{Arc, Mutex};
 
@@ -28,6 +34,8 @@ use crate::sse::SseEvent;
 
 const PERMISSION: &str = "session/request_permission";
 const QUESTION: &str = "_sandboxagent/session/request_question";
+const ELICIT: &str = "elicitation/create";
+const ELICIT_COMPLETE: &str = "elicitation/complete";
 /// Open requests kept at most (each is a blocked agent turn; more is abuse).
 const MAX_OPEN: usize = 1024;
 
@@ -54,6 +62,8 @@ struct Route {
     /// For the `prompt` + `options: [[id, label]]` question shape, whose
     /// answers are ids.
     answer_ids: Option<Vec<(String, String)>>,
+    /// A link's `elicitationId`, which `elicitation/complete` names.
+    elicitation_id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -124,6 +134,16 @@ enum AcpEvent {
     Asked {
         prompt: Prompt,
         route: Route,
+    },
+    /// A request ask-lsp cannot show: `response` goes back at once (a
+    /// decline, or an invalid-params error) and `reason` to the person.
+    Refused {
+        response: Value,
+        reason: String,
+    },
+    /// A link's out-of-band interaction finished.
+    Completed {
+        elicitation_id: String,
     },
     /// The agent cancelled its request with this JSON-RPC id.
     Cancelled {
@@ -211,7 +231,22 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
                 route: Route {
                     rpc_id,
                     answer_ids: None,
+                    elicitation_id: None,
                 },
+            }
+        }
+        (Some(ELICIT), Some(rpc_id)) => elicit(
+            &params,
+            &elicitation::property_order(data),
+            rpc_id,
+            event_id,
+        ),
+        (Some(ELICIT_COMPLETE), None) => {
+            match params.get("elicitationId").and_then(Value::as_str) {
+                Some(id) => AcpEvent::Completed {
+                    elicitation_id: id.to_owned(),
+                },
+                None => AcpEvent::Other,
             }
         }
         (Some(QUESTION), Some(rpc_id)) => {
@@ -257,7 +292,11 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
                     origin: Origin::default(),
                     kind: Kind::Questions(questions),
                 },
-                route: Route { rpc_id, answer_ids },
+                route: Route {
+                    rpc_id,
+                    answer_ids,
+                    elicitation_id: None,
+                },
             }
         }
         (Some("$/cancel_request"), None) => {
@@ -274,6 +313,48 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
     })
 }
 
+/// An `elicitation/create` as a form prompt, or refused with its reason.
+fn elicit(params: &Value, order: &[String], rpc_id: Value, event_id: &str) -> AcpEvent {
+    let refused = |member: &str, body: Value, reason: String| {
+        let mut response = json!({"jsonrpc": "2.0", "id": rpc_id.clone()});
+        response[member] = body;
+        AcpEvent::Refused { response, reason }
+    };
+    let e = match elicitation::parse(params, order) {
+        Ok(e) => e,
+        Err(elicitation::Refusal::Decline(reason)) => {
+            return refused("result", json!({"action": "decline"}), reason);
+        }
+        Err(elicitation::Refusal::InvalidParams(reason)) => {
+            return refused(
+                "error",
+                json!({"code": -32602, "message": reason.clone()}),
+                reason,
+            );
+        }
+    };
+    let prompt = Prompt {
+        id: format!("{}@{event_id}", id_text(&rpc_id)),
+        session: e.session,
+        directory: None,
+        origin: e.origin,
+        kind: Kind::Form(Box::new(e.form)),
+    };
+    // Checked here as well as in the broker: a form over the bounds must be
+    // declined, not left waiting.
+    if let Err(error) = prompt.clone().into_checked() {
+        return refused("result", json!({"action": "decline"}), error.to_string());
+    }
+    AcpEvent::Asked {
+        prompt,
+        route: Route {
+            rpc_id,
+            answer_ids: None,
+            elicitation_id: e.elicitation_id,
+        },
+    }
+}
+
 /// The JSON-RPC result that answers a request.
 fn result_for(route: &Route, prompt: &Prompt, reply: &Reply) -> Option<Value> {
     Some(match (&prompt.kind, reply) {
@@ -281,6 +362,7 @@ fn result_for(route: &Route, prompt: &Prompt, reply: &Reply) -> Option<Value> {
             json!({"outcome": {"outcome": "selected", "optionId": choice}})
         }
         // ACP has no refusal message: the reject option where offered, else cancelled.
+        (Kind::Permission(_), Reply::Cancel) => json!({"outcome": {"outcome": "cancelled"}}),
         (Kind::Permission(permission), Reply::Reject { .. }) => match permission.reject_choice() {
             Some(choice) => json!({"outcome": {"outcome": "selected", "optionId": choice.id}}),
             None => json!({"outcome": {"outcome": "cancelled"}}),
@@ -305,9 +387,14 @@ fn result_for(route: &Route, prompt: &Prompt, reply: &Reply) -> Option<Value> {
             json!({"outcome": "selected", "status": "answered", "answers": answers,
                    "_meta": {"sandboxagent.dev": {"answers": answers}}})
         }
-        (Kind::Questions(_), Reply::Reject { .. }) => {
+        (Kind::Questions(_), Reply::Reject { .. } | Reply::Cancel) => {
             json!({"outcome": "rejected", "status": "rejected"})
         }
+        (Kind::Form(form), Reply::Answer(Answer::Form(values))) => {
+            elicitation::accept(form, values)
+        }
+        (Kind::Form(_), Reply::Reject { .. }) => json!({"action": "decline"}),
+        (Kind::Form(_), Reply::Cancel) => json!({"action": "cancel"}),
         _ => return None,
     })
 }
@@ -373,10 +460,14 @@ impl SandboxAgent {
 
     /// Forgets the open requests `which` picks; returns their prompt ids.
     fn close(&self, which: impl Fn(&String) -> bool) -> Vec<String> {
+        self.close_where(|id, _| which(id))
+    }
+
+    fn close_where(&self, which: impl Fn(&String, &Route) -> bool) -> Vec<String> {
         let mut state = self.state.lock().expect("not poisoned");
         let mut closed = Vec::new();
-        state.open.retain(|(id, _)| {
-            let close = which(id);
+        state.open.retain(|(id, route)| {
+            let close = which(id, route);
             if close {
                 closed.push(id.clone());
             }
@@ -385,7 +476,28 @@ impl SandboxAgent {
         closed
     }
 
-    fn handle(&self, event: SseEvent, sink: &EventSink) -> bool {
+    /// Declines a request ask-lsp cannot show and tells the person why.
+    async fn refuse(&self, response: Value, reason: String, sink: &EventSink) -> bool {
+        let sent = self
+            .peer
+            .exchange(
+                &self.timing,
+                self.authorized(self.http.post(&self.endpoint))
+                    .json(&response),
+            )
+            .await;
+        let outcome = match sent {
+            Ok(answered) if (200..300).contains(&answered.status) => "declined it".to_owned(),
+            Ok(answered) => format!("could not decline it ({})", answered.status),
+            Err(e) => format!("could not decline it ({})", e.for_log()),
+        };
+        sink.send(BackendEvent::Invalid {
+            error: format!("an agent's form cannot be shown ({reason}); ask-lsp {outcome}"),
+        })
+        .is_ok()
+    }
+
+    fn handle(&self, event: SseEvent, sink: &EventSink) -> Result<bool, (Value, String)> {
         let event_id = event.id.clone().unwrap_or_default();
         if event.id.is_some() {
             self.state.lock().expect("not poisoned").last_event_id = event.id;
@@ -394,7 +506,7 @@ impl SandboxAgent {
             Ok(parsed) => parsed,
             Err(e) => {
                 tracing::warn!("skipped an undecodable ACP message: {e}");
-                return true;
+                return Ok(true);
             }
         };
         let ended: Vec<String> = match parsed {
@@ -405,18 +517,32 @@ impl SandboxAgent {
                 }
                 state.open.push((prompt.id.clone(), route));
                 drop(state);
-                return sink.send(BackendEvent::Asked(prompt)).is_ok();
+                return Ok(sink.send(BackendEvent::Asked(prompt)).is_ok());
+            }
+            AcpEvent::Refused { response, reason } => return Err((response, reason)),
+            AcpEvent::Completed { elicitation_id } => {
+                // Done elsewhere before the person consented here.
+                let done = self.close_where(|_, route| {
+                    route.elicitation_id.as_deref() == Some(elicitation_id.as_str())
+                });
+                return Ok(done.into_iter().all(|id| {
+                    sink.send(BackendEvent::ResolvedElsewhere {
+                        id,
+                        rejected: false,
+                    })
+                    .is_ok()
+                }));
             }
             AcpEvent::Cancelled { rpc_id } => {
                 let prefix = format!("{}@", id_text(&rpc_id));
                 self.close(|id| id.starts_with(&prefix))
             }
             AcpEvent::TurnEnded | AcpEvent::AgentExited => self.close(|_| true),
-            AcpEvent::Other => return true,
+            AcpEvent::Other => return Ok(true),
         };
-        ended
+        Ok(ended
             .into_iter()
-            .all(|id| sink.send(BackendEvent::Withdrawn { id }).is_ok())
+            .all(|id| sink.send(BackendEvent::Withdrawn { id }).is_ok()))
     }
 }
 
@@ -445,7 +571,12 @@ impl Follow for SandboxAgent {
     }
 
     fn event<'a>(&'a self, event: SseEvent, sink: &'a EventSink) -> BoxFuture<'a, bool> {
-        Box::pin(async move { self.handle(event, sink) })
+        Box::pin(async move {
+            match self.handle(event, sink) {
+                Ok(go_on) => go_on,
+                Err((response, reason)) => self.refuse(response, reason, sink).await,
+            }
+        })
     }
 }
 

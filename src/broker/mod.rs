@@ -22,7 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::backends::{BackendError, Factory, Source};
 use crate::config::ServerSpec;
 use crate::policy::Policies;
-use crate::prompt::{Answer, Prompt, PromptError};
+use crate::prompt::{Answer, FieldValue, FormValues, Prompt, PromptError};
 
 /// More pending prompts than this are not taken in (they stay on the server).
 pub(crate) const MAX_PENDING: usize = 10_000;
@@ -141,6 +141,8 @@ pub(crate) enum BrokerError {
     Busy(String),
     #[error("prompt {0} has no question {1}")]
     NoSuchQuestion(String, usize),
+    #[error("prompt {0} has no form field {1}")]
+    NoSuchField(String, usize),
     #[error("{0}")]
     Invalid(#[from] PromptError),
     #[error("{0}")]
@@ -158,6 +160,14 @@ pub(crate) enum Human {
         index: usize,
         answer: Vec<String>,
     },
+    /// One form field from a plain surface; `None` skips an optional one.
+    /// Sent once every field has been put to the person.
+    Field {
+        index: usize,
+        value: Option<FieldValue>,
+    },
+    /// Some of a form's values; sent once every required field has one.
+    Fields(FormValues),
     Reject {
         message: Option<String>,
     },

@@ -7,7 +7,7 @@
 use super::actor::Broker;
 use super::{BrokerError, Human, Input, Outcome, Reason, ReplyTo, State};
 use crate::backends::BackendError;
-use crate::prompt::{Answer, Effect, Kind, Reply};
+use crate::prompt::{Answer, Effect, Kind, PromptError, Reply};
 
 /// A send's result, back in the broker's task.
 pub(super) struct Sent {
@@ -46,6 +46,93 @@ impl Broker {
                 } else {
                     (reply, Reason::AnsweredHere, format!("Answered \"{title}\""))
                 }
+            }
+            Human::Field { index, value } => {
+                let Kind::Form(form) = &prompt.kind else {
+                    let _ = to.send(Err(BrokerError::NoSuchField(key, index)));
+                    return;
+                };
+                let Some(field) = form.fields.get(index) else {
+                    let _ = to.send(Err(BrokerError::NoSuchField(key, index)));
+                    return;
+                };
+                match value.map(|v| field.validate(v)).transpose() {
+                    Ok(Some(value)) => {
+                        entry.form.insert(field.id.clone(), value);
+                    }
+                    Ok(None) if field.required => {
+                        let _ = to.send(Err(PromptError::BadField {
+                            field: field.title.clone(),
+                            reason: "is required".into(),
+                        }
+                        .into()));
+                        return;
+                    }
+                    Ok(None) => {
+                        entry.form.remove(&field.id);
+                    }
+                    Err(e) => {
+                        let _ = to.send(Err(e.into()));
+                        return;
+                    }
+                }
+                entry.seen[index] = true;
+                let remaining = entry.remaining();
+                if !remaining.is_empty() {
+                    let _ = to.send(Ok(Outcome::Partial { remaining }));
+                    return;
+                }
+                (
+                    Reply::Answer(Answer::Form(entry.form.clone())),
+                    Reason::AnsweredHere,
+                    format!("Answered \"{title}\""),
+                )
+            }
+            Human::Fields(values) => {
+                let Kind::Form(form) = &prompt.kind else {
+                    let _ = to.send(Err(PromptError::WrongKind {
+                        prompt: prompt.kind.name(),
+                        answer: "form",
+                    }
+                    .into()));
+                    return;
+                };
+                let mut merged = entry.form.clone();
+                merged.extend(values);
+                // Checked whole so a wrong value is refused now, not later.
+                let missing: Vec<usize> = form
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| f.required && !merged.contains_key(&f.id))
+                    .map(|(i, _)| i)
+                    .collect();
+                if !missing.is_empty() {
+                    for (id, value) in &merged {
+                        let Some(field) = form.fields.iter().find(|f| &f.id == id) else {
+                            let _ =
+                                to.send(Err(PromptError::UnknownField(format!("{id:?}")).into()));
+                            return;
+                        };
+                        if let Err(e) = field.validate(value.clone()) {
+                            let _ = to.send(Err(e.into()));
+                            return;
+                        }
+                    }
+                    for (i, field) in form.fields.iter().enumerate() {
+                        if merged.contains_key(&field.id) {
+                            entry.seen[i] = true;
+                        }
+                    }
+                    entry.form = merged;
+                    let _ = to.send(Ok(Outcome::Partial { remaining: missing }));
+                    return;
+                }
+                (
+                    Reply::Answer(Answer::Form(merged)),
+                    Reason::AnsweredHere,
+                    format!("Answered \"{title}\""),
+                )
             }
             Human::One { index, answer } => {
                 let Kind::Questions(questions) = &prompt.kind else {
@@ -140,7 +227,7 @@ impl Broker {
             .is_some_and(|e| refuses(&e.pending.prompt.kind, &reply));
         let state = match reply {
             Reply::Answer(_) if !refused => State::Replied,
-            _ => State::Rejected,
+            Reply::Answer(_) | Reply::Reject { .. } | Reply::Cancel => State::Rejected,
         };
         let error = match result {
             Ok(()) => {

@@ -9,13 +9,17 @@ use std::sync::Arc;
 use lru::LruCache;
 
 use super::{Pending, State};
-use crate::prompt::Kind;
+use crate::prompt::{FormValues, Kind};
 
 pub(super) struct Entry {
     pub pending: Arc<Pending>,
     seq: u64,
     /// Per question, an answer given on its own (`askLsp.answer` with an index).
     pub drafts: Vec<Option<Vec<String>>>,
+    /// For a form: values given so far, field by field.
+    pub form: FormValues,
+    /// For a form: fields already put to the person (answered or skipped).
+    pub seen: Vec<bool>,
     /// A decision is on its way to the server.
     pub sending: bool,
     /// Handed to presenters.
@@ -26,12 +30,16 @@ pub(super) struct Entry {
 }
 
 impl Entry {
-    /// Questions still without an answer.
+    /// Questions still without an answer, or form fields not yet put to
+    /// the person.
     pub fn remaining(&self) -> Vec<usize> {
-        self.drafts
+        let open = self
+            .drafts
             .iter()
-            .enumerate()
-            .filter(|(_, d)| d.is_none())
+            .map(Option::is_none)
+            .chain(self.seen.iter().map(|seen| !seen));
+        open.enumerate()
+            .filter(|(_, open)| *open)
             .map(|(i, _)| i)
             .collect()
     }
@@ -80,9 +88,10 @@ impl Store {
         let key = pending.key.clone();
         let seq = self.next_seq;
         self.next_seq += 1;
-        let questions = match &pending.prompt.kind {
-            Kind::Questions(questions) => questions.len(),
-            Kind::Permission(_) => 0,
+        let (questions, fields) = match &pending.prompt.kind {
+            Kind::Questions(questions) => (questions.len(), 0),
+            Kind::Permission(_) => (0, 0),
+            Kind::Form(form) => (0, form.fields.len()),
         };
         if let Some(call) = &pending.prompt.origin.tool_call {
             self.by_call
@@ -103,6 +112,8 @@ impl Store {
                 pending,
                 seq,
                 drafts: vec![None; questions],
+                form: FormValues::new(),
+                seen: vec![false; fields],
                 sending: false,
                 presented: false,
                 elsewhere: None,

@@ -61,6 +61,9 @@ pub(crate) struct AskParams {
     /// Set when `kind` is `permission`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub permission: Option<Permission>,
+    /// Set when `kind` is `form`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub form: Option<Form>,
     /// A policy decides by itself after this long.
     pub timeout_ms: Option<u64>,
     /// Prompts pending, this one included.
@@ -72,6 +75,7 @@ pub(crate) struct AskParams {
 pub(crate) enum PromptKind {
     Questions,
     Permission,
+    Form,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,17 +138,137 @@ pub(crate) enum Effect {
     RejectAlways,
 }
 
-/// The client's decision on an `askQuestions/ask`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Form {
+    /// What is asked and why (may span lines).
+    pub message: String,
+    /// Url mode: the person may open this link themselves; `fields` is empty
+    /// and an answer (with no values) means they consent.
+    pub url: Option<FormLink>,
+    pub fields: Vec<FormField>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct FormLink {
+    /// The full URL: show it whole; never open it without the person.
+    pub url: String,
+    /// Its host (userinfo and port left out): show it prominently.
+    pub domain: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FormField {
+    /// The key of this field's value in the answer.
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub required: bool,
+    #[serde(flatten)]
+    pub kind: FieldKind,
+}
+
+/// A field's type and its constraints; absent bounds are omitted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub(crate) enum FieldKind {
+    #[serde(rename_all = "camelCase")]
+    Text {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        format: Option<TextFormat>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pattern: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        min_length: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_length: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        default: Option<String>,
+    },
+    Number {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        minimum: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        maximum: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        default: Option<f64>,
+    },
+    Integer {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        minimum: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        maximum: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        default: Option<f64>,
+    },
+    Boolean {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        default: Option<bool>,
+    },
+    Choice {
+        options: Vec<FieldOption>,
+        /// An option's `value`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        default: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Multi {
+        options: Vec<FieldOption>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        min_items: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_items: Option<u32>,
+        /// Options' `value`s.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        default: Option<Vec<String>>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum TextFormat {
+    #[serde(rename = "email")]
+    Email,
+    #[serde(rename = "uri")]
+    Uri,
+    #[serde(rename = "date")]
+    Date,
+    #[serde(rename = "date-time")]
+    DateTime,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct FieldOption {
+    /// What the answer carries.
+    pub value: String,
+    /// What the person sees.
+    pub label: String,
+}
+
+/// One field's value in an answer: a string (text, choice), a number
+/// (number, integer), a boolean, or a list of option values (multi).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum FieldValue {
+    Bool(bool),
+    Number(f64),
+    Text(String),
+    List(Vec<String>),
+}
+
+/// The client's decision on an `askQuestions/ask`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "camelCase")]
 pub(crate) enum AskResult {
     /// `answers` for questions (per question: labels and/or typed text);
-    /// `choice` (a choice's `id`) for a permission.
+    /// `choice` (a choice's `id`) for a permission; `values` (by field id)
+    /// for a form, `{}` to consent to a link.
     Answered {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         answers: Option<Vec<Vec<String>>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         choice: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        values: Option<std::collections::BTreeMap<String, FieldValue>>,
     },
     /// `message` reaches the agent where its server takes one.
     Rejected {
@@ -352,12 +476,65 @@ mod doc_tests {
             origin: origin.clone(),
             questions: None,
             permission: None,
+            form: None,
             timeout_ms: None,
             pending: 1,
+        };
+        let option = FieldOption {
+            value: "v".into(),
+            label: "l".into(),
+        };
+        let field = |kind: FieldKind| FormField {
+            id: "f".into(),
+            title: "F".into(),
+            description: String::new(),
+            required: false,
+            kind,
+        };
+        let field_kinds = [
+            FieldKind::Text {
+                format: Some(TextFormat::Email),
+                pattern: Some("x".into()),
+                min_length: Some(1),
+                max_length: Some(2),
+                default: Some("d".into()),
+            },
+            FieldKind::Number {
+                minimum: Some(0.0),
+                maximum: Some(1.0),
+                default: Some(0.5),
+            },
+            FieldKind::Integer {
+                minimum: None,
+                maximum: None,
+                default: None,
+            },
+            FieldKind::Boolean { default: None },
+            FieldKind::Choice {
+                options: vec![option.clone()],
+                default: None,
+            },
+            FieldKind::Multi {
+                options: vec![option.clone()],
+                min_items: Some(0),
+                max_items: Some(1),
+                default: None,
+            },
+        ];
+        // Every key any field type sends, and what a bare boolean sends.
+        let mut all_field_keys = serde_json::Map::new();
+        for kind in &field_kinds {
+            all_field_keys.extend(json(field(kind.clone())).as_object().unwrap().clone());
+        }
+        let form = Form {
+            message: "m".into(),
+            url: None,
+            fields: vec![],
         };
         let full_ask = AskParams {
             questions: Some(vec![question.clone()]),
             permission: Some(permission.clone()),
+            form: Some(form.clone()),
             timeout_ms: Some(1),
             ..ask.clone()
         };
@@ -418,10 +595,12 @@ mod doc_tests {
                     json(AskResult::Answered {
                         answers: Some(vec![]),
                         choice: Some("c".into()),
+                        values: Some(Default::default()),
                     }),
                     json(AskResult::Answered {
                         answers: None,
                         choice: None,
+                        values: None,
                     }),
                 ),
             ),
@@ -440,6 +619,22 @@ mod doc_tests {
             ("ServerStatus", same(json(&server))),
             ("Counters", same(json(&counters))),
             ("AnswerSent", same(json(AnswerResult::Sent))),
+            ("Form", same(json(&form))),
+            (
+                "FormLink",
+                same(json(FormLink {
+                    url: "https://x".into(),
+                    domain: "x".into(),
+                })),
+            ),
+            (
+                "FormField",
+                (
+                    Value::Object(all_field_keys),
+                    json(field(FieldKind::Boolean { default: None })),
+                ),
+            ),
+            ("FieldOption", same(json(&option))),
             (
                 "AnswerPartial",
                 same(json(AnswerResult::Partial { remaining: vec![] })),
@@ -455,12 +650,71 @@ mod doc_tests {
                 .map(|v| json(v).as_str().unwrap().to_owned())
                 .collect()
         }
-        let kinds = [PromptKind::Questions, PromptKind::Permission];
+        let kinds = [
+            PromptKind::Questions,
+            PromptKind::Permission,
+            PromptKind::Form,
+        ];
         for kind in kinds {
             match kind {
-                PromptKind::Questions | PromptKind::Permission => {}
+                PromptKind::Questions | PromptKind::Permission | PromptKind::Form => {}
             }
         }
+        let formats = [
+            TextFormat::Email,
+            TextFormat::Uri,
+            TextFormat::Date,
+            TextFormat::DateTime,
+        ];
+        for format in formats {
+            match format {
+                TextFormat::Email | TextFormat::Uri | TextFormat::Date | TextFormat::DateTime => {}
+            }
+        }
+        // Each field type, by the tag it is sent with.
+        let field_types: BTreeSet<String> = [
+            FieldKind::Text {
+                format: None,
+                pattern: None,
+                min_length: None,
+                max_length: None,
+                default: None,
+            },
+            FieldKind::Number {
+                minimum: None,
+                maximum: None,
+                default: None,
+            },
+            FieldKind::Integer {
+                minimum: None,
+                maximum: None,
+                default: None,
+            },
+            FieldKind::Boolean { default: None },
+            FieldKind::Choice {
+                options: vec![],
+                default: None,
+            },
+            FieldKind::Multi {
+                options: vec![],
+                min_items: None,
+                max_items: None,
+                default: None,
+            },
+        ]
+        .iter()
+        .map(|kind| {
+            match kind {
+                FieldKind::Text { .. }
+                | FieldKind::Number { .. }
+                | FieldKind::Integer { .. }
+                | FieldKind::Boolean { .. }
+                | FieldKind::Choice { .. }
+                | FieldKind::Multi { .. } => {}
+            }
+            json(kind)["type"].as_str().unwrap().to_owned()
+        })
+        .collect();
         let effects = [
             Effect::AllowOnce,
             Effect::AllowAlways,
@@ -507,6 +761,8 @@ mod doc_tests {
             ("Effect", names(&effects)),
             ("ResolvedState", names(&states)),
             ("ResolvedReason", names(&reasons)),
+            ("TextFormat", names(&formats)),
+            ("FieldType", field_types),
         ])
     }
 
@@ -560,7 +816,8 @@ mod doc_tests {
             .collect();
         assert_eq!(doc.unions, coded);
         for (alias, members) in &doc.aliases {
-            for member in members {
+            // Named members (not `string`, `number[]`, …) must be documented.
+            for member in members.iter().filter(|m| m.starts_with(char::is_uppercase)) {
                 assert!(
                     doc.interfaces.contains_key(member),
                     "{alias}: {member} is not a documented interface"

@@ -4,6 +4,7 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
+use std::task::Poll;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -275,11 +276,14 @@ impl Presenter {
             return;
         };
         let id = match surface {
-            Surface::Extension => self.send_request(
-                <ext::Ask as tower_lsp_server::ls_types::request::Request>::METHOD,
-                to_proto::ask_params(&pending, self.queue.len()),
-            ),
-            _ => self.send_message_request(&pending, 0),
+            Surface::Extension => {
+                self.send_request(
+                    <ext::Ask as tower_lsp_server::ls_types::request::Request>::METHOD,
+                    to_proto::ask_params(&pending, self.queue.len()),
+                )
+                .await
+            }
+            _ => self.send_message_request(&pending, 0).await,
         };
         self.shown = Some(Shown {
             key: pending.key.clone(),
@@ -289,7 +293,7 @@ impl Presenter {
         });
     }
 
-    fn send_message_request(&self, pending: &Pending, question: usize) -> i64 {
+    async fn send_message_request(&self, pending: &Pending, question: usize) -> i64 {
         let context = self
             .several_servers
             .then(|| match &pending.prompt.directory {
@@ -300,10 +304,11 @@ impl Presenter {
             ShowMessageRequest::METHOD,
             to_proto::message_request(pending, question, context.as_deref()),
         )
+        .await
     }
 
     /// Sends a request with an id we know, so it can be cancelled later.
-    fn send_request(&self, method: &'static str, params: impl serde::Serialize) -> i64 {
+    async fn send_request(&self, method: &'static str, params: impl serde::Serialize) -> i64 {
         let params = serde_json::to_value(params).expect("wire types serialize");
         let Id::Number(id) = self.client.next_request_id() else {
             unreachable!("tower-lsp-server numbers its requests")
@@ -311,8 +316,17 @@ impl Presenter {
         let request = Request::build(method).id(id).params(params).finish();
         let mut client = self.client.clone();
         let inputs = self.inputs.clone();
+        let mut call = Box::pin(async move { client.call(request).await });
+        // Polled once here, so the request is queued before anything sent
+        // after it: otherwise a `$/cancelRequest` and `resolved` for a prompt
+        // withdrawn at once could reach the editor before the prompt itself.
+        let first = futures_util::poll!(&mut call);
         tokio::spawn(async move {
-            let result = match client.call(request).await {
+            let response = match first {
+                Poll::Ready(response) => response,
+                Poll::Pending => call.await,
+            };
+            let result = match response {
                 Ok(Some(response)) => response.into_parts().1,
                 _ => Err(jsonrpc::Error::internal_error()),
             };
@@ -386,7 +400,7 @@ impl Presenter {
                     return;
                 }
                 let question = remaining[0];
-                let id = self.send_message_request(&pending, question);
+                let id = self.send_message_request(&pending, question).await;
                 self.shown = Some(Shown {
                     key,
                     id,

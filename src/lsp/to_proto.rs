@@ -12,13 +12,24 @@ use super::ext;
 use crate::broker::{
     Counters, Human, Listed, Pending, Reason, Resolution, ServerStatus, State, Status,
 };
-use crate::prompt::{Answer, Effect, Kind};
+use std::collections::BTreeMap;
+
+use crate::prompt::{
+    Answer, Effect, Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Kind, TextFormat,
+};
+use crate::text::one_line;
 
 /// The title of the reject action in `showMessageRequest`.
 pub(crate) const REJECT_ACTION: &str = "✗ Reject";
+const ACCEPT_LINK_ACTION: &str = "I will open it";
+const YES_ACTION: &str = "Yes";
+const NO_ACTION: &str = "No";
+const SKIP_ACTION: &str = "↷ Skip";
+const DEFAULT_PREFIX: &str = "↩ Default: ";
 
 pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
     let prompt = &pending.prompt;
+    let mut form = None;
     let (kind, questions, permission) = match &prompt.kind {
         Kind::Questions(questions) => (
             ext::PromptKind::Questions,
@@ -63,6 +74,10 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
                     .collect(),
             }),
         ),
+        Kind::Form(f) => {
+            form = Some(form_params(f));
+            (ext::PromptKind::Form, None, None)
+        }
     };
     ext::AskParams {
         key: pending.key.clone(),
@@ -82,9 +97,174 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
         },
         questions,
         permission,
+        form,
         timeout_ms: pending.timeout.map(|t| t.as_millis() as u64),
         pending: queued,
     }
+}
+
+fn form_params(form: &Form) -> ext::Form {
+    ext::Form {
+        message: form.message.clone(),
+        url: form.url.as_ref().map(|link| ext::FormLink {
+            url: link.url.clone(),
+            domain: link.domain.clone(),
+        }),
+        fields: form
+            .fields
+            .iter()
+            .map(|field| ext::FormField {
+                id: field.id.clone(),
+                title: field.title.clone(),
+                description: field.description.clone(),
+                required: field.required,
+                kind: field_kind(&field.kind),
+            })
+            .collect(),
+    }
+}
+
+fn field_kind(kind: &FieldKind) -> ext::FieldKind {
+    let options = |options: &[FieldOption]| {
+        options
+            .iter()
+            .map(|o| ext::FieldOption {
+                value: o.value.clone(),
+                label: o.label.clone(),
+            })
+            .collect()
+    };
+    match kind.clone() {
+        FieldKind::Text {
+            format,
+            pattern,
+            min_length,
+            max_length,
+            default,
+        } => ext::FieldKind::Text {
+            format: format.map(|f| match f {
+                TextFormat::Email => ext::TextFormat::Email,
+                TextFormat::Uri => ext::TextFormat::Uri,
+                TextFormat::Date => ext::TextFormat::Date,
+                TextFormat::DateTime => ext::TextFormat::DateTime,
+            }),
+            pattern,
+            min_length,
+            max_length,
+            default,
+        },
+        FieldKind::Number {
+            integer: false,
+            minimum,
+            maximum,
+            default,
+        } => ext::FieldKind::Number {
+            minimum,
+            maximum,
+            default,
+        },
+        FieldKind::Number {
+            integer: true,
+            minimum,
+            maximum,
+            default,
+        } => ext::FieldKind::Integer {
+            minimum,
+            maximum,
+            default,
+        },
+        FieldKind::Boolean { default } => ext::FieldKind::Boolean { default },
+        FieldKind::Choice {
+            options: o,
+            default,
+        } => ext::FieldKind::Choice {
+            options: options(&o),
+            default,
+        },
+        FieldKind::Multi {
+            options: o,
+            min_items,
+            max_items,
+            default,
+        } => ext::FieldKind::Multi {
+            options: options(&o),
+            min_items,
+            max_items,
+            default,
+        },
+    }
+}
+
+/// A form answer from the wire; the field's kind settles what a string
+/// means (text or a choice) when it is validated.
+fn form_values(values: BTreeMap<String, ext::FieldValue>) -> FormValues {
+    values
+        .into_iter()
+        .map(|(id, value)| {
+            let value = match value {
+                ext::FieldValue::Bool(b) => FieldValue::Bool(b),
+                ext::FieldValue::Number(n) => FieldValue::Number(n),
+                ext::FieldValue::Text(t) => FieldValue::Text(t),
+                ext::FieldValue::List(l) => FieldValue::Choices(l),
+            };
+            (id, value)
+        })
+        .collect()
+}
+
+/// A value as a person reads it.
+fn shown(value: &FieldValue, field: &Field) -> String {
+    let label = |v: &str| field.option(v).map_or(v, |o| o.label.as_str()).to_owned();
+    match value {
+        FieldValue::Text(t) => t.clone(),
+        FieldValue::Number(n) => n.to_string(),
+        FieldValue::Bool(true) => "yes".into(),
+        FieldValue::Bool(false) => "no".into(),
+        FieldValue::Choice(c) => label(c),
+        FieldValue::Choices(cs) => cs.iter().map(|c| label(c)).collect::<Vec<_>>().join(", "),
+    }
+}
+
+/// What a field takes, in words: its kind and bounds.
+pub(crate) fn field_hint(field: &Field) -> String {
+    let mut parts: Vec<String> = vec![field.kind.name().into()];
+    match &field.kind {
+        FieldKind::Text {
+            format,
+            pattern,
+            min_length,
+            max_length,
+            ..
+        } => {
+            parts.extend(format.map(|f| f.name().to_owned()));
+            parts.extend(min_length.map(|n| format!("at least {n} characters")));
+            parts.extend(max_length.map(|n| format!("at most {n} characters")));
+            parts.extend(
+                pattern
+                    .as_ref()
+                    .map(|p| format!("matching {}", one_line(p))),
+            );
+        }
+        FieldKind::Number {
+            minimum, maximum, ..
+        } => {
+            parts.extend(minimum.map(|n| format!("at least {n}")));
+            parts.extend(maximum.map(|n| format!("at most {n}")));
+        }
+        FieldKind::Multi {
+            min_items,
+            max_items,
+            ..
+        } => {
+            parts.extend(min_items.map(|n| format!("at least {n}")));
+            parts.extend(max_items.map(|n| format!("at most {n}")));
+        }
+        FieldKind::Boolean { .. } | FieldKind::Choice { .. } => {}
+    }
+    if field.required {
+        parts.push("required".into());
+    }
+    parts.join(", ")
 }
 
 fn effect(effect: Effect) -> ext::Effect {
@@ -160,26 +340,37 @@ pub(crate) fn decision(result: ext::AskResult) -> Result<Option<Human>, String> 
         ext::AskResult::Answered {
             answers: Some(answers),
             choice: None,
+            values: None,
         } => Ok(Some(Human::Answer(Answer::Questions(answers)))),
         ext::AskResult::Answered {
             answers: None,
             choice: Some(choice),
+            values: None,
         } => Ok(Some(Human::Answer(Answer::Permission { choice }))),
-        ext::AskResult::Answered { .. } => {
-            Err("an answer has either `answers` (questions) or `choice` (a permission)".into())
-        }
+        ext::AskResult::Answered {
+            answers: None,
+            choice: None,
+            values: Some(values),
+        } => Ok(Some(Human::Answer(Answer::Form(form_values(values))))),
+        ext::AskResult::Answered { .. } => Err(
+            "an answer has one of `answers` (questions), `choice` (a permission) or `values` (a form)"
+                .into(),
+        ),
         ext::AskResult::Rejected { message } => Ok(Some(Human::Reject { message })),
         ext::AskResult::Deferred => Ok(None),
     }
 }
 
 /// Arguments of `askLsp.answer`: `[key, answers: string[][]]`,
-/// `[key, questionIndex, answer: string[]]`, or `[key, choiceId]` for a
-/// permission.
+/// `[key, questionIndex, answer: string[]]`, `[key, choiceId]` for a
+/// permission, or `[key, {fieldId: value}]` for a form (some or all fields).
 pub(crate) fn answer_args(arguments: &[Value]) -> Result<(String, Human), String> {
-    const USAGE: &str = "askLsp.answer takes [key, answers: string[][]], [key, questionIndex, answer: string[]] or [key, choiceId: string]";
+    const USAGE: &str = "askLsp.answer takes [key, answers: string[][]], [key, questionIndex, answer: string[]], [key, choiceId: string] or [key, {fieldId: value}]";
     let key = key_arg(arguments).ok_or(USAGE)?;
     match arguments {
+        [_, values @ Value::Object(_)] => serde_json::from_value(values.clone())
+            .map(|values| (key, Human::Fields(form_values(values))))
+            .map_err(|e| format!("{USAGE}: values: {e}")),
         [_, Value::String(choice)] => Ok((
             key,
             Human::Answer(Answer::Permission {
@@ -268,6 +459,7 @@ pub(crate) fn message_request(
             titles.extend(permission.choices.iter().map(|c| c.label.clone()));
             reject = permission.reject_choice().is_none();
         }
+        Kind::Form(form) => form_message(form, &pending.key, index, &mut message, &mut titles),
     }
     if let Some(context) = context {
         message.push_str(&format!("\n— {context}"));
@@ -290,10 +482,77 @@ pub(crate) fn message_request(
     }
 }
 
+/// One field of a form (or its link) as a message with buttons: a choice's
+/// options, yes/no, the default, skip; anything typed goes through
+/// `askLsp.answer` or a code action.
+fn form_message(
+    form: &Form,
+    key: &str,
+    index: usize,
+    message: &mut String,
+    titles: &mut Vec<String>,
+) {
+    if let Some(link) = &form.url {
+        message.push_str(&format!(
+            "[Link] {}\n  Domain: {}\n  {}\n(ask-lsp does not open links: open it yourself only if you trust {}.)",
+            form.message, link.domain, link.url, link.domain
+        ));
+        titles.push(ACCEPT_LINK_ACTION.into());
+        return;
+    }
+    let Some(field) = form.fields.get(index) else {
+        message.push_str(&form.message);
+        return;
+    };
+    if form.fields.len() > 1 {
+        message.push_str(&format!("({} of {}) ", index + 1, form.fields.len()));
+    }
+    message.push_str(&format!("[{}] {}", form.name(), field.title));
+    if !field.description.is_empty() {
+        message.push_str(&format!(": {}", field.description));
+    }
+    message.push_str(&format!(" ({})", field_hint(field)));
+    match &field.kind {
+        FieldKind::Choice { options, .. } => {
+            titles.extend(options.iter().map(|o| o.label.clone()));
+        }
+        FieldKind::Boolean { .. } => titles.extend([YES_ACTION.into(), NO_ACTION.into()]),
+        _ => message.push_str(&format!(
+            "\n(Type it with the {} command: [\"{key}\", {{\"{}\": …}}], or use a code action.)",
+            ext::CMD_ANSWER,
+            field.id.escape_default()
+        )),
+    }
+    if let Some(default) = field.default_value() {
+        titles.push(format!("{DEFAULT_PREFIX}{}", shown(&default, field)));
+    }
+    if !field.required {
+        titles.push(SKIP_ACTION.into());
+    }
+}
+
 /// What the action a person clicked in [`message_request`] decides.
 pub(crate) fn message_choice(pending: &Pending, index: usize, title: &str) -> Human {
     match &pending.prompt.kind {
         _ if title == REJECT_ACTION => Human::Reject { message: None },
+        Kind::Form(form) if form.url.is_some() => Human::Answer(Answer::Form(FormValues::new())),
+        Kind::Form(form) => {
+            let Some(field) = form.fields.get(index) else {
+                return Human::Field { index, value: None };
+            };
+            let value = match (&field.kind, title) {
+                (FieldKind::Choice { .. }, _) if field.option(title).is_some() => {
+                    Some(FieldValue::Choice(title.to_owned()))
+                }
+                (FieldKind::Boolean { .. }, YES_ACTION) => Some(FieldValue::Bool(true)),
+                (FieldKind::Boolean { .. }, NO_ACTION) => Some(FieldValue::Bool(false)),
+                _ if title == SKIP_ACTION => None,
+                _ if title.starts_with(DEFAULT_PREFIX) => field.default_value(),
+                // Not one of ours: validation refuses it with a clear error.
+                _ => Some(FieldValue::Text(title.to_owned())),
+            };
+            Human::Field { index, value }
+        }
         Kind::Questions(_) => Human::One {
             index,
             answer: vec![title.to_owned()],
@@ -359,9 +618,66 @@ pub(crate) fn code_actions(listed: &[Listed]) -> Vec<CodeActionOrCommand> {
                     ));
                 }
             }
+            Kind::Form(form) => {
+                if let Some(link) = &form.url {
+                    actions.push(action(
+                        format!("\"{}\": I will open {} myself", pending.title, link.domain),
+                        ext::CMD_ANSWER,
+                        vec![key.clone(), json!({})],
+                    ));
+                }
+                for &index in &listed.remaining {
+                    let Some(field) = form.fields.get(index) else {
+                        continue;
+                    };
+                    let mut set = |value: FieldValue, note: &str| {
+                        actions.push(action(
+                            format!(
+                                "\"{}\": {} = {}{note}",
+                                pending.title,
+                                field.title,
+                                shown(&value, field)
+                            ),
+                            ext::CMD_ANSWER,
+                            vec![key.clone(), json!({ field.id.clone(): wire_value(&value) })],
+                        ))
+                    };
+                    match &field.kind {
+                        FieldKind::Choice { options, .. } => {
+                            for option in options {
+                                set(FieldValue::Choice(option.value.clone()), "");
+                            }
+                        }
+                        FieldKind::Boolean { .. } => {
+                            set(FieldValue::Bool(true), "");
+                            set(FieldValue::Bool(false), "");
+                        }
+                        _ => {
+                            if let Some(default) = field.default_value() {
+                                set(default, " (default)");
+                            }
+                        }
+                    }
+                }
+                actions.push(action(
+                    format!("Reject \"{}\"", pending.title),
+                    ext::CMD_REJECT,
+                    vec![key.clone()],
+                ));
+            }
         }
     }
     actions
+}
+
+/// A form value as the extension and `askLsp.answer` carry it.
+pub(crate) fn wire_value(value: &FieldValue) -> Value {
+    match value {
+        FieldValue::Text(s) | FieldValue::Choice(s) => json!(s),
+        FieldValue::Number(n) => json!(n),
+        FieldValue::Bool(b) => json!(b),
+        FieldValue::Choices(values) => json!(values),
+    }
 }
 
 #[cfg(test)]
@@ -381,8 +697,18 @@ mod tests {
         assert!(
             matches!(human, Human::Answer(Answer::Permission { choice }) if choice == "allow-once")
         );
-        let err = answer_args(&[json!("d/que_1"), json!({"Red": 1})]).unwrap_err();
-        assert!(err.contains("answers: invalid type: map"), "{err}");
+        let err = answer_args(&[json!("d/que_1"), json!(true)]).unwrap_err();
+        assert!(err.contains("answers: invalid type: boolean"), "{err}");
+        let (_, human) = answer_args(&[
+            json!("d/elicit_1"),
+            json!({"port": 8080, "tags": ["a"], "ok": true}),
+        ])
+        .unwrap();
+        assert!(matches!(human, Human::Fields(v) if v.len() == 3
+            && v["port"] == FieldValue::Number(8080.0)
+            && v["tags"] == FieldValue::Choices(vec!["a".into()])));
+        let err = answer_args(&[json!("d/elicit_1"), json!({"port": {"x": 1}})]).unwrap_err();
+        assert!(err.contains("values: data did not match"), "{err}");
         assert!(answer_args(&[json!(3)]).is_err());
     }
 

@@ -8,9 +8,13 @@
 //! sees it; answers are validated here too, whoever gives them (a person, a
 //! policy, a timeout).
 
+mod form;
 mod permission;
 mod question;
 
+pub(crate) use form::{
+    Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Link, TextFormat,
+};
 pub(crate) use permission::{Effect, Permission, PermissionChoice};
 pub(crate) use question::{Choice, Question};
 
@@ -31,6 +35,11 @@ pub(crate) mod limits {
     pub const DETAIL_LEN: usize = 200_000;
     pub const PATTERNS: usize = 64;
     pub const REJECT_MESSAGE_LEN: usize = 8_000;
+    pub const FIELDS: usize = 64;
+    /// A form's choice list: longer than a question's (countries, time zones).
+    pub const FORM_OPTIONS: usize = 500;
+    pub const PATTERN_LEN: usize = 1_000;
+    pub const URL_LEN: usize = 8_000;
     /// How much of a title editors get.
     pub const TITLE_CHARS: usize = 80;
 }
@@ -62,25 +71,32 @@ pub(crate) enum Kind {
     Questions(Vec<Question>),
     /// May the agent do something (run a command, edit a file)?
     Permission(Box<Permission>),
+    /// Typed fields answered by value, or a link to open (url mode).
+    Form(Box<Form>),
 }
 
 /// A decision on a prompt, of the prompt's kind.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Answer {
     /// Per question: the chosen labels and/or typed text.
     Questions(Vec<Vec<String>>),
     /// The id of one of the permission's choices.
     Permission { choice: String },
+    /// Values by field id (none for a link form: the person consents).
+    Form(FormValues),
 }
 
 /// What goes back to the agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Reply {
     Answer(Answer),
     /// A refusal; `message` reaches the agent where its server takes one.
     Reject {
         message: Option<String>,
     },
+    /// Nobody chose (a timeout with nothing it may pick): ACP's `cancel`;
+    /// servers without that hear a refusal.
+    Cancel,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -121,6 +137,12 @@ pub(crate) enum PromptError {
     DuplicateAnswer { index: usize },
     #[error("{0:?} is not one of this permission's choices")]
     NotAChoice(String),
+    #[error("{field} {reason}")]
+    BadField { field: String, reason: String },
+    #[error("the form has no field {0}")]
+    UnknownField(String),
+    #[error("the link cannot be shown: {0}")]
+    BadUrl(String),
     #[error("this is a {prompt} prompt; the answer is for a {answer} prompt")]
     WrongKind {
         prompt: &'static str,
@@ -133,6 +155,7 @@ impl Kind {
         match self {
             Kind::Questions(_) => "questions",
             Kind::Permission(_) => "permission",
+            Kind::Form(_) => "form",
         }
     }
 }
@@ -142,6 +165,7 @@ impl Answer {
         match self {
             Answer::Questions(_) => "questions",
             Answer::Permission { .. } => "permission",
+            Answer::Form(_) => "form",
         }
     }
 }
@@ -172,12 +196,14 @@ impl Prompt {
         self.kind = match self.kind {
             Kind::Questions(questions) => Kind::Questions(question::checked(questions)?),
             Kind::Permission(permission) => Kind::Permission(Box::new(permission.into_checked()?)),
+            Kind::Form(form) => Kind::Form(Box::new(form.into_checked()?)),
         };
         Ok(self)
     }
 
     /// A short, safe name for the prompt, computed once and sent to editors:
-    /// the first question's header (else its text), or the permission's title.
+    /// the first question's header (else its text), the permission's title,
+    /// or the form's message (else its first field).
     pub fn title(&self) -> String {
         let (name, more) = match &self.kind {
             Kind::Questions(questions) => (
@@ -185,6 +211,7 @@ impl Prompt {
                 questions.len().saturating_sub(1),
             ),
             Kind::Permission(permission) => (permission.title.as_str(), 0),
+            Kind::Form(form) => (form.name(), 0),
         };
         let name: String = name.chars().take(limits::TITLE_CHARS).collect();
         match more {
@@ -206,6 +233,7 @@ impl Prompt {
                 }
                 Ok(Reply::Reject { message })
             }
+            Reply::Cancel => Ok(Reply::Cancel),
             Reply::Answer(answer) => match (&self.kind, answer) {
                 (Kind::Questions(questions), Answer::Questions(answers)) => Ok(Reply::Answer(
                     Answer::Questions(question::validate_all(questions, answers)?),
@@ -213,6 +241,9 @@ impl Prompt {
                 (Kind::Permission(permission), Answer::Permission { choice }) => {
                     permission.validate(&choice)?;
                     Ok(Reply::Answer(Answer::Permission { choice }))
+                }
+                (Kind::Form(form), Answer::Form(values)) => {
+                    Ok(Reply::Answer(Answer::Form(form.validate(values)?)))
                 }
                 (kind, answer) => Err(PromptError::WrongKind {
                     prompt: kind.name(),

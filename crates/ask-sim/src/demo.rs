@@ -73,6 +73,7 @@ pub async fn run() -> std::io::Result<()> {
     let options = WatchOptions {
         servers: vec![(Some("demo".into()), sim.url())],
         directory: None,
+        sandbox_agent: None,
         policy: None,
         exit_on_eof: false,
         environment: false,

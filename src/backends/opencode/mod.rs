@@ -330,7 +330,7 @@ impl Backend for OpenCode {
                         directory,
                     )
                     .json(&json!({ "answers": answers })),
-                (Kind::Questions(_), Reply::Reject { .. }) => self.request(
+                (Kind::Questions(_), Reply::Reject { .. } | Reply::Cancel) => self.request(
                     reqwest::Method::POST,
                     &format!("/question/{id}/reject"),
                     directory,
@@ -359,7 +359,9 @@ impl Backend for OpenCode {
                         } => {
                             json!({ "reply": "reject", "message": message })
                         }
-                        Reply::Reject { message: None } => json!({ "reply": "reject" }),
+                        Reply::Reject { message: None } | Reply::Cancel => {
+                            json!({ "reply": "reject" })
+                        }
                         Reply::Answer(_) => return Err(refused("not an answer to a permission")),
                     };
                     self.request(
@@ -381,6 +383,7 @@ impl Backend for OpenCode {
             let listed = match prompt.kind {
                 Kind::Questions(_) => self.list(directory).await,
                 Kind::Permission(_) => self.list_permissions(directory).await,
+                Kind::Form(_) => return None,
             };
             Some(listed.ok()?.iter().any(|p| p.id == prompt.id))
         })

@@ -170,6 +170,8 @@ impl OpenCode {
                     (Some(busy), Kind::Questions(_)) => busy.contains(&p.session),
                     (Some(_), Kind::Permission(_)) => exists.get(&p.session) == Some(&true),
                     (None, kind) => matches!(kind, Kind::Questions(_)),
+                    // OpenCode 1.x lists no forms.
+                    (Some(_), Kind::Form(_)) => false,
                 };
                 if !live {
                     tracing::info!(server = %self.spec.name, id = %p.id, kind = p.kind.name(), "listed prompt skipped: its session is not running");

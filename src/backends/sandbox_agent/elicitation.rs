@@ -1,0 +1,489 @@
+//! ACP `elicitation/create` ↔ ask-lsp's form prompt.
+//!
+//! Shapes mirrored from agentclientprotocol/agent-client-protocol at
+//! b7f0005493b98de32fabee3e9540e2b64da68535
+//! (`agent-client-protocol-schema/src/v1/elicitation.rs`,
+//! `docs/protocol/v1/elicitation.mdx`): params are a scope (`sessionId` with
+//! an optional `toolCallId`, or `requestId`), `mode` (`form` with a
+//! restricted JSON Schema `requestedSchema`, or `url` with `elicitationId`
+//! and `url`) and `message`; the result is `{"action": "accept", "content"?}`,
+//! `{"action": "decline"}` or `{"action": "cancel"}`. The schema crate is not
+//! used: it pulls in `derive_more`, `serde_with` and `schemars`, and it
+//! accepts what ask-lsp must refuse with a reason (`$ref`, nested objects).
+//! MCP's legacy `enumNames` is read too.
+
+use serde_json::{Map, Value, json};
+
+use crate::prompt::{
+    Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Link, Origin, TextFormat,
+};
+
+/// A request ask-lsp can show, or why not.
+pub(super) struct Elicitation {
+    pub session: String,
+    pub origin: Origin,
+    pub form: Form,
+    /// Url mode: the id `elicitation/complete` names.
+    pub elicitation_id: Option<String>,
+}
+
+/// Why a request is refused: a decline the agent gets, with the reason shown
+/// to the person; or, for a mode ACP does not define, JSON-RPC -32602.
+#[derive(Debug, PartialEq)]
+pub(super) enum Refusal {
+    Decline(String),
+    InvalidParams(String),
+}
+
+/// The property names of `params.requestedSchema.properties` in the order
+/// the agent wrote them (`serde_json::Value` keeps keys sorted): fields are
+/// shown in the order received. (sandbox-agent 0.4.2 itself forwards the
+/// request with sorted keys, so through it that order is alphabetical.)
+pub(super) fn property_order(data: &str) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Message {
+        params: Params,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "requestedSchema")]
+        requested_schema: Schema,
+    }
+    #[derive(serde::Deserialize)]
+    struct Schema {
+        properties: Keys,
+    }
+    struct Keys(Vec<String>);
+    impl<'de> serde::Deserialize<'de> for Keys {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Keys;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Keys, A::Error> {
+                    let mut keys = Vec::new();
+                    while let Some((key, _)) = map.next_entry::<String, serde::de::IgnoredAny>()? {
+                        keys.push(key);
+                    }
+                    Ok(Keys(keys))
+                }
+            }
+            d.deserialize_map(Visit)
+        }
+    }
+    serde_json::from_str::<Message>(data)
+        .map(|m| m.params.requested_schema.properties.0)
+        .unwrap_or_default()
+}
+
+pub(super) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Refusal> {
+    let params = params
+        .as_object()
+        .ok_or_else(|| Refusal::InvalidParams("params are not an object".into()))?;
+    let text = |key: &str| params.get(key).and_then(Value::as_str).map(str::to_owned);
+    let (session, origin) = match (params.get("sessionId"), params.get("requestId")) {
+        (Some(Value::String(session)), _) => (
+            session.clone(),
+            Origin {
+                tool_call: text("toolCallId"),
+                agent: None,
+            },
+        ),
+        // Request-scoped (outside a session): no session to name.
+        (None, Some(_)) => (String::new(), Origin::default()),
+        _ => {
+            return Err(Refusal::InvalidParams(
+                "no scope: neither sessionId nor requestId".into(),
+            ));
+        }
+    };
+    let message = text("message").unwrap_or_default();
+    let (form, elicitation_id) = match params.get("mode").and_then(Value::as_str) {
+        Some("form") => {
+            let schema = params.get("requestedSchema").ok_or_else(|| {
+                Refusal::InvalidParams("form mode without requestedSchema".into())
+            })?;
+            let mut fields = fields(schema).map_err(Refusal::Decline)?;
+            fields.sort_by_key(|f| order.iter().position(|k| *k == f.id));
+            (
+                Form {
+                    message,
+                    fields,
+                    url: None,
+                },
+                None,
+            )
+        }
+        Some("url") => {
+            let (Some(url), Some(id)) = (text("url"), text("elicitationId")) else {
+                return Err(Refusal::InvalidParams(
+                    "url mode needs url and elicitationId".into(),
+                ));
+            };
+            (
+                Form {
+                    message,
+                    fields: Vec::new(),
+                    url: Some(Link {
+                        url,
+                        domain: String::new(),
+                    }),
+                },
+                Some(id),
+            )
+        }
+        Some(other) => {
+            return Err(Refusal::InvalidParams(format!(
+                "mode {:?} is not supported (form and url are)",
+                other.chars().take(40).collect::<String>()
+            )));
+        }
+        None => return Err(Refusal::InvalidParams("no mode".into())),
+    };
+    Ok(Elicitation {
+        session,
+        origin,
+        form,
+        elicitation_id,
+    })
+}
+
+/// The restricted JSON Schema: a flat object of primitive properties.
+fn fields(schema: &Value) -> Result<Vec<Field>, String> {
+    let schema = schema
+        .as_object()
+        .ok_or("the requested schema is not an object")?;
+    refs(schema, "the requested schema")?;
+    match schema.get("type") {
+        None => {}
+        Some(Value::String(t)) if t == "object" => {}
+        Some(other) => return Err(format!("the requested schema has type {other}, not object")),
+    }
+    let required: Vec<&str> = match schema.get("required") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(ids)) => ids.iter().filter_map(Value::as_str).collect(),
+        Some(_) => return Err("`required` is not a list of names".into()),
+    };
+    let empty = Map::new();
+    let properties = match schema.get("properties") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(properties)) => properties,
+        Some(_) => return Err("`properties` is not an object".into()),
+    };
+    // Bounded here too: a huge schema is refused before it is walked.
+    if properties.len() > crate::prompt::limits::FIELDS {
+        return Err(format!(
+            "the form has {} fields (at most {})",
+            properties.len(),
+            crate::prompt::limits::FIELDS
+        ));
+    }
+    properties
+        .iter()
+        .map(|(id, property)| {
+            let shown: String = id.chars().take(40).collect();
+            let property = property
+                .as_object()
+                .ok_or_else(|| format!("field {shown:?} is not a schema object"))?;
+            refs(property, &format!("field {shown:?}"))?;
+            Ok(Field {
+                id: id.clone(),
+                title: str_of(property, "title"),
+                description: str_of(property, "description"),
+                required: required.contains(&id.as_str()),
+                kind: kind(property).map_err(|e| format!("field {shown:?} {e}"))?,
+            })
+        })
+        .collect()
+}
+
+fn refs(schema: &Map<String, Value>, what: &str) -> Result<(), String> {
+    for key in ["$ref", "$defs", "definitions", "allOf", "if", "not"] {
+        if schema.contains_key(key) {
+            return Err(format!(
+                "{what} uses {key}, which forms do not support (flat fields only)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn str_of(map: &Map<String, Value>, key: &str) -> String {
+    map.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn u32_of(map: &Map<String, Value>, key: &str) -> Result<Option<u32>, String> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .map(Some)
+            .ok_or_else(|| format!("has a {key} that is not a small whole number")),
+    }
+}
+
+fn f64_of(map: &Map<String, Value>, key: &str) -> Result<Option<f64>, String> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .map(Some)
+            .ok_or_else(|| format!("has a {key} that is not a number")),
+    }
+}
+
+/// `[{const, title}]` (oneOf / anyOf) as options.
+fn titled(list: &Value) -> Result<Vec<FieldOption>, String> {
+    list.as_array()
+        .ok_or("has options that are not a list")?
+        .iter()
+        .map(|option| match option.get("const") {
+            Some(Value::String(value)) => Ok(FieldOption {
+                value: value.clone(),
+                label: option
+                    .get("title")
+                    .and_then(Value::as_str)
+                    .unwrap_or(value)
+                    .to_owned(),
+            }),
+            _ => Err("has an option without a string const".to_owned()),
+        })
+        .collect()
+}
+
+/// `enum` (with MCP's legacy `enumNames` as labels) as options.
+fn plain(values: &Value, names: Option<&Value>) -> Result<Vec<FieldOption>, String> {
+    let values = values.as_array().ok_or("has an enum that is not a list")?;
+    let names = names.and_then(Value::as_array);
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, value)| match value {
+            Value::String(value) => Ok(FieldOption {
+                value: value.clone(),
+                label: names
+                    .and_then(|n| n.get(i))
+                    .and_then(Value::as_str)
+                    .unwrap_or(value)
+                    .to_owned(),
+            }),
+            _ => Err("has an enum value that is not a string".to_owned()),
+        })
+        .collect()
+}
+
+fn kind(p: &Map<String, Value>) -> Result<FieldKind, String> {
+    let default = p.get("default");
+    Ok(match p.get("type").and_then(Value::as_str) {
+        Some("string") => {
+            if let Some(one_of) = p.get("oneOf") {
+                FieldKind::Choice {
+                    options: titled(one_of)?,
+                    default: default.and_then(Value::as_str).map(str::to_owned),
+                }
+            } else if let Some(values) = p.get("enum") {
+                FieldKind::Choice {
+                    options: plain(values, p.get("enumNames"))?,
+                    default: default.and_then(Value::as_str).map(str::to_owned),
+                }
+            } else {
+                FieldKind::Text {
+                    format: match p.get("format").and_then(Value::as_str) {
+                        None => None,
+                        Some("email") => Some(TextFormat::Email),
+                        Some("uri") => Some(TextFormat::Uri),
+                        Some("date") => Some(TextFormat::Date),
+                        Some("date-time") => Some(TextFormat::DateTime),
+                        Some(other) => {
+                            return Err(format!(
+                                "has format {:?}, which forms do not support",
+                                other.chars().take(40).collect::<String>()
+                            ));
+                        }
+                    },
+                    pattern: p.get("pattern").and_then(Value::as_str).map(str::to_owned),
+                    min_length: u32_of(p, "minLength")?,
+                    max_length: u32_of(p, "maxLength")?,
+                    default: default.and_then(Value::as_str).map(str::to_owned),
+                }
+            }
+        }
+        Some(t @ ("number" | "integer")) => FieldKind::Number {
+            integer: t == "integer",
+            minimum: f64_of(p, "minimum")?,
+            maximum: f64_of(p, "maximum")?,
+            default: default.and_then(Value::as_f64),
+        },
+        Some("boolean") => FieldKind::Boolean {
+            default: default.and_then(Value::as_bool),
+        },
+        Some("array") => {
+            let items = p
+                .get("items")
+                .and_then(Value::as_object)
+                .ok_or("is a list without item choices")?;
+            refs(items, "its items")?;
+            let options = if let Some(any_of) = items.get("anyOf").or_else(|| items.get("oneOf")) {
+                titled(any_of)?
+            } else if let Some(values) = items.get("enum") {
+                plain(values, items.get("enumNames"))?
+            } else {
+                return Err("is a list of free values or objects, which forms do not support (lists of choices only)".into());
+            };
+            FieldKind::Multi {
+                options,
+                min_items: u32_of(p, "minItems")?,
+                max_items: u32_of(p, "maxItems")?,
+                default: default.and_then(Value::as_array).map(|values| {
+                    values
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                }),
+            }
+        }
+        Some("object") => {
+            return Err("is a nested object, which forms do not support (flat fields only)".into());
+        }
+        Some(other) => {
+            return Err(format!(
+                "has type {:?}, which forms do not support",
+                other.chars().take(40).collect::<String>()
+            ));
+        }
+        None => return Err("has no type".into()),
+    })
+}
+
+/// The `accept` result: content by field id, numbers as the schema typed them.
+pub(super) fn accept(form: &Form, values: &FormValues) -> Value {
+    if form.url.is_some() {
+        return json!({"action": "accept"});
+    }
+    let content: Map<String, Value> = values
+        .iter()
+        .map(|(id, value)| {
+            let integer = form
+                .fields
+                .iter()
+                .any(|f| &f.id == id && matches!(f.kind, FieldKind::Number { integer: true, .. }));
+            let value = match value {
+                FieldValue::Number(n) if integer => json!(*n as i64),
+                FieldValue::Number(n) => json!(n),
+                FieldValue::Text(s) | FieldValue::Choice(s) => json!(s),
+                FieldValue::Bool(b) => json!(b),
+                FieldValue::Choices(values) => json!(values),
+            };
+            (id.clone(), value)
+        })
+        .collect();
+    json!({"action": "accept", "content": content})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decline(schema: Value) -> String {
+        match parse(
+            &json!({"sessionId": "s", "mode": "form", "message": "m", "requestedSchema": schema}),
+            &[],
+        ) {
+            Err(Refusal::Decline(reason)) => reason,
+            Err(other) => panic!("{other:?}"),
+            Ok(_) => panic!("accepted {schema}"),
+        }
+    }
+
+    #[test]
+    fn schemas_outside_the_subset_are_declined_with_a_reason() {
+        assert_eq!(
+            decline(
+                json!({"type": "object", "properties": {"a": {"type": "object", "properties": {}}}})
+            ),
+            "field \"a\" is a nested object, which forms do not support (flat fields only)"
+        );
+        assert_eq!(
+            decline(json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/x"}}})),
+            "field \"a\" uses $ref, which forms do not support (flat fields only)"
+        );
+        assert_eq!(
+            decline(json!({"type": "object", "properties": {"a": {"type": "tuple"}}})),
+            "field \"a\" has type \"tuple\", which forms do not support"
+        );
+        assert_eq!(
+            decline(
+                json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "object"}}}})
+            ),
+            "field \"a\" is a list of free values or objects, which forms do not support (lists of choices only)"
+        );
+        assert_eq!(
+            decline(
+                json!({"type": "object", "properties": {"a": {"type": "string", "format": "ipv4"}}})
+            ),
+            "field \"a\" has format \"ipv4\", which forms do not support"
+        );
+    }
+
+    #[test]
+    fn fields_keep_the_agents_order() {
+        let data = r#"{"params": {"sessionId": "s", "mode": "form", "message": "m", "requestedSchema":
+            {"type": "object", "properties": {"zeta": {"type": "boolean"}, "alpha": {"type": "boolean"}}}}}"#;
+        let order = property_order(data);
+        assert_eq!(order, ["zeta", "alpha"]);
+        let message: Value = serde_json::from_str(data).unwrap();
+        let Ok(e) = parse(&message["params"], &order) else {
+            panic!()
+        };
+        let ids: Vec<&str> = e.form.fields.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["zeta", "alpha"]);
+    }
+
+    #[test]
+    fn scopes_and_modes() {
+        let e = parse(
+            &json!({"sessionId": "s", "toolCallId": "t", "mode": "url",
+            "elicitationId": "e1", "url": "https://a.example/x", "message": "Sign in"}),
+            &[],
+        )
+        .ok()
+        .unwrap();
+        assert_eq!(e.session, "s");
+        assert_eq!(e.origin.tool_call.as_deref(), Some("t"));
+        assert_eq!(e.elicitation_id.as_deref(), Some("e1"));
+        let e = parse(
+            &json!({"requestId": 12, "mode": "form", "message": "m",
+            "requestedSchema": {"type": "object", "properties": {}}}),
+            &[],
+        )
+        .ok()
+        .unwrap();
+        assert_eq!(e.session, "");
+        assert_eq!(
+            parse(
+                &json!({"sessionId": "s", "mode": "voice", "message": "m"}),
+                &[]
+            )
+            .err(),
+            Some(Refusal::InvalidParams(
+                "mode \"voice\" is not supported (form and url are)".into()
+            ))
+        );
+        assert_eq!(
+            parse(&json!({"mode": "form", "message": "m"}), &[]).err(),
+            Some(Refusal::InvalidParams(
+                "no scope: neither sessionId nor requestId".into()
+            ))
+        );
+    }
+}

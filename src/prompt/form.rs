@@ -1,0 +1,929 @@
+//! The form kind: typed fields answered by value (ACP/MCP elicitation's
+//! restricted JSON Schema, OpenCode 2's question forms), or, in url mode, a
+//! link the person may open themselves: ask-lsp never opens or fetches it.
+
+use std::collections::BTreeMap;
+
+use super::{PromptError, check_len, limits, line, text};
+use crate::text::one_line;
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Form {
+    /// What is asked and why.
+    pub message: String,
+    pub fields: Vec<Field>,
+    /// Url mode: consent to open this link; `fields` is then empty.
+    pub url: Option<Link>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Link {
+    /// The full URL as the agent sent it (shown whole, never opened by ask-lsp).
+    pub url: String,
+    /// Its host, lower-cased, for the person to check before opening it.
+    pub domain: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Field {
+    /// The agent's property name, kept exactly: answers are keyed by it.
+    pub id: String,
+    /// Display name (the id when the agent gave no title).
+    pub title: String,
+    pub description: String,
+    pub required: bool,
+    pub kind: FieldKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum FieldKind {
+    Text {
+        format: Option<TextFormat>,
+        /// An ECMA-style regular expression, unanchored as in JSON Schema.
+        pattern: Option<String>,
+        min_length: Option<u32>,
+        max_length: Option<u32>,
+        default: Option<String>,
+    },
+    /// `integer` takes whole numbers only.
+    Number {
+        integer: bool,
+        minimum: Option<f64>,
+        maximum: Option<f64>,
+        default: Option<f64>,
+    },
+    Boolean {
+        default: Option<bool>,
+    },
+    Choice {
+        options: Vec<FieldOption>,
+        default: Option<String>,
+    },
+    Multi {
+        options: Vec<FieldOption>,
+        min_items: Option<u32>,
+        max_items: Option<u32>,
+        default: Option<Vec<String>>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextFormat {
+    Email,
+    Uri,
+    Date,
+    DateTime,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FieldOption {
+    /// What the agent gets back, exactly as it sent it.
+    pub value: String,
+    /// What a person sees (neutralised once checked).
+    pub label: String,
+}
+
+/// One field's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum FieldValue {
+    Text(String),
+    Number(f64),
+    Bool(bool),
+    /// A single choice's value.
+    Choice(String),
+    /// A multi choice's values.
+    Choices(Vec<String>),
+}
+
+pub(crate) type FormValues = BTreeMap<String, FieldValue>;
+
+impl TextFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            TextFormat::Email => "email",
+            TextFormat::Uri => "uri",
+            TextFormat::Date => "date",
+            TextFormat::DateTime => "date-time",
+        }
+    }
+}
+
+impl FieldKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            FieldKind::Text { .. } => "text",
+            FieldKind::Number { integer: true, .. } => "integer",
+            FieldKind::Number { .. } => "number",
+            FieldKind::Boolean { .. } => "boolean",
+            FieldKind::Choice { .. } => "choice",
+            FieldKind::Multi { .. } => "multi choice",
+        }
+    }
+}
+
+impl Field {
+    /// The field's default, where it has one.
+    pub fn default_value(&self) -> Option<FieldValue> {
+        match &self.kind {
+            FieldKind::Text { default, .. } => default.clone().map(FieldValue::Text),
+            FieldKind::Number { default, .. } => default.map(FieldValue::Number),
+            FieldKind::Boolean { default } => default.map(FieldValue::Bool),
+            FieldKind::Choice { default, .. } => default.clone().map(FieldValue::Choice),
+            FieldKind::Multi { default, .. } => default.clone().map(FieldValue::Choices),
+        }
+    }
+
+    /// The option with this label or value (labels are what plain surfaces
+    /// show; values what the extension sends).
+    pub fn option(&self, label_or_value: &str) -> Option<&FieldOption> {
+        let options = match &self.kind {
+            FieldKind::Choice { options, .. } | FieldKind::Multi { options, .. } => options,
+            _ => return None,
+        };
+        options
+            .iter()
+            .find(|o| o.value == label_or_value)
+            .or_else(|| options.iter().find(|o| o.label == label_or_value))
+    }
+
+    /// Checks one value against the field; text is trimmed.
+    pub fn validate(&self, value: FieldValue) -> Result<FieldValue, PromptError> {
+        let err = |reason: String| PromptError::BadField {
+            field: self.title.clone(),
+            reason,
+        };
+        match (&self.kind, value) {
+            (
+                FieldKind::Text {
+                    format,
+                    pattern,
+                    min_length,
+                    max_length,
+                    ..
+                },
+                FieldValue::Text(text),
+            ) => {
+                let text = text.trim().to_owned();
+                check_len("a form answer", &text, limits::CUSTOM_ANSWER_LEN)?;
+                let len = text.chars().count();
+                if let Some(min) = min_length
+                    && len < *min as usize
+                {
+                    return Err(err(format!("needs at least {min} characters")));
+                }
+                if let Some(max) = max_length
+                    && len > *max as usize
+                {
+                    return Err(err(format!("takes at most {max} characters")));
+                }
+                if let Some(format) = format
+                    && !format_ok(*format, &text)
+                {
+                    return Err(err(format!("is not a valid {}", format.name())));
+                }
+                if let Some(pattern) = pattern
+                    && !compile(pattern).is_ok_and(|re| re.is_match(&text))
+                {
+                    return Err(err(format!(
+                        "does not match the pattern {}",
+                        one_line(pattern)
+                    )));
+                }
+                Ok(FieldValue::Text(text))
+            }
+            (
+                FieldKind::Number {
+                    integer,
+                    minimum,
+                    maximum,
+                    ..
+                },
+                FieldValue::Number(n),
+            ) => {
+                if !n.is_finite() {
+                    return Err(err("is not a number".into()));
+                }
+                if *integer && (n.fract() != 0.0 || n.abs() > 9.007e15) {
+                    return Err(err("takes a whole number".into()));
+                }
+                if let Some(min) = minimum
+                    && n < *min
+                {
+                    return Err(err(format!("takes at least {min}")));
+                }
+                if let Some(max) = maximum
+                    && n > *max
+                {
+                    return Err(err(format!("takes at most {max}")));
+                }
+                Ok(FieldValue::Number(n))
+            }
+            (FieldKind::Boolean { .. }, FieldValue::Bool(b)) => Ok(FieldValue::Bool(b)),
+            (FieldKind::Choice { .. }, FieldValue::Choice(choice) | FieldValue::Text(choice)) => {
+                match self.option(&choice) {
+                    Some(option) => Ok(FieldValue::Choice(option.value.clone())),
+                    None => Err(err(format!("{} is not one of its options", short(&choice)))),
+                }
+            }
+            (
+                FieldKind::Multi {
+                    min_items,
+                    max_items,
+                    ..
+                },
+                FieldValue::Choices(choices),
+            ) => {
+                let mut values: Vec<String> = Vec::with_capacity(choices.len());
+                for choice in choices {
+                    let Some(option) = self.option(&choice) else {
+                        return Err(err(format!("{} is not one of its options", short(&choice))));
+                    };
+                    if values.contains(&option.value) {
+                        return Err(err(format!("{} is chosen twice", short(&choice))));
+                    }
+                    values.push(option.value.clone());
+                }
+                if let Some(min) = min_items
+                    && values.len() < *min as usize
+                {
+                    return Err(err(format!("needs at least {min} choices")));
+                }
+                if let Some(max) = max_items
+                    && values.len() > *max as usize
+                {
+                    return Err(err(format!("takes at most {max} choices")));
+                }
+                Ok(FieldValue::Choices(values))
+            }
+            (kind, _) => Err(err(format!("takes a {} value", kind.name()))),
+        }
+    }
+}
+
+fn short(value: &str) -> String {
+    format!("{:?}", one_line(value).chars().take(80).collect::<String>())
+}
+
+/// Bounded so that an agent's pattern cannot take ask-lsp's memory.
+fn compile(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(pattern)
+        .size_limit(1 << 20)
+        .dfa_size_limit(1 << 20)
+        .build()
+}
+
+/// JSON Schema formats, checked the way a person's typo would be caught:
+/// the shape, not deliverability.
+fn format_ok(format: TextFormat, text: &str) -> bool {
+    match format {
+        TextFormat::Email => match text.rsplit_once('@') {
+            Some((local, domain)) => {
+                !local.is_empty()
+                    && !text.chars().any(char::is_whitespace)
+                    && domain.contains('.')
+                    && !domain.starts_with('.')
+                    && !domain.ends_with('.')
+                    && !domain.contains('@')
+            }
+            None => false,
+        },
+        TextFormat::Uri => {
+            let Some((scheme, rest)) = text.split_once(':') else {
+                return false;
+            };
+            let mut chars = scheme.chars();
+            chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+                && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+                && !rest.is_empty()
+                && !text.chars().any(|c| c.is_whitespace() || c.is_control())
+        }
+        TextFormat::Date => date_ok(text),
+        TextFormat::DateTime => {
+            let Some((date, time)) = text.split_once(['T', 't']) else {
+                return false;
+            };
+            date_ok(date) && time_ok(time)
+        }
+    }
+}
+
+fn digits(s: &str, n: usize) -> Option<u32> {
+    (s.len() == n && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok())?
+}
+
+/// `YYYY-MM-DD` naming a real day.
+fn date_ok(s: &str) -> bool {
+    let mut parts = s.split('-');
+    let (Some(y), Some(m), Some(d), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let (Some(y), Some(m), Some(d)) = (digits(y, 4), digits(m, 2), digits(d, 2)) else {
+        return false;
+    };
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d)
+}
+
+/// RFC 3339 `HH:MM:SS[.frac](Z|±HH:MM)`.
+fn time_ok(s: &str) -> bool {
+    let (clock, zone) = match s.find(['Z', 'z', '+', '-']) {
+        Some(at) => s.split_at(at),
+        None => return false,
+    };
+    let (clock, frac) = clock.split_once('.').unwrap_or((clock, "0"));
+    let hms: Vec<&str> = clock.split(':').collect();
+    let [h, m, sec] = hms[..] else { return false };
+    let ok_clock = matches!(
+        (digits(h, 2), digits(m, 2), digits(sec, 2)),
+        (Some(h), Some(m), Some(s)) if h < 24 && m < 60 && s <= 60
+    ) && !frac.is_empty()
+        && frac.bytes().all(|b| b.is_ascii_digit());
+    let ok_zone = match zone {
+        "Z" | "z" => true,
+        _ => {
+            let offset = &zone[1..];
+            matches!(offset.split_once(':'), Some((h, m))
+                if digits(h, 2).is_some_and(|h| h < 24) && digits(m, 2).is_some_and(|m| m < 60))
+        }
+    };
+    ok_clock && ok_zone
+}
+
+/// The host of an `http(s)` URL, lower-cased; userinfo (`a@evil.example`)
+/// and port are left out so the person sees where the link really goes.
+pub(crate) fn domain(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    if !scheme.eq_ignore_ascii_case("https") && !scheme.eq_ignore_ascii_case("http") {
+        return None;
+    }
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next()?,
+        None => host.split(':').next()?,
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+impl Form {
+    /// The message's first line, else the first field's title.
+    pub fn name(&self) -> &str {
+        match self.message.lines().find(|l| !l.trim().is_empty()) {
+            Some(line) => line.trim(),
+            None => self.fields.first().map_or("", |f| f.title.as_str()),
+        }
+    }
+
+    pub(super) fn into_checked(mut self) -> Result<Form, PromptError> {
+        self.message = text("form message", &self.message, limits::QUESTION_LEN)?;
+        if let Some(link) = &mut self.url {
+            check_len("url", &link.url, limits::URL_LEN)?;
+            // Shown whole and exactly: anything neutralising would change
+            // (controls, bidi overrides) or a space is refused.
+            if link.url.contains(char::is_whitespace) || one_line(&link.url) != link.url {
+                return Err(PromptError::BadUrl(
+                    "it contains spaces or control characters".into(),
+                ));
+            }
+            link.domain = domain(&link.url)
+                .ok_or_else(|| PromptError::BadUrl("only http and https links are shown".into()))?;
+            if !self.fields.is_empty() {
+                return Err(PromptError::BadUrl("a link form has no fields".into()));
+            }
+            return Ok(self);
+        }
+        if self.fields.len() > limits::FIELDS {
+            return Err(PromptError::TooMany {
+                field: "form fields",
+                count: self.fields.len(),
+                max: limits::FIELDS,
+            });
+        }
+        if self.fields.is_empty() && self.message.trim().is_empty() {
+            return Err(PromptError::Empty { field: "form" });
+        }
+        for field in &mut self.fields {
+            check_len("field id", &field.id, limits::ID_LEN)?;
+            if field.id.is_empty() {
+                return Err(PromptError::Empty { field: "field id" });
+            }
+            if field.title.trim().is_empty() {
+                field.title = field.id.clone();
+            }
+            field.title = line("field title", &field.title, limits::HEADER_LEN)?;
+            field.description = text(
+                "field description",
+                &field.description,
+                limits::DESCRIPTION_LEN,
+            )?;
+            check_field(field)?;
+        }
+        let mut ids: Vec<&str> = self.fields.iter().map(|f| f.id.as_str()).collect();
+        ids.sort_unstable();
+        if ids.windows(2).any(|w| w[0] == w[1]) {
+            return Err(PromptError::BadField {
+                field: "form".into(),
+                reason: "has two fields with the same id".into(),
+            });
+        }
+        Ok(self)
+    }
+
+    /// Checks a form's answer: every value for a known field and valid, every
+    /// required field present. Empty optional text counts as not given. A
+    /// link form's answer (consent) has no values.
+    pub(super) fn validate(&self, values: FormValues) -> Result<FormValues, PromptError> {
+        let mut checked = FormValues::new();
+        for (id, value) in values {
+            let Some(field) = self.fields.iter().find(|f| f.id == id) else {
+                return Err(PromptError::UnknownField(short(&id)));
+            };
+            if matches!(&value, FieldValue::Text(t) if t.trim().is_empty()) && !field.required {
+                continue;
+            }
+            checked.insert(id, field.validate(value)?);
+        }
+        if let Some(missing) = self
+            .fields
+            .iter()
+            .find(|f| f.required && !checked.contains_key(&f.id))
+        {
+            return Err(PromptError::BadField {
+                field: missing.title.clone(),
+                reason: "is required".into(),
+            });
+        }
+        Ok(checked)
+    }
+}
+
+fn check_field(field: &mut Field) -> Result<(), PromptError> {
+    let bad = |reason: &str| PromptError::BadField {
+        field: field.title.clone(),
+        reason: reason.into(),
+    };
+    match &mut field.kind {
+        FieldKind::Text {
+            pattern,
+            min_length,
+            max_length,
+            default,
+            ..
+        } => {
+            if let Some(p) = pattern {
+                check_len("field pattern", p, limits::PATTERN_LEN)?;
+                compile(p).map_err(|_| bad("has a pattern ask-lsp cannot use"))?;
+            }
+            if min_length.unwrap_or(0) as usize > limits::CUSTOM_ANSWER_LEN
+                || min_length.unwrap_or(0) > max_length.unwrap_or(u32::MAX)
+            {
+                return Err(bad("cannot be answered (its length bounds)"));
+            }
+            if let Some(d) = default {
+                check_len("field default", d, limits::CUSTOM_ANSWER_LEN)?;
+            }
+        }
+        FieldKind::Number {
+            minimum, maximum, ..
+        } => {
+            if let (Some(min), Some(max)) = (minimum, maximum)
+                && min > max
+            {
+                return Err(bad("cannot be answered (minimum above maximum)"));
+            }
+        }
+        FieldKind::Boolean { .. } => {}
+        FieldKind::Choice { options, .. } | FieldKind::Multi { options, .. } => {
+            if options.is_empty() {
+                return Err(bad("has no options"));
+            }
+            if options.len() > limits::FORM_OPTIONS {
+                return Err(PromptError::TooMany {
+                    field: "field options",
+                    count: options.len(),
+                    max: limits::FORM_OPTIONS,
+                });
+            }
+            for option in options.iter_mut() {
+                check_len("option value", &option.value, limits::LABEL_LEN)?;
+                if option.label.is_empty() {
+                    option.label = option.value.clone();
+                }
+                option.label = line("option label", &option.label, limits::LABEL_LEN)?;
+                if option.label.is_empty() {
+                    return Err(PromptError::Empty {
+                        field: "option label",
+                    });
+                }
+            }
+        }
+    }
+    if let FieldKind::Multi {
+        options,
+        min_items,
+        max_items,
+        ..
+    } = &field.kind
+        && (min_items.unwrap_or(0) as usize > options.len()
+            || min_items.unwrap_or(0) > max_items.unwrap_or(u32::MAX))
+    {
+        return Err(bad("cannot be answered (its item bounds)"));
+    }
+    // An invalid default is dropped, not shown: the field still works.
+    if let Some(default) = field.default_value()
+        && field.validate(default).is_err()
+    {
+        match &mut field.kind {
+            FieldKind::Text { default, .. } => *default = None,
+            FieldKind::Number { default, .. } => *default = None,
+            FieldKind::Boolean { default } => *default = None,
+            FieldKind::Choice { default, .. } => *default = None,
+            FieldKind::Multi { default, .. } => *default = None,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::super::tests::prompt;
+    use super::super::{Answer, Kind, Reply};
+    use super::*;
+
+    pub(crate) fn field(id: &str, required: bool, kind: FieldKind) -> Field {
+        Field {
+            id: id.into(),
+            title: String::new(),
+            description: String::new(),
+            required,
+            kind,
+        }
+    }
+
+    pub(crate) fn text_field(id: &str, required: bool) -> Field {
+        field(
+            id,
+            required,
+            FieldKind::Text {
+                format: None,
+                pattern: None,
+                min_length: None,
+                max_length: None,
+                default: None,
+            },
+        )
+    }
+
+    pub(crate) fn options(values: &[&str]) -> Vec<FieldOption> {
+        values
+            .iter()
+            .map(|v| FieldOption {
+                value: v.to_string(),
+                label: String::new(),
+            })
+            .collect()
+    }
+
+    fn form(fields: Vec<Field>) -> Form {
+        Form {
+            message: "Configure".into(),
+            fields,
+            url: None,
+        }
+        .into_checked()
+        .unwrap()
+    }
+
+    fn values(pairs: &[(&str, FieldValue)]) -> FormValues {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    fn text(s: &str) -> FieldValue {
+        FieldValue::Text(s.into())
+    }
+
+    #[test]
+    fn text_fields_check_length_pattern_and_format() {
+        let f = form(vec![
+            field(
+                "name",
+                true,
+                FieldKind::Text {
+                    format: None,
+                    pattern: Some("^[a-z_][a-z0-9_]*$".into()),
+                    min_length: Some(2),
+                    max_length: Some(8),
+                    default: Some("Not Valid".into()),
+                },
+            ),
+            field(
+                "email",
+                false,
+                FieldKind::Text {
+                    format: Some(TextFormat::Email),
+                    pattern: None,
+                    min_length: None,
+                    max_length: None,
+                    default: None,
+                },
+            ),
+        ]);
+        // The invalid default was dropped.
+        assert_eq!(f.fields[0].default_value(), None);
+        assert_eq!(f.fields[1].title, "email");
+        let check =
+            |pairs: &[(&str, FieldValue)]| f.validate(values(pairs)).map_err(|e| e.to_string());
+        assert_eq!(
+            check(&[("name", text(" ab_1 "))]),
+            Ok(values(&[("name", text("ab_1"))]))
+        );
+        assert_eq!(
+            check(&[("name", text("a"))]),
+            Err("name needs at least 2 characters".into())
+        );
+        assert_eq!(
+            check(&[("name", text("abcdefghi"))]),
+            Err("name takes at most 8 characters".into())
+        );
+        assert_eq!(
+            check(&[("name", text("9ab"))]),
+            Err("name does not match the pattern ^[a-z_][a-z0-9_]*$".into())
+        );
+        assert_eq!(check(&[]), Err("name is required".into()));
+        assert_eq!(
+            check(&[("name", text("ab")), ("email", text("a@b"))]),
+            Err("email is not a valid email".into())
+        );
+        assert!(check(&[("name", text("ab")), ("email", text("a@b.example"))]).is_ok());
+        // Empty optional text is "not given".
+        assert_eq!(
+            check(&[("name", text("ab")), ("email", text(" "))]),
+            Ok(values(&[("name", text("ab"))]))
+        );
+        assert_eq!(
+            check(&[("name", text("ab")), ("nope", text("x"))]),
+            Err("the form has no field \"nope\"".into())
+        );
+        assert_eq!(
+            check(&[("name", FieldValue::Number(1.0))]),
+            Err("name takes a text value".into())
+        );
+    }
+
+    #[test]
+    fn formats() {
+        use TextFormat::*;
+        for (format, good, bad) in [
+            (Email, "a.b@c.example", "a b@c.example"),
+            (Uri, "https://x.example/a?b", "not a uri"),
+            (Uri, "urn:isbn:0451450523", "://x"),
+            (Date, "2024-02-29", "2023-02-29"),
+            (Date, "2026-11-23", "2026-13-01"),
+            (DateTime, "2026-11-23T09:10:30Z", "2026-11-23 09:10:30"),
+            (
+                DateTime,
+                "2026-11-23T09:10:30.5+01:00",
+                "2026-11-23T25:00:00Z",
+            ),
+        ] {
+            assert!(format_ok(format, good), "{good}");
+            assert!(!format_ok(format, bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn numbers_booleans_and_choices() {
+        let f = form(vec![
+            field(
+                "port",
+                true,
+                FieldKind::Number {
+                    integer: true,
+                    minimum: Some(1024.0),
+                    maximum: Some(65535.0),
+                    default: Some(3000.0),
+                },
+            ),
+            field(
+                "ratio",
+                false,
+                FieldKind::Number {
+                    integer: false,
+                    minimum: Some(0.0),
+                    maximum: Some(1.0),
+                    default: None,
+                },
+            ),
+            field(
+                "log",
+                false,
+                FieldKind::Boolean {
+                    default: Some(true),
+                },
+            ),
+            field(
+                "color",
+                true,
+                FieldKind::Choice {
+                    options: vec![FieldOption {
+                        value: "#f00".into(),
+                        label: "Red\u{1b}[2J".into(),
+                    }],
+                    default: None,
+                },
+            ),
+            field(
+                "sizes",
+                false,
+                FieldKind::Multi {
+                    options: options(&["S", "M", "L"]),
+                    min_items: Some(1),
+                    max_items: Some(2),
+                    default: Some(vec!["S".into()]),
+                },
+            ),
+        ]);
+        assert_eq!(f.fields[3].kind, {
+            FieldKind::Choice {
+                options: vec![FieldOption {
+                    value: "#f00".into(),
+                    label: "Red".into(),
+                }],
+                default: None,
+            }
+        });
+        let base = [
+            ("port", FieldValue::Number(8080.0)),
+            ("color", FieldValue::Choice("Red".into())),
+        ];
+        // A label is answered with the agent's value.
+        assert_eq!(
+            f.validate(values(&base)).unwrap()["color"],
+            FieldValue::Choice("#f00".into())
+        );
+        let with = |extra: (&str, FieldValue)| {
+            let mut v = values(&base);
+            v.insert(extra.0.into(), extra.1);
+            f.validate(v).map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            with(("port", FieldValue::Number(80.5))),
+            Err("port takes a whole number".into())
+        );
+        assert_eq!(
+            with(("port", FieldValue::Number(80.0))),
+            Err("port takes at least 1024".into())
+        );
+        assert_eq!(
+            with(("ratio", FieldValue::Number(1.5))),
+            Err("ratio takes at most 1".into())
+        );
+        assert!(with(("ratio", FieldValue::Number(0.25))).is_ok());
+        assert!(with(("log", FieldValue::Bool(false))).is_ok());
+        assert_eq!(
+            with(("color", FieldValue::Choice("Blue".into()))),
+            Err("color \"Blue\" is not one of its options".into())
+        );
+        assert_eq!(
+            with(("sizes", FieldValue::Choices(vec![]))),
+            Err("sizes needs at least 1 choices".into())
+        );
+        assert_eq!(
+            with((
+                "sizes",
+                FieldValue::Choices(vec!["S".into(), "M".into(), "L".into()])
+            )),
+            Err("sizes takes at most 2 choices".into())
+        );
+        assert_eq!(
+            with(("sizes", FieldValue::Choices(vec!["S".into(), "S".into()]))),
+            Err("sizes \"S\" is chosen twice".into())
+        );
+    }
+
+    #[test]
+    fn bounds_and_unanswerable_fields_are_refused() {
+        let many: Vec<String> = (0..10_000).map(|i| format!("o{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let err = Form {
+            message: "m".into(),
+            fields: vec![field(
+                "big",
+                true,
+                FieldKind::Choice {
+                    options: options(&many),
+                    default: None,
+                },
+            )],
+            url: None,
+        }
+        .into_checked()
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "field options has 10000 entries (at most 500)"
+        );
+        let fields = (0..100)
+            .map(|i| text_field(&format!("f{i}"), false))
+            .collect();
+        let err = Form {
+            message: "m".into(),
+            fields,
+            url: None,
+        }
+        .into_checked()
+        .unwrap_err();
+        assert_eq!(err.to_string(), "form fields has 100 entries (at most 64)");
+        let bad_pattern = field(
+            "p",
+            true,
+            FieldKind::Text {
+                format: None,
+                pattern: Some("(".into()),
+                min_length: None,
+                max_length: None,
+                default: None,
+            },
+        );
+        let err = Form {
+            message: "m".into(),
+            fields: vec![bad_pattern, text_field("p", false)],
+            url: None,
+        }
+        .into_checked()
+        .unwrap_err();
+        assert_eq!(err.to_string(), "p has a pattern ask-lsp cannot use");
+        let err = Form {
+            message: "m".into(),
+            fields: vec![text_field("p", false), text_field("p", true)],
+            url: None,
+        }
+        .into_checked()
+        .unwrap_err();
+        assert_eq!(err.to_string(), "form has two fields with the same id");
+    }
+
+    #[test]
+    fn links_show_their_real_domain_and_only_http() {
+        let link = |url: &str| {
+            Form {
+                message: "Sign in".into(),
+                fields: vec![],
+                url: Some(Link {
+                    url: url.into(),
+                    domain: String::new(),
+                }),
+            }
+            .into_checked()
+            .map(|f| f.url.unwrap().domain)
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            link("https://GitHub.com/login/oauth?x=1"),
+            Ok("github.com".into())
+        );
+        assert_eq!(
+            link("https://github.com@evil.example:8443/x"),
+            Ok("evil.example".into())
+        );
+        assert_eq!(link("http://[::1]:8080/"), Ok("::1".into()));
+        assert_eq!(
+            link("javascript:alert(1)"),
+            Err("the link cannot be shown: only http and https links are shown".into())
+        );
+        assert_eq!(
+            link("https://a.example/\u{202e}x"),
+            Err("the link cannot be shown: it contains spaces or control characters".into())
+        );
+        let p = prompt(Kind::Form(Box::new(Form {
+            message: "Sign in".into(),
+            fields: vec![],
+            url: Some(Link {
+                url: "https://a.example/".into(),
+                domain: String::new(),
+            }),
+        })))
+        .into_checked()
+        .unwrap();
+        assert!(
+            p.validate(Reply::Answer(Answer::Form(FormValues::new())))
+                .is_ok()
+        );
+        assert!(
+            p.validate(Reply::Answer(Answer::Form(values(&[("x", text("y"))]))))
+                .is_err()
+        );
+    }
+}

@@ -1,0 +1,187 @@
+//! Forms in the terminal: one line per field, checked as it is typed, or a
+//! link to accept or decline (never opened by ask-lsp).
+
+use crate::prompt::{Field, FieldKind, FieldValue, Form};
+
+/// What a typed line means for one field.
+#[derive(Debug, PartialEq)]
+pub(super) enum Line {
+    Value(FieldValue),
+    /// Leave an optional field empty.
+    Skip,
+    /// Nothing typed and nothing to fall back on.
+    Reject,
+}
+
+/// The text shown for a link form.
+pub(super) fn link_text(form: &Form, text: &mut String) {
+    if let Some(link) = &form.url {
+        text.push_str(&format!(
+            "[Link] {}\n  Domain: {}\n  {}\nask-lsp does not open links. y: accept (you open it yourself); an empty line declines.",
+            form.message, link.domain, link.url
+        ));
+    }
+}
+
+/// The text shown for one field.
+pub(super) fn field_text(form: &Form, index: usize, text: &mut String) {
+    let field = &form.fields[index];
+    if index == 0 && !form.message.is_empty() {
+        text.push_str(&format!("{}\n", form.message));
+    }
+    if form.fields.len() > 1 {
+        text.push_str(&format!("({}/{}) ", index + 1, form.fields.len()));
+    }
+    text.push_str(&field.title);
+    if !field.description.is_empty() {
+        text.push_str(&format!(" — {}", field.description));
+    }
+    text.push_str(&format!(" [{}]", crate::lsp::field_hint(field)));
+    let options = match &field.kind {
+        FieldKind::Choice { options, .. } | FieldKind::Multi { options, .. } => options.as_slice(),
+        _ => &[],
+    };
+    for (n, option) in options.iter().enumerate() {
+        text.push_str(&format!("\n  {}. {}", n + 1, option.label));
+    }
+    let how = match &field.kind {
+        FieldKind::Text { .. } => "Type the text",
+        FieldKind::Number { .. } => "Type a number",
+        FieldKind::Boolean { .. } => "y or n",
+        FieldKind::Choice { .. } => "A number",
+        FieldKind::Multi { .. } => "Numbers separated by commas",
+    };
+    let empty = match field.default_value() {
+        Some(_) => "an empty line keeps the default",
+        None if !field.required => "an empty line leaves it empty",
+        None => "an empty line rejects the form",
+    };
+    text.push_str(&format!("\n{how}; {empty}."));
+    if let Some(default) = field.default_value() {
+        text.push_str(&format!(" (default: {})", shown(field, &default)));
+    }
+}
+
+fn shown(field: &Field, value: &FieldValue) -> String {
+    let label = |v: &String| field.option(v).map_or(v.clone(), |o| o.label.clone());
+    match value {
+        FieldValue::Text(t) => t.clone(),
+        FieldValue::Number(n) => n.to_string(),
+        FieldValue::Bool(b) => if *b { "y" } else { "n" }.into(),
+        FieldValue::Choice(c) => label(c),
+        FieldValue::Choices(cs) => cs.iter().map(label).collect::<Vec<_>>().join(", "),
+    }
+}
+
+/// Reads one line for a field and checks it; the error says what to fix.
+pub(super) fn parse(field: &Field, line: &str) -> Result<Line, String> {
+    let line = line.trim();
+    if line.is_empty() {
+        return Ok(match field.default_value() {
+            Some(default) => Line::Value(default),
+            None if !field.required => Line::Skip,
+            None => Line::Reject,
+        });
+    }
+    let options = match &field.kind {
+        FieldKind::Choice { options, .. } | FieldKind::Multi { options, .. } => options.as_slice(),
+        _ => &[],
+    };
+    let pick = |part: &str| -> Result<String, String> {
+        let part = part.trim();
+        match part.parse::<usize>() {
+            Ok(n) if (1..=options.len()).contains(&n) => Ok(options[n - 1].value.clone()),
+            _ => field
+                .option(part)
+                .map(|o| o.value.clone())
+                .ok_or_else(|| format!("pick a number from 1 to {}", options.len())),
+        }
+    };
+    let value = match &field.kind {
+        FieldKind::Text { .. } => FieldValue::Text(line.to_owned()),
+        FieldKind::Number { .. } => FieldValue::Number(
+            line.parse::<f64>()
+                .map_err(|_| "type a number".to_owned())?,
+        ),
+        FieldKind::Boolean { .. } => match line.to_lowercase().as_str() {
+            "y" | "yes" | "true" => FieldValue::Bool(true),
+            "n" | "no" | "false" => FieldValue::Bool(false),
+            _ => return Err("type y or n".into()),
+        },
+        FieldKind::Choice { .. } => FieldValue::Choice(pick(line)?),
+        FieldKind::Multi { .. } => {
+            FieldValue::Choices(line.split(',').map(pick).collect::<Result<_, _>>()?)
+        }
+    };
+    field
+        .validate(value)
+        .map(Line::Value)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prompt::FieldOption;
+
+    fn field(kind: FieldKind, required: bool) -> Field {
+        Field {
+            id: "f".into(),
+            title: "Port".into(),
+            description: String::new(),
+            required,
+            kind,
+        }
+    }
+
+    #[test]
+    fn lines_become_checked_values() {
+        let port = field(
+            FieldKind::Number {
+                integer: true,
+                minimum: Some(1024.0),
+                maximum: None,
+                default: Some(3000.0),
+            },
+            true,
+        );
+        assert_eq!(
+            parse(&port, ""),
+            Ok(Line::Value(FieldValue::Number(3000.0)))
+        );
+        assert_eq!(
+            parse(&port, "8080"),
+            Ok(Line::Value(FieldValue::Number(8080.0)))
+        );
+        assert_eq!(parse(&port, "80"), Err("Port takes at least 1024".into()));
+        assert_eq!(parse(&port, "eighty"), Err("type a number".into()));
+        let sizes = field(
+            FieldKind::Multi {
+                options: ["s", "m"]
+                    .iter()
+                    .map(|v| FieldOption {
+                        value: v.to_string(),
+                        label: v.to_uppercase(),
+                    })
+                    .collect(),
+                min_items: None,
+                max_items: None,
+                default: None,
+            },
+            false,
+        );
+        assert_eq!(
+            parse(&sizes, "2, S"),
+            Ok(Line::Value(FieldValue::Choices(vec![
+                "m".into(),
+                "s".into()
+            ])))
+        );
+        assert_eq!(parse(&sizes, "3"), Err("pick a number from 1 to 2".into()));
+        assert_eq!(parse(&sizes, ""), Ok(Line::Skip));
+        let flag = field(FieldKind::Boolean { default: None }, true);
+        assert_eq!(parse(&flag, "Yes"), Ok(Line::Value(FieldValue::Bool(true))));
+        assert_eq!(parse(&flag, "maybe"), Err("type y or n".into()));
+        assert_eq!(parse(&flag, ""), Ok(Line::Reject));
+    }
+}
