@@ -380,13 +380,18 @@ end)
 
 test('lazy.nvim-style install from a local clone: the build step makes the binary the plugin uses; :help ask-lsp opens', function()
   -- What a clone of this working tree holds (tracked and new files, no
-  -- target/), copied so uncommitted changes are tested too.
-  local clone = vim.fn.tempname()
+  -- target/), copied so uncommitted changes are tested too. The same path
+  -- and mtimes each run let cargo reuse its release build (a new path
+  -- rebuilds ask-lsp itself).
+  local clone = vim.fn.fnamemodify(vim.fn.tempname(), ':h:h') .. '/ask-lsp-nvim-lazy-clone'
+  vim.fn.delete(clone, 'rf')
   local files = vim.system({ 'git', 'ls-files', '-z', '--cached', '--others', '--exclude-standard' }, { cwd = root, text = true }):wait().stdout
   for _, file in ipairs(vim.split(files, '\0', { trimempty = true })) do
-    if vim.uv.fs_stat(root .. '/' .. file) then
+    local stat = vim.uv.fs_stat(root .. '/' .. file)
+    if stat then
       vim.fn.mkdir(vim.fs.dirname(clone .. '/' .. file), 'p')
       assert(vim.uv.fs_copyfile(root .. '/' .. file, clone .. '/' .. file))
+      assert(vim.uv.fs_utime(clone .. '/' .. file, stat.atime.sec, stat.mtime.sec))
     end
   end
   -- $PATH without any ask-lsp: the plugin must find its own.

@@ -25,16 +25,18 @@ local function repository()
   return root
 end
 
---- Runs `cmd` in `cwd`; `on_done(err, stdout)`. The error keeps the end of
---- stderr, where cargo says what went wrong.
+--- Runs `cmd` in `cwd`; `on_done(err, stdout)` on the main loop. The error
+--- keeps the end of stderr, where cargo says what went wrong.
 local function run(cmd, cwd, on_done)
   local ok, spawned = pcall(vim.system, cmd, { cwd = cwd, text = true }, function(out)
-    if out.code == 0 then
-      on_done(nil, out.stdout)
-    else
-      local tail = vim.list_slice(vim.split(vim.trim(out.stderr or ''), '\n'), -15)
-      on_done(('`%s` failed (exit %d):\n%s'):format(table.concat(cmd, ' '), out.code, table.concat(tail, '\n')))
-    end
+    vim.schedule(function()
+      if out.code == 0 then
+        on_done(nil, out.stdout)
+      else
+        local tail = vim.list_slice(vim.split(vim.trim(out.stderr or ''), '\n'), -15)
+        on_done(('`%s` failed (exit %d):\n%s'):format(table.concat(cmd, ' '), out.code, table.concat(tail, '\n')))
+      end
+    end)
   end)
   if not ok then
     on_done(('cannot run %s: %s'):format(cmd[1], spawned))
@@ -57,36 +59,53 @@ local function install(built)
   end
 end
 
---- Builds and installs the binary; `on_done(err, version)` runs in a fast
---- event context when everything has finished.
+--- Builds and installs the binary; `on_done(err, version)` runs once, on
+--- the main loop, when everything has finished or something failed.
 ---@param on_done fun(err: string?, version: string?)
 function M.build(on_done)
+  local finished = false
+  local function finish(err, version)
+    if not finished then
+      finished = true
+      on_done(err, version)
+    end
+  end
+  -- A step that raises ends the build with its error instead of leaving it
+  -- unfinished.
+  local function step(fn)
+    return function(...)
+      local ok, err = pcall(fn, ...)
+      if not ok then
+        finish(tostring(err))
+      end
+    end
+  end
   local root, err = repository()
   if not root then
-    return on_done(err)
+    return finish(err)
   end
   if vim.fn.executable('cargo') == 0 then
-    return on_done('cargo not found: install Rust (https://rustup.rs) and run :AskLsp build, or set cmd in setup{}')
+    return finish('cargo not found: install Rust (https://rustup.rs) and run :AskLsp build, or set cmd in setup{}')
   end
   -- Where cargo puts the binary honours CARGO_TARGET_DIR and .cargo/config.
-  run({ 'cargo', 'metadata', '--format-version', '1', '--no-deps' }, root, function(merr, metadata)
+  run({ 'cargo', 'metadata', '--format-version', '1', '--no-deps' }, root, step(function(merr, metadata)
     if merr then
-      return on_done(merr)
+      return finish(merr)
     end
     local target = vim.json.decode(metadata).target_directory
-    run({ 'cargo', 'build', '--release', '--locked' }, root, function(berr)
+    run({ 'cargo', 'build', '--release', '--locked' }, root, step(function(berr)
       if berr then
-        return on_done(berr)
+        return finish(berr)
       end
       local ierr = install(target .. '/release/ask-lsp' .. exe)
       if ierr then
-        return on_done(ierr)
+        return finish(ierr)
       end
-      run({ M.binary, '--version' }, root, function(verr, version)
-        on_done(verr, version and vim.trim(version))
-      end)
-    end)
-  end)
+      run({ M.binary, '--version' }, root, step(function(verr, version)
+        finish(verr, version and vim.trim(version))
+      end))
+    end))
+  end))
 end
 
 --- For lazy.nvim's build step: builds, waiting while Neovim keeps drawing,

@@ -92,13 +92,13 @@ M.subcommands = {
   build = function()
     vim.notify('ask-lsp: building the binary with cargo…')
     local build = require('ask-lsp.build')
-    build.build(vim.schedule_wrap(function(err, version)
+    build.build(function(err, version)
       if err then
         vim.notify('ask-lsp: ' .. err, vim.log.levels.ERROR)
       else
         vim.notify(('ask-lsp: built %s at %s; used from the next start'):format(version, build.binary))
       end
-    end))
+    end)
   end,
 }
 
