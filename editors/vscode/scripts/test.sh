@@ -16,7 +16,14 @@ VSIX=$(scripts/package.sh linux-x64)
 mkdir -p test-artifacts
 shipped=$(mktemp -d)
 trap 'rm -rf "$shipped"' EXIT
-python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$VSIX" "$shipped"
+# Unpacked with the modes the VSIX stores (VS Code applies them on install).
+python3 -c '
+import os, sys, zipfile
+archive = zipfile.ZipFile(sys.argv[1])
+for entry in archive.infolist():
+    path = archive.extract(entry, sys.argv[2])
+    if entry.external_attr >> 16:
+        os.chmod(path, entry.external_attr >> 16 & 0o7777)' "$VSIX" "$shipped"
 described=$(file -b "$shipped/extension/bin/ask-lsp")
 grep -q 'TargetPlatform="linux-x64"' "$shipped/extension.vsixmanifest" ||
   { echo "FAIL: the VSIX does not target linux-x64"; exit 1; }
