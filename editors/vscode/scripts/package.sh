@@ -26,7 +26,7 @@ esac
 if [ -z "$binary" ]; then
   if [ "$target" != linux-x64 ] || [ "$(uname -s)-$(uname -m)" != Linux-x86_64 ]; then
     echo "package.sh: no binary for $target: build ask-lsp for $triple (cargo build --release --locked --target $triple" >&2
-    echo "on such a machine, or take it from ask-lsp-<version>-$triple.tar.gz) and pass it as the second argument" >&2
+    echo "on such a machine, or take it from ask-lsp-$triple.tar.gz) and pass it as the second argument" >&2
     exit 2
   fi
   root=$(cd ../.. && pwd)
