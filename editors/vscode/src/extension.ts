@@ -11,25 +11,19 @@ import {
   ServerOptions,
   StaticFeature,
 } from 'vscode-languageclient/node';
-import {
-  AskParams,
-  AskResult,
-  Item,
-  QuestionInfo,
-  answerFrom,
-  itemsFor,
-  statusText,
-  stepTitle,
-  toServerConfig,
-} from './logic';
+import { Item, answerFrom, itemsFor, presentation, statusText, stepTitle, toServerConfig, waitingMessage } from './logic';
+import * as proto from './protocol';
+import { AskParams, AskResult, QuestionInfo, requestTitle } from './protocol';
 
 let client: LanguageClient | undefined;
 let status: vscode.StatusBarItem;
+/** The person chose Later on the last prompt: announce the next one first. */
+let laterChosen = false;
 
 /** Opts into askQuestions in `initialize`. */
 class AskQuestionsFeature implements StaticFeature {
   fillClientCapabilities(capabilities: ClientCapabilities): void {
-    capabilities.experimental = { ...capabilities.experimental, askQuestions: { version: 1 } };
+    capabilities.experimental = { ...capabilities.experimental, askQuestions: { version: proto.VERSION } };
   }
   initialize(): void {}
   getState() {
@@ -43,6 +37,7 @@ function settings() {
   return toServerConfig({
     servers: c.get('servers'),
     directory: c.get('directory'),
+    surface: c.get('surface'),
     policy: c.get('policy'),
   });
 }
@@ -121,7 +116,7 @@ function askOne(question: QuestionInfo, index: number, total: number, token: Can
   });
 }
 
-async function ask(params: AskParams, token: CancellationToken): Promise<AskResult> {
+async function askQuestions(params: AskParams, token: CancellationToken): Promise<AskResult> {
   const answers: string[][] = [];
   for (const [index, question] of params.questions.entries()) {
     const step = await askOne(question, index, params.questions.length, token);
@@ -129,10 +124,30 @@ async function ask(params: AskParams, token: CancellationToken): Promise<AskResu
       answers.push(step.answer);
       continue;
     }
+    laterChosen = step.outcome === 'deferred';
     // A cancelled request's response is ignored; deferred keeps it pending.
     return { outcome: step.outcome === 'rejected' ? 'rejected' : 'deferred' };
   }
   return { outcome: 'answered', answers };
+}
+
+/** Answer / Later, or the request withdrawn while the notification shows. */
+async function announce(params: AskParams, token: CancellationToken): Promise<'answer' | 'later'> {
+  const cancelled = new Promise<'later'>((resolve) => token.onCancellationRequested(() => resolve('later')));
+  const choice = vscode.window.showInformationMessage(waitingMessage(params), 'Answer', 'Later')
+    .then((picked) => (picked === 'Answer' ? 'answer' as const : 'later' as const));
+  return Promise.race([choice, cancelled]);
+}
+
+async function ask(params: AskParams, token: CancellationToken): Promise<AskResult> {
+  if (presentation({ focused: vscode.window.state.focused, laterChosen }) === 'notification') {
+    if ((await announce(params, token)) === 'later' || token.isCancellationRequested) {
+      laterChosen = true;
+      return { outcome: 'deferred' };
+    }
+  }
+  laterChosen = false;
+  return askQuestions(params, token);
 }
 
 async function start(context: vscode.ExtensionContext) {
@@ -144,14 +159,14 @@ async function start(context: vscode.ExtensionContext) {
   };
   client = new LanguageClient('askLsp', 'ask-lsp', serverOptions, clientOptions);
   client.registerFeature(new AskQuestionsFeature());
-  client.onRequest('askQuestions/ask', (params: AskParams, token: CancellationToken) => ask(params, token));
-  client.onNotification('askQuestions/resolved', (params: { reason: string; message: string; pending: number }) => {
+  client.onRequest(proto.ask, (params: AskParams, token: CancellationToken) => ask(params, token));
+  client.onNotification(proto.resolved, (params: proto.ResolvedParams) => {
     showPending(params.pending);
-    if (!['answeredHere', 'rejectedHere'].includes(params.reason)) {
+    if (!proto.resolvedHere(params)) {
       vscode.window.showInformationMessage(`ask-lsp: ${params.message}`);
     }
   });
-  client.onNotification('askQuestions/status', (params: { pending: number }) => showPending(params.pending));
+  client.onNotification(proto.status, (params: proto.StatusParams) => showPending(params.pending));
   await client.start();
 }
 
@@ -163,17 +178,23 @@ function showPending(pending: number) {
 }
 
 async function pendingPick(placeHolder: string): Promise<AskParams | undefined> {
-  const list = ((await client?.sendRequest('workspace/executeCommand', { command: 'askLsp.list' })) ?? []) as AskParams[];
+  const list = ((await client?.sendRequest('workspace/executeCommand', { command: proto.commands.list })) ?? []) as AskParams[];
   if (list.length === 0) {
     vscode.window.showInformationMessage('ask-lsp: no pending questions');
     return undefined;
   }
   if (list.length === 1) return list[0];
   const choice = await vscode.window.showQuickPick(
-    list.map((p) => ({ label: p.questions[0].header || p.questions[0].question, description: `${p.server} · ${p.sessionID}`, p })),
+    list.map((p) => ({ label: requestTitle(p), description: `${p.server} · ${p.sessionID}`, p })),
     { placeHolder },
   );
   return choice?.p;
+}
+
+/** The person asked for it: present it as a QuickPick straight away. */
+async function show(p: AskParams) {
+  laterChosen = false;
+  await client?.sendRequest('workspace/executeCommand', { command: proto.commands.show, arguments: [p.key] });
 }
 
 export async function activate(context: vscode.ExtensionContext) {
@@ -183,15 +204,15 @@ export async function activate(context: vscode.ExtensionContext) {
     status,
     vscode.commands.registerCommand('askLsp.answerPending', async () => {
       const p = await pendingPick('Which question?');
-      if (p) await client?.sendRequest('workspace/executeCommand', { command: 'askLsp.show', arguments: [p.key] });
+      if (p) await show(p);
     }),
     vscode.commands.registerCommand('askLsp.listPending', async () => {
       const p = await pendingPick('Pending questions (pick one to answer)');
-      if (p) await client?.sendRequest('workspace/executeCommand', { command: 'askLsp.show', arguments: [p.key] });
+      if (p) await show(p);
     }),
     vscode.commands.registerCommand('askLsp.rejectPending', async () => {
       const p = await pendingPick('Reject which question?');
-      if (p) await client?.sendRequest('workspace/executeCommand', { command: 'askLsp.reject', arguments: [p.key] });
+      if (p) await client?.sendRequest('workspace/executeCommand', { command: proto.commands.reject, arguments: [p.key] });
     }),
     vscode.commands.registerCommand('askLsp.restart', async () => {
       await client?.stop();

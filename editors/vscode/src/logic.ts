@@ -1,34 +1,8 @@
 // The extension's logic, kept free of `vscode` so node's test runner can
-// check it: the askQuestions/ask shapes, what a person's picks become, and
+// check it: what a person's picks become, how a prompt is presented, and
 // the configuration ask-lsp is given.
 
-export interface QuestionOption {
-  label: string;
-  description: string;
-}
-
-export interface QuestionInfo {
-  question: string;
-  header: string;
-  options: QuestionOption[];
-  multiple: boolean;
-  custom: boolean;
-}
-
-export interface AskParams {
-  key: string;
-  server: string;
-  requestID: string;
-  sessionID: string;
-  questions: QuestionInfo[];
-  timeoutMs: number | null;
-  pending: number;
-}
-
-export type AskResult =
-  | { outcome: 'answered'; answers: string[][] }
-  | { outcome: 'rejected' }
-  | { outcome: 'deferred' };
+import { AskParams, QuestionInfo, requestTitle } from './protocol';
 
 /** One row of a question's pick list. */
 export interface Item {
@@ -82,9 +56,26 @@ export function statusText(pending: number): string {
   return pending === 0 ? '' : `$(question) ${pending}`;
 }
 
+/**
+ * How a prompt is presented: the QuickPick straight away, or first a
+ * notification (Answer / Later) when the person is not looking (the window
+ * is not focused) or chose Later on the last prompt, so a QuickPick does not
+ * jump at someone who is busy elsewhere.
+ */
+export function presentation(state: { focused: boolean; laterChosen: boolean }): 'quickpick' | 'notification' {
+  return state.focused && !state.laterChosen ? 'quickpick' : 'notification';
+}
+
+/** The notification's text: what waits, where, and who asks. */
+export function waitingMessage(params: AskParams): string {
+  const agent = params.origin?.agent ? `, agent ${params.origin.agent}` : '';
+  return `ask-lsp: the agent is waiting for you: "${requestTitle(params)}" (${params.server}${agent})`;
+}
+
 export interface Settings {
   servers?: Array<Record<string, string>>;
   directory?: string;
+  surface?: string;
   policy?: unknown;
 }
 
@@ -98,6 +89,7 @@ export function toServerConfig(settings: Settings): Record<string, unknown> {
   const config: Record<string, unknown> = {
     servers: servers.length > 0 ? servers : [{ directory }],
   };
+  if (settings.surface) config.surface = settings.surface;
   if (settings.policy) config.policy = settings.policy;
   return config;
 }

@@ -66,7 +66,7 @@ test('a question shows as a QuickPick in VS Code and the pick reaches the server
   fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
   fs.mkdirSync(workspace);
 
-  const sim = run(ASK_LSP_BIN, ['sim', '--port', '0']);
+  const sim = run(process.env.ASK_SIM_BIN, ['serve', '--port', '0']);
   const simUrl = await new Promise((resolve) => {
     sim.stdout.setEncoding('utf8');
     sim.stdout.on('data', (line) => {
@@ -169,4 +169,26 @@ test('a question shows as a QuickPick in VS Code and the pick reaches the server
   await waitFor(async () => (await (await fetch(`${simUrl}/_sim/log`)).json()).length === 2, 'the second reply', 30000);
   assert.deepEqual((await (await fetch(`${simUrl}/_sim/log`)).json())[1],
     { kind: 'reply', id: third.id, answers: [['Unit', 'E2E'], ['v2 beta']] });
+
+  // Later keeps a question pending; the next one is announced by a
+  // notification (Answer / Later) instead of a QuickPick jumping up.
+  const ask = async (questions) => (await fetch(`${simUrl}/_sim/ask`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ questions }),
+  })).json();
+  await ask([{ question: 'Deploy now?', header: 'Deploy', options: [{ label: 'Yes', description: '' }, { label: 'No', description: '' }] }]);
+  await widget.locator('.monaco-list-row', { hasText: 'Yes' }).waitFor({ state: 'visible', timeout: 30000 });
+  await widget.getByRole('button', { name: /^Later/ }).click();
+  await widget.waitFor({ state: 'hidden', timeout: 10000 });
+  const fifth = await ask([{ question: 'Which region?', header: 'Region',
+    options: [{ label: 'eu-west', description: '' }, { label: 'us-east', description: '' }] }]);
+  const toast = page.locator('.notification-toast', { hasText: 'the agent is waiting for you: "Region" (default)' });
+  await toast.waitFor({ state: 'visible', timeout: 30000 });
+  assert.equal(await widget.isVisible(), false, 'no QuickPick before the person asks for it');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'waiting.png') });
+  await toast.getByRole('button', { name: 'Answer' }).click();
+  await widget.locator('.monaco-list-row', { hasText: 'us-east' }).click();
+  await waitFor(async () => (await (await fetch(`${simUrl}/_sim/log`)).json()).length === 3, 'the third reply', 30000);
+  assert.deepEqual((await (await fetch(`${simUrl}/_sim/log`)).json())[2], { kind: 'reply', id: fifth.id, answers: [['us-east']] });
 });

@@ -5,6 +5,7 @@ import test from 'node:test';
 
 const require = createRequire(import.meta.url);
 const logic = require('../out/logic.js');
+const proto = require('../out/protocol.js');
 
 const database = {
   question: 'Which database?', header: 'Database', multiple: false, custom: true,
@@ -45,9 +46,37 @@ test('settings become ask-lsp configuration', () => {
     logic.toServerConfig({ servers: [{ url: 'http://a:1' }, { url: 'http://b:2', directory: '/b' }], directory: '/p', policy: { mode: 'reject' } }),
     { servers: [{ url: 'http://a:1', directory: '/p' }, { url: 'http://b:2', directory: '/b' }], policy: { mode: 'reject' } },
   );
+  assert.deepEqual(logic.toServerConfig({ surface: 'messageRequest' }), { servers: [{ directory: undefined }], surface: 'messageRequest' });
 });
 
 test('status bar text', () => {
   assert.equal(logic.statusText(0), '');
   assert.equal(logic.statusText(3), '$(question) 3');
+});
+
+const request = { key: 'default/que_1', server: 'default', requestID: 'que_1', sessionID: 'ses_1', timeoutMs: null, pending: 1,
+  questions: [database, checks] };
+
+test('the title: the server\'s (version 2), else the same rule computed', () => {
+  assert.equal(proto.requestTitle({ ...request, title: 'From the server' }), 'From the server');
+  assert.equal(proto.requestTitle(request), 'Database (+1 more)');
+  assert.equal(proto.requestTitle({ ...request, questions: [{ ...checks, header: '' }] }), 'Which database?');
+  const long = 'é'.repeat(100);
+  assert.equal(proto.requestTitle({ ...request, questions: [{ ...checks, header: long }] }), 'é'.repeat(79) + '…');
+});
+
+test('resolved here: the server\'s `here` (version 2), else the reason', () => {
+  assert.equal(proto.resolvedHere({ reason: 'answeredElsewhere', here: true }), true);
+  assert.equal(proto.resolvedHere({ reason: 'answeredHere', here: false }), false);
+  assert.equal(proto.resolvedHere({ reason: 'rejectedHere' }), true);
+  assert.equal(proto.resolvedHere({ reason: 'timeout' }), false);
+});
+
+test('a prompt is announced first when the window is not focused or the last one was put off', () => {
+  assert.equal(logic.presentation({ focused: true, laterChosen: false }), 'quickpick');
+  assert.equal(logic.presentation({ focused: false, laterChosen: false }), 'notification');
+  assert.equal(logic.presentation({ focused: true, laterChosen: true }), 'notification');
+  assert.equal(logic.waitingMessage({ ...request, origin: { agent: 'build' } }),
+    'ask-lsp: the agent is waiting for you: "Database (+1 more)" (default, agent build)');
+  assert.equal(logic.waitingMessage(request), 'ask-lsp: the agent is waiting for you: "Database (+1 more)" (default)');
 });

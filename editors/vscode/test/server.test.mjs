@@ -14,6 +14,8 @@ import {
 
 const require = createRequire(import.meta.url);
 const logic = require('../out/logic.js');
+const proto = require('../out/protocol.js');
+const manifest = require('../package.json');
 const BIN = process.env.ASK_LSP_BIN;
 assert.ok(BIN, 'ASK_LSP_BIN must point at the ask-lsp binary');
 
@@ -22,7 +24,7 @@ let sim;
 
 function startSim() {
   return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ['sim', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.env.ASK_SIM_BIN, ['serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(child);
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (line) => {
@@ -50,21 +52,21 @@ async function waitFor(condition, what) {
   }
 }
 
-async function sidecar(onAsk) {
+async function sidecar(onAsk, settings = { servers: [{ url: sim }] }) {
   const child = spawn(BIN, [], { stdio: ['pipe', 'pipe', 'ignore'] });
   children.push(child);
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
   const resolved = [];
-  connection.onRequest('askQuestions/ask', onAsk);
-  connection.onNotification('askQuestions/resolved', (p) => resolved.push(p));
-  connection.onNotification('askQuestions/status', () => {});
+  connection.onRequest(proto.ask, onAsk);
+  connection.onNotification(proto.resolved, (p) => resolved.push(p));
+  connection.onNotification(proto.status, () => {});
   connection.onNotification('window/showMessage', () => {});
   connection.onNotification('window/logMessage', () => {});
   connection.listen();
   await connection.sendRequest('initialize', {
     processId: process.pid, rootUri: null,
-    capabilities: { experimental: { askQuestions: { version: 1 } } },
-    initializationOptions: logic.toServerConfig({ servers: [{ url: sim }] }),
+    capabilities: { experimental: { askQuestions: { version: proto.VERSION } } },
+    initializationOptions: logic.toServerConfig(settings),
   });
   connection.sendNotification('initialized', {});
   return { connection, resolved };
@@ -94,6 +96,7 @@ test('a question arrives with everything the QuickPick needs; the picked answer 
   assert.deepEqual(await http('GET', '/_sim/log'), [{ kind: 'reply', id: request.id, answers: [['SQLite']] }]);
   assert.equal(seen.key, `default/${request.id}`);
   assert.deepEqual(seen.questions, [{ ...database[0], multiple: false, custom: true }]);
+  assert.equal(proto.requestTitle(seen), 'Database');
   connection.dispose();
 });
 
@@ -112,6 +115,38 @@ test('answered elsewhere cancels the request token (which closes the QuickPick)'
   await http('POST', `/_sim/answer/${request.id}`, { answers: [['Postgres']] });
   await waitFor(() => cancelled && resolved.length === 1, 'the cancellation');
   assert.equal(resolved[0].reason, 'answeredElsewhere');
+  assert.equal(proto.resolvedHere(resolved[0]), false);
   assert.equal((await http('GET', '/_sim/log')).length, before);
   connection.dispose();
+});
+
+// Every key the settings schema offers is one ask-lsp accepts: ask-lsp
+// refuses unknown configuration keys, so `initialize` would fail otherwise.
+const samples = {
+  opencode: { name: 'oc', url: 'http://127.0.0.1:9', directory: '/tmp', username: 'u', password: 'p' },
+  sandbox: { name: 'sa', url: 'http://127.0.0.1:9', backend: 'sandbox-agent', serverId: 'claude', token: 't' },
+  surface: 'auto',
+  policy: { mode: 'forward', timeoutMs: 60000, servers: { oc: { mode: 'forward' } }, agents: { plan: { mode: 'forward' } },
+    sessions: { ses_x: { mode: 'forward' } } },
+};
+
+test('every setting in package.json is a key ask-lsp accepts', async () => {
+  const properties = manifest.contributes.configuration.properties;
+  const serverKeys = Object.keys(properties['askLsp.servers'].items.properties).sort();
+  assert.deepEqual(serverKeys, [...new Set([...Object.keys(samples.opencode), ...Object.keys(samples.sandbox)])].sort(),
+    'every server key has a sample here');
+  const policyKeys = Object.keys(properties['askLsp.policy'].properties).filter((k) => k !== 'rules').sort();
+  assert.deepEqual(policyKeys, Object.keys(samples.policy).sort(), 'every policy key has a sample here');
+  assert.deepEqual(properties['askLsp.surface'].enum, ['auto', 'extension', 'messageRequest', 'none']);
+  const settings = { servers: [samples.opencode, samples.sandbox], surface: samples.surface, policy: samples.policy };
+  const { connection } = await sidecar(() => ({ outcome: 'deferred' }), settings);
+  connection.dispose();
+  for (const surface of properties['askLsp.surface'].enum) {
+    const { connection: c } = await sidecar(() => ({ outcome: 'deferred' }), { surface });
+    c.dispose();
+  }
+  const auto = { servers: [{ url: sim }], policy: { mode: 'auto', rules: [{ match: 'x', answers: ['y'] }] } };
+  (await sidecar(() => ({ outcome: 'deferred' }), auto)).connection.dispose();
+  // The check can fail: a key ask-lsp does not know is refused.
+  await assert.rejects(sidecar(() => ({ outcome: 'deferred' }), { servers: [{ url: sim, colour: 'red' }] }), /unknown field `colour`/);
 });

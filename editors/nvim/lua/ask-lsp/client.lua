@@ -1,5 +1,36 @@
--- The ask-lsp language server: starting it, and the askQuestions extension.
+-- The ask-lsp language server: starting it, and the askQuestions extension
+-- (version 2, ask-lsp's docs/protocol.md).
 local config = require('ask-lsp.config')
+
+---@class ask-lsp.Option
+---@field label string
+---@field description string
+
+---@class ask-lsp.Question
+---@field question string
+---@field header string
+---@field options ask-lsp.Option[]
+---@field multiple boolean
+---@field custom boolean
+
+---@class ask-lsp.AskParams askQuestions/ask
+---@field key string
+---@field server string
+---@field sessionID string
+---@field kind? 'questions' Version 2.
+---@field title? string Version 2: the display title ask-lsp computed.
+---@field origin? { toolCallID?: string, agent?: string } Version 2.
+---@field questions ask-lsp.Question[]
+---@field timeoutMs? integer
+---@field pending integer
+
+---@class ask-lsp.ResolvedParams askQuestions/resolved
+---@field key string
+---@field state string
+---@field reason string
+---@field message string
+---@field pending integer
+---@field here? boolean Version 2: answered or rejected in this editor.
 
 local M = {}
 
@@ -37,17 +68,40 @@ end
 
 local handlers = {}
 
+--- Resolved through this editor? Version 2 says so in `here`; version 1
+--- servers only give the reason.
+---@param params ask-lsp.ResolvedParams
+local function resolved_here(params)
+  if params.here ~= nil then
+    return params.here
+  end
+  return params.reason == 'answeredHere' or params.reason == 'rejectedHere'
+end
+
 -- A question request: shown now; the response goes back when the person
 -- decides (or is withdrawn by askQuestions/resolved).
-handlers['askQuestions/ask'] = function(_, params)
+---@param params ask-lsp.AskParams
+handlers['askQuestions/ask'] = function(_, params, ctx)
   local prompt = respond_later(params)
   M.current = prompt
+  M.status.pending = params.pending or M.status.pending
   vim.schedule(function()
+    vim.api.nvim_exec_autocmds('User', {
+      pattern = 'AskLspPrompt',
+      data = {
+        key = params.key,
+        title = require('ask-lsp.ui').request_title(params),
+        server = params.server,
+        pending = params.pending,
+        client_id = ctx.client_id,
+      },
+    })
     require('ask-lsp.ui').show(prompt)
   end)
   return coroutine.yield()
 end
 
+---@param params ask-lsp.ResolvedParams
 handlers['askQuestions/resolved'] = function(_, params)
   M.status.pending = params.pending or M.status.pending
   local prompt = M.current
@@ -56,7 +110,7 @@ handlers['askQuestions/resolved'] = function(_, params)
     if prompt.close then
       prompt.close()
     end
-    if params.reason ~= 'answeredHere' and params.reason ~= 'rejectedHere' then
+    if not resolved_here(params) then
       vim.notify('ask-lsp: ' .. params.message, vim.log.levels.INFO)
     end
   end
@@ -75,11 +129,20 @@ function M.start()
     return M.client_id
   end
   local opts = config.options
+  local cmd, source = config.command()
+  if vim.fn.executable(cmd[1]) == 0 then
+    vim.notify(
+      ('ask-lsp: binary %q not found (%s): run :AskLsp build (lazy.nvim: :Lazy build ask-lsp), '
+        .. 'put ask-lsp on $PATH, or set cmd in setup{}'):format(cmd[1], source),
+      vim.log.levels.ERROR
+    )
+    return nil
+  end
   local capabilities = vim.lsp.protocol.make_client_capabilities()
-  capabilities.experimental = { askQuestions = { version = 1 } }
+  capabilities.experimental = { askQuestions = { version = 2 } }
   M.client_id = vim.lsp.start({
     name = 'ask-lsp',
-    cmd = opts.cmd,
+    cmd = cmd,
     root_dir = vim.fn.getcwd(),
     capabilities = capabilities,
     init_options = { servers = opts.servers, policy = opts.policy },
@@ -92,7 +155,7 @@ end
 function M.command(name, arguments, callback)
   local c = client()
   if not c then
-    callback({ message = 'ask-lsp is not running (:Ask start)' }, nil)
+    callback({ message = 'ask-lsp is not running (:AskLsp start)' }, nil)
     return
   end
   c:request('workspace/executeCommand', { command = name, arguments = arguments }, function(err, result)

@@ -1,4 +1,4 @@
--- :Ask [list|answer|reject|status|start]
+-- :AskLsp [list|answer|reject|status|start|build] (:Ask is the deprecated alias)
 local client = require('ask-lsp.client')
 
 local M = {}
@@ -17,11 +17,15 @@ local function pending_list()
   return list
 end
 
+---@param request ask-lsp.AskParams
 local function describe(request)
-  local first = request.questions[1]
-  local name = first.header ~= '' and first.header or first.question
-  local more = #request.questions > 1 and (' (+%d more)'):format(#request.questions - 1) or ''
-  return ('%s%s  [%s, session %s]'):format(name, more, request.server, request.sessionID)
+  local agent = request.origin and request.origin.agent
+  return ('%s  [%s, session %s%s]'):format(
+    require('ask-lsp.ui').request_title(request),
+    request.server,
+    request.sessionID,
+    agent and (', agent ' .. agent) or ''
+  )
 end
 
 --- Picks a pending request (the only one, or via vim.ui.select), then `fn(request)`.
@@ -84,16 +88,31 @@ M.subcommands = {
   start = function()
     require('ask-lsp').start()
   end,
+  -- Builds the binary again (after updating the repository).
+  build = function()
+    vim.notify('ask-lsp: building the binary with cargo…')
+    local build = require('ask-lsp.build')
+    build.build(function(err, version)
+      if err then
+        vim.notify('ask-lsp: ' .. err, vim.log.levels.ERROR)
+      else
+        vim.notify(('ask-lsp: built %s at %s; used from the next start'):format(version, build.binary))
+      end
+    end)
+  end,
 }
+
+--- Subcommands that must not start ask-lsp first.
+local OFFLINE = { start = true, build = true }
 
 function M.run(args)
   local name = args.fargs[1] or 'answer'
   local fn = M.subcommands[name]
   if not fn then
-    vim.notify('ask-lsp: unknown subcommand ' .. name .. ' (list, answer, reject, status, start)', vim.log.levels.ERROR)
+    vim.notify('ask-lsp: unknown subcommand ' .. name .. ' (list, answer, reject, status, start, build)', vim.log.levels.ERROR)
     return
   end
-  if name ~= 'start' and not client.get() then
+  if not OFFLINE[name] and not client.get() then
     require('ask-lsp').start()
   end
   fn()

@@ -1,26 +1,65 @@
--- Options given to setup{}, merged over the defaults once.
+-- Options given to setup{}, merged over the defaults once; and where the
+-- ask-lsp binary is.
+
+---An agent server ask-lsp follows (ask-lsp's docs/protocol.md, "Configuration").
+---@class ask-lsp.Server
+---@field url? string Base URL. Default: $ASK_LSP_URL, else http://127.0.0.1:4096.
+---@field name? string Name used in keys and messages. Default: 'default', then 'server2', …
+---@field directory? string OpenCode project directory. Default: every directory.
+---@field username? string Basic-auth user. Default: $OPENCODE_SERVER_USERNAME, else 'opencode'.
+---@field password? string Basic-auth password; prefer $OPENCODE_SERVER_PASSWORD.
+---@field backend? 'opencode'|'sandbox-agent' Default: 'opencode'.
+---@field serverId? string sandbox-agent: the ACP server id.
+---@field token? string sandbox-agent: bearer token.
+
+---@class ask-lsp.FloatConfig
+---@field max_width? integer Widest the form may be. Default: 90.
+---@field border? string|string[] See 'winborder'. Default: 'rounded'.
+
+---@class ask-lsp.Config
+---The ask-lsp command. nil: the binary the build step put in the plugin's
+---bin/, else `ask-lsp` on $PATH.
+---@field cmd? string[]|string
+---@field servers? ask-lsp.Server[] nil: ask-lsp's default server.
+---@field policy? table Question policy (ask-lsp's docs/policies.md); nil forwards everything.
+---'auto': vim.ui.select for a lone single-select question, the form for the
+---rest. 'float': always the form. 'select': vim.ui.select question by question.
+---@field ui? 'auto'|'float'|'select'
+---@field autostart? boolean Start ask-lsp at setup (else on the first :AskLsp). Default: true.
+---@field float? ask-lsp.FloatConfig
+
 local M = {}
 
+---@type ask-lsp.Config
 M.defaults = {
-  -- The ask-lsp binary: a path, or a name looked up in $PATH.
-  cmd = { 'ask-lsp' },
-  -- Agent servers (see docs/protocol.md); nil means ask-lsp's default
-  -- (http://127.0.0.1:4096, or $ASK_LSP_URL).
+  cmd = nil,
   servers = nil,
-  -- Question policy (docs/policies.md); nil forwards everything to you.
   policy = nil,
-  -- 'auto': vim.ui.select for a lone single-select question (your picker:
-  -- telescope, fzf-lua, snacks…), the floating form for everything else.
-  -- 'float': always the form. 'select': vim.ui.select question by question.
   ui = 'auto',
-  -- Start ask-lsp at setup (else on the first :Ask).
   autostart = true,
-  -- Floating window size limits.
   float = { max_width = 90, border = 'rounded' },
 }
 
+---@type ask-lsp.Config
 M.options = vim.deepcopy(M.defaults)
 
+--- The command that starts ask-lsp and where it came from: the configured
+--- `cmd`, else the plugin-local binary, else `ask-lsp` on $PATH.
+---@return string[] cmd
+---@return 'configured'|'plugin'|'PATH' source
+function M.command()
+  if M.options.cmd then
+    return M.options.cmd --[[@as string[] ]], 'configured'
+  end
+  local bin = require('ask-lsp.build').binary
+  if vim.fn.executable(bin) == 1 then
+    return { bin }, 'plugin'
+  end
+  return { 'ask-lsp' }, 'PATH'
+end
+
+---@param opts ask-lsp.Config?
+---@return ask-lsp.Config
 function M.set(opts)
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
   if type(M.options.cmd) == 'string' then

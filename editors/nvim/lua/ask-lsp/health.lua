@@ -3,21 +3,31 @@ local M = {}
 
 function M.check()
   local health = vim.health
-  local config = require('ask-lsp.config').options
   local client = require('ask-lsp.client')
   health.start('ask-lsp')
-  local bin = config.cmd[1]
+  local supported, why = require('ask-lsp').supported()
+  if supported then
+    local v = vim.version()
+    health.ok(('Neovim %d.%d.%d (ask-lsp needs %s or newer)'):format(v.major, v.minor, v.patch, require('ask-lsp').MIN_NVIM))
+  else
+    health.error(why --[[@as string]])
+    return
+  end
+  local cmd, source = require('ask-lsp.config').command()
+  local bin = cmd[1]
   if vim.fn.executable(bin) == 1 then
     local version = vim.system({ bin, '--version' }, { text = true }):wait(2000)
-    health.ok(('binary: %s (%s)'):format(vim.fn.exepath(bin), vim.trim(version.stdout or '?')))
+    health.ok(('binary: %s (%s; from %s)'):format(vim.fn.exepath(bin), vim.trim(version.stdout or '?'), source))
   else
-    health.error(('binary %q not found'):format(bin), {
-      'cargo install --path . in the ask-lsp repository, or set cmd in setup{}',
+    health.error(('binary %q not found (from %s)'):format(bin, source), {
+      ':AskLsp build (or :Lazy build ask-lsp) builds it into the plugin',
+      'or `cargo install --locked --path .` in the ask-lsp repository puts it on $PATH',
+      'or set cmd in setup{}',
     })
     return
   end
   if not client.get() then
-    health.warn('ask-lsp is not running', { 'call require("ask-lsp").setup{} or :Ask start' })
+    health.warn('ask-lsp is not running', { 'call require("ask-lsp").setup{} or :AskLsp start' })
     return
   end
   local status, err = client.command_sync('askLsp.status', {}, 3000)

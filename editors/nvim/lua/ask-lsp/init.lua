@@ -1,9 +1,29 @@
 -- ask-lsp for Neovim: an AI agent's questions, answered in the editor.
 local M = {}
 
+--- The oldest Neovim the plugin runs on: it uses 0.11's vim.lsp.Client
+--- methods (client:request), vim.validate's new form and lsp/ configs.
+M.MIN_NVIM = '0.11'
+
+--- Whether this Neovim is new enough; else the message saying so.
+---@return boolean ok
+---@return string? message
+function M.supported()
+  if vim.fn.has('nvim-' .. M.MIN_NVIM) == 1 then
+    return true
+  end
+  local v = vim.version()
+  return false, ('ask-lsp needs Neovim %s or newer; this is %d.%d.%d'):format(M.MIN_NVIM, v.major, v.minor, v.patch)
+end
+
 --- Configures the plugin and (unless autostart = false) starts ask-lsp.
----@param opts table? see :help ask-lsp-setup
+---@param opts ask-lsp.Config? see :help ask-lsp-setup
 function M.setup(opts)
+  local ok, message = M.supported()
+  if not ok then
+    vim.notify(message, vim.log.levels.ERROR)
+    return
+  end
   require('ask-lsp.config').set(opts)
   if require('ask-lsp.config').options.autostart then
     M.start()

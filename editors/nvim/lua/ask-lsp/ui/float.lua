@@ -79,7 +79,7 @@ function Form:render()
   local width = self:width() - 2
   local question = self.questions[self.index]
   local total = #self.questions
-  local lines, option_line = {}, {}
+  local lines, option_line, spans = {}, {}, {}
   local head = total > 1 and ('Question %d/%d'):format(self.index, total) or 'Question'
   if question.header ~= '' then
     head = head .. ' · ' .. question.header
@@ -100,6 +100,7 @@ function Form:render()
     local text = ('%d. %s %s'):format(i, mark, ui.describe(option))
     option_line[i] = #lines + 1
     vim.list_extend(lines, wrap(text, width))
+    table.insert(spans, { first = option_line[i], last = #lines, picked = self.picked[self.index][i] })
   end
   if question.custom then
     local typed = self.typed[self.index]
@@ -107,14 +108,14 @@ function Form:render()
     table.insert(lines, typed and ('c. [✎] ' .. typed) or 'c. Other… (type an answer)')
   end
   table.insert(lines, '')
-  vim.list_extend(lines, wrap(HELP, width))
+  local help = wrap(HELP, width)
+  vim.list_extend(lines, help)
   self.option_line = option_line
   vim.bo[self.buf].modifiable = true
   vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
   vim.bo[self.buf].modifiable = false
   vim.api.nvim_buf_clear_namespace(self.buf, ns, 0, -1)
-  vim.api.nvim_buf_set_extmark(self.buf, ns, 0, 0, { line_hl_group = 'Title' })
-  vim.api.nvim_buf_set_extmark(self.buf, ns, #lines - 1, 0, { line_hl_group = 'Comment' })
+  self:highlight(lines, spans, #help)
   local height = math.min(#lines, math.max(3, vim.o.lines - 6))
   vim.api.nvim_win_set_config(self.win, {
     relative = 'editor',
@@ -126,6 +127,29 @@ function Form:render()
   local row = math.min(self.cursor[self.index], math.max(self:rows(), 1))
   if option_line[row] then
     vim.api.nvim_win_set_cursor(self.win, { option_line[row], 0 })
+  end
+end
+
+--- Title and help lines; each option's label (AskLspSelected once picked)
+--- and its description, from " — " on, wrapped lines included.
+function Form:highlight(lines, spans, help_lines)
+  local function mark(row, from, to, group)
+    vim.api.nvim_buf_set_extmark(self.buf, ns, row - 1, from, { end_col = to, hl_group = group })
+  end
+  mark(1, 0, #lines[1], 'AskLspTitle')
+  for _, span in ipairs(spans) do
+    local line = lines[span.first]
+    local sep = line:find(' — ', 1, true)
+    mark(span.first, 0, sep and sep - 1 or #line, span.picked and 'AskLspSelected' or 'AskLspOption')
+    if sep then
+      mark(span.first, sep - 1, #line, 'AskLspDescription')
+    end
+    for row = span.first + 1, span.last do
+      mark(row, 0, #lines[row], 'AskLspDescription')
+    end
+  end
+  for row = #lines - help_lines + 1, #lines do
+    mark(row, 0, #lines[row], 'AskLspHelp')
   end
 end
 

@@ -30,6 +30,23 @@ function M.describe(option)
   return option.label
 end
 
+--- A request's display title. Version 2 servers send it; for version 1,
+--- the same rule: the first question's header, else its text, cut to 80
+--- characters, and " (+N more)" when there are several.
+---@param params ask-lsp.AskParams
+function M.request_title(params)
+  if params.title then
+    return params.title
+  end
+  local first = params.questions[1]
+  local name = first.header ~= '' and first.header or first.question
+  if vim.fn.strchars(name) > 80 then
+    name = vim.fn.strcharpart(name, 0, 79) .. '…'
+  end
+  local more = #params.questions > 1 and (' (+%d more)'):format(#params.questions - 1) or ''
+  return name .. more
+end
+
 --- The prompt title for one question: "[header] question".
 function M.title(question, index, total)
   local parts = {}
