@@ -1,6 +1,9 @@
 //! Terminal mode (`ask-lsp watch`, and the demo): the same broker, presented
 //! on a terminal. Numbered options (comma-separated for multi-select), typed
 //! text where the question allows it, an empty line to reject.
+//!
+//! Over 500 lines: one presenter for every prompt kind's typed input (forms are
+//! in terminal/form.rs); the rest is tests.
 
 use std::collections::VecDeque;
 use std::io::Write;

@@ -14,6 +14,9 @@
 //! a link also when the agent says its interaction is over
 //! (`elicitation/complete`). An elicitation ask-lsp cannot show is declined
 //! at once, and the person is told why.
+//!
+//! Over 500 lines: the ACP message mapping for three request kinds and their
+//! replies, kept beside the routing it needs; a sixth is tests.
 
 mod elicitation;
 

@@ -8,6 +8,9 @@
 //! re-framed, through an in-memory pipe. Everything bound for stdout, its
 //! output and our error responses, goes through one writer task, so frames
 //! never interleave.
+//!
+//! Over 500 lines: framing, resynchronisation, ordering and exit handling
+//! belong together; about 70 lines are tests.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

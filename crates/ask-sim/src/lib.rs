@@ -3,6 +3,9 @@
 //! answer them "elsewhere", abort sessions and inject faults. The demo runs it
 //! in-process; tests and editor suites use it as their fake server. It is
 //! not part of the `ask-lsp` binary. See `docs/sim.md`.
+//!
+//! Over 500 lines: one simulated server with its control API and fault
+//! injection; permission routes are in permission.rs.
 
 use std::collections::{HashSet, VecDeque};
 use std::convert::Infallible;
