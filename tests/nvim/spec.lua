@@ -413,7 +413,7 @@ test(':checkhealth reports the binary, a connected server and an auth failure', 
   local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   assert(text:find('OK binary: ' .. BIN, 1, true), text)
   assert(text:find('OK server sim (' .. SIM .. '): connected', 1, true), text)
-  assert(text:find('ERROR server locked (' .. LOCKED .. '): opencode at ' .. LOCKED .. ': 401 Unauthorized', 1, true), text)
+  assert(text:find('ERROR server locked (' .. LOCKED .. '): OpenCode at ' .. LOCKED .. ': 401 Unauthorized', 1, true), text)
   assert(text:find('OPENCODE_SERVER_PASSWORD', 1, true), text)
   vim.cmd('bwipeout!')
 end)
