@@ -27,6 +27,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::http::{self, Peer};
+use super::opencode::QuestionInfo;
 use super::stream::{Follow, follow};
 use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing};
 use crate::config::Secret;
@@ -104,31 +105,6 @@ struct QuestionParams {
     #[serde(default)]
     options: Vec<(String, String)>,
     questions: Option<Vec<QuestionInfo>>,
-}
-
-/// The OpenCode-style question shape sandbox-agent forwards.
-#[derive(Deserialize)]
-struct QuestionInfo {
-    question: String,
-    #[serde(default)]
-    header: String,
-    #[serde(default)]
-    options: Vec<QuestionOption>,
-    #[serde(default)]
-    multiple: bool,
-    #[serde(default = "default_true")]
-    custom: bool,
-}
-
-fn default_true() -> bool {
-    true
-}
-
-#[derive(Deserialize)]
-struct QuestionOption {
-    label: String,
-    #[serde(default)]
-    description: String,
 }
 
 /// What one SSE message means.
@@ -258,17 +234,7 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
                 Some(questions) if !questions.is_empty() => (
                     questions
                         .into_iter()
-                        .map(|q| Question {
-                            header: q.header,
-                            text: q.question,
-                            options: q
-                                .options
-                                .into_iter()
-                                .map(|o| Choice::new(o.label, o.description))
-                                .collect(),
-                            multiple: q.multiple,
-                            custom: q.custom,
-                        })
+                        .map(QuestionInfo::into_question)
                         .collect(),
                     None,
                 ),

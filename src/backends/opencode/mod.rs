@@ -14,6 +14,8 @@ mod pending;
 pub(super) mod prefilter;
 mod wire;
 
+pub(super) use self::wire::QuestionInfo;
+
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 

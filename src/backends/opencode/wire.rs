@@ -74,8 +74,9 @@ pub(super) struct QuestionRequest {
     tool: Option<ToolRef>,
 }
 
+/// One question as OpenCode writes it (sandbox-agent forwards this shape too).
 #[derive(Deserialize)]
-struct QuestionInfo {
+pub(in crate::backends) struct QuestionInfo {
     question: String,
     #[serde(default)]
     header: String,
@@ -118,19 +119,25 @@ impl QuestionRequest {
             kind: Kind::Questions(
                 self.questions
                     .into_iter()
-                    .map(|q| Question {
-                        header: q.header,
-                        text: q.question,
-                        options: q
-                            .options
-                            .into_iter()
-                            .map(|o| Choice::new(o.label, o.description))
-                            .collect(),
-                        multiple: q.multiple,
-                        custom: q.custom,
-                    })
+                    .map(QuestionInfo::into_question)
                     .collect(),
             ),
+        }
+    }
+}
+
+impl QuestionInfo {
+    pub(in crate::backends) fn into_question(self) -> Question {
+        Question {
+            header: self.header,
+            text: self.question,
+            options: self
+                .options
+                .into_iter()
+                .map(|o| Choice::new(o.label, o.description))
+                .collect(),
+            multiple: self.multiple,
+            custom: self.custom,
         }
     }
 }
