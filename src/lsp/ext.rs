@@ -441,6 +441,44 @@ mod doc_tests {
         serde_json::to_value(value).unwrap()
     }
 
+    /// One field of every type, every bound set: all the keys a field sends.
+    fn field_kinds() -> Vec<FieldKind> {
+        let option = FieldOption {
+            value: "v".into(),
+            label: "l".into(),
+        };
+        vec![
+            FieldKind::Text {
+                format: Some(TextFormat::Email),
+                pattern: Some("x".into()),
+                min_length: Some(1),
+                max_length: Some(2),
+                default: Some("d".into()),
+            },
+            FieldKind::Number {
+                minimum: Some(0.0),
+                maximum: Some(1.0),
+                default: Some(0.5),
+            },
+            FieldKind::Integer {
+                minimum: None,
+                maximum: None,
+                default: None,
+            },
+            FieldKind::Boolean { default: None },
+            FieldKind::Choice {
+                options: vec![option.clone()],
+                default: None,
+            },
+            FieldKind::Multi {
+                options: vec![option.clone()],
+                min_items: Some(0),
+                max_items: Some(1),
+                default: None,
+            },
+        ]
+    }
+
     /// Each wire shape with every field set, and with every optional field
     /// left out: their keys are the interface's fields and its required ones.
     fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
@@ -494,36 +532,7 @@ mod doc_tests {
             required: false,
             kind,
         };
-        let field_kinds = [
-            FieldKind::Text {
-                format: Some(TextFormat::Email),
-                pattern: Some("x".into()),
-                min_length: Some(1),
-                max_length: Some(2),
-                default: Some("d".into()),
-            },
-            FieldKind::Number {
-                minimum: Some(0.0),
-                maximum: Some(1.0),
-                default: Some(0.5),
-            },
-            FieldKind::Integer {
-                minimum: None,
-                maximum: None,
-                default: None,
-            },
-            FieldKind::Boolean { default: None },
-            FieldKind::Choice {
-                options: vec![option.clone()],
-                default: None,
-            },
-            FieldKind::Multi {
-                options: vec![option.clone()],
-                min_items: Some(0),
-                max_items: Some(1),
-                default: None,
-            },
-        ];
+        let field_kinds = field_kinds();
         // Every key any field type sends, and what a bare boolean sends.
         let mut all_field_keys = serde_json::Map::new();
         for kind in &field_kinds {
@@ -675,49 +684,20 @@ mod doc_tests {
             }
         }
         // Each field type, by the tag it is sent with.
-        let field_types: BTreeSet<String> = [
-            FieldKind::Text {
-                format: None,
-                pattern: None,
-                min_length: None,
-                max_length: None,
-                default: None,
-            },
-            FieldKind::Number {
-                minimum: None,
-                maximum: None,
-                default: None,
-            },
-            FieldKind::Integer {
-                minimum: None,
-                maximum: None,
-                default: None,
-            },
-            FieldKind::Boolean { default: None },
-            FieldKind::Choice {
-                options: vec![],
-                default: None,
-            },
-            FieldKind::Multi {
-                options: vec![],
-                min_items: None,
-                max_items: None,
-                default: None,
-            },
-        ]
-        .iter()
-        .map(|kind| {
-            match kind {
-                FieldKind::Text { .. }
-                | FieldKind::Number { .. }
-                | FieldKind::Integer { .. }
-                | FieldKind::Boolean { .. }
-                | FieldKind::Choice { .. }
-                | FieldKind::Multi { .. } => {}
-            }
-            json(kind)["type"].as_str().unwrap().to_owned()
-        })
-        .collect();
+        let field_types: BTreeSet<String> = field_kinds()
+            .iter()
+            .map(|kind| {
+                match kind {
+                    FieldKind::Text { .. }
+                    | FieldKind::Number { .. }
+                    | FieldKind::Integer { .. }
+                    | FieldKind::Boolean { .. }
+                    | FieldKind::Choice { .. }
+                    | FieldKind::Multi { .. } => {}
+                }
+                json(kind)["type"].as_str().unwrap().to_owned()
+            })
+            .collect();
         let effects = [
             Effect::AllowOnce,
             Effect::AllowAlways,
