@@ -83,7 +83,12 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     init_logs(matches!(command, Command::Lsp));
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    // One thread: the work is a few sockets and one editor, and wake-ups
+    // between worker threads cost more than the work (docs/performance.md).
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
     let result = runtime.block_on(async {
         match command {
             Command::Lsp => lsp(rest).await,

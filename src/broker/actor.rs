@@ -151,9 +151,11 @@ impl Broker {
                 self.set_connection(&server, false, Some(error))
             }
             BackendEvent::Snapshot(all) => {
+                // By set difference: what the server lists is taken in (new
+                // or known), what it no longer lists goes; one status after.
                 let mut listed = HashSet::with_capacity(all.len());
                 for prompt in all {
-                    if let Some(key) = self.add(&server, prompt) {
+                    if let Some(key) = self.take_in(&server, prompt) {
                         listed.insert(key);
                     }
                 }
@@ -165,9 +167,12 @@ impl Broker {
                         });
                     }
                 }
+                self.emit_status();
             }
             BackendEvent::Asked(prompt) => {
-                self.add(&server, prompt);
+                if self.take_in(&server, prompt).is_some() {
+                    self.emit_status();
+                }
             }
             BackendEvent::ResolvedElsewhere { id, rejected } => {
                 if let Some(key) = key_for(&server, &id) {
@@ -229,8 +234,8 @@ impl Broker {
     }
 
     /// Takes a prompt in (checking it, applying policy); returns its key when
-    /// it is pending (new or already known).
-    fn add(&mut self, server: &Arc<str>, prompt: Prompt) -> Option<String> {
+    /// it is pending (new or already known). The caller says the new status.
+    fn take_in(&mut self, server: &Arc<str>, prompt: Prompt) -> Option<String> {
         // Bounded before anything keeps it: ids go into keys and memories.
         if prompt.id.len() > limits::ID_LEN {
             self.notice(format!(
@@ -305,7 +310,6 @@ impl Broker {
                     });
                     self.timers.insert(key.clone(), timer);
                 }
-                self.emit_status();
             }
             Some((reply, reason)) => self.automatic(&key, reply, Reason::Policy, reason),
         }

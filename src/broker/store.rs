@@ -11,6 +11,9 @@ use lru::LruCache;
 use super::{Pending, State};
 use crate::prompt::{FormValues, Kind};
 
+/// Room the maps always keep.
+const KEEP_ROOM: usize = 64;
+
 pub(super) struct Entry {
     pub pending: Arc<Pending>,
     seq: u64,
@@ -65,12 +68,17 @@ impl Store {
             by_call: HashMap::new(),
             by_session: HashMap::new(),
             by_server: HashMap::new(),
-            resolved: LruCache::new(NonZeroUsize::new(memory).expect("non-zero")),
+            resolved: LruCache::sparse(NonZeroUsize::new(memory).expect("non-zero")),
         }
     }
 
     pub fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    #[cfg(test)]
+    fn room(&self) -> usize {
+        self.entries.capacity()
     }
 
     /// Pending now, or resolved recently.
@@ -151,7 +159,23 @@ impl Store {
             }
         }
         self.resolved.put(key.to_owned(), ());
+        self.give_back_room();
         Some(entry)
+    }
+
+    /// Once a burst is resolved the maps keep the room it needed: given
+    /// back when under a quarter is used (each shrink is paid for by the
+    /// removals since the last, so removal stays O(1) amortised).
+    fn give_back_room(&mut self) {
+        let (len, room) = (self.entries.len(), self.entries.capacity());
+        if room <= KEEP_ROOM || len * 4 > room {
+            return;
+        }
+        let keep = (len * 2).max(KEEP_ROOM);
+        self.entries.shrink_to(keep);
+        self.by_call.shrink_to(keep);
+        self.by_session.shrink_to(keep);
+        self.by_server.shrink_to(keep);
     }
 
     pub fn by_call(&self, server: &Arc<str>, call: &str) -> Option<&str> {
@@ -258,6 +282,29 @@ mod tests {
         store.remember("s/3".into());
         assert!(!store.knows("s/1"), "the oldest memory goes first");
         assert!(store.knows("s/3"));
+    }
+
+    #[test]
+    fn room_taken_by_a_burst_is_given_back_once_it_is_resolved() {
+        let mut store = Store::new(8);
+        for i in 0..10_000 {
+            store.insert(pending(
+                "s",
+                &i.to_string(),
+                "ses",
+                Some(&format!("call_{i}")),
+            ));
+        }
+        let burst = store.room();
+        for i in 0..9_990 {
+            store.remove(&format!("s/{i}"));
+        }
+        assert!(store.room() < burst / 100, "{} of {burst}", store.room());
+        // What is left is still found by every index.
+        assert_eq!(store.len(), 10);
+        assert_eq!(store.by_call(&"s".into(), "call_9995"), Some("s/9995"));
+        assert_eq!(store.in_session(&"s".into(), "ses").len(), 10);
+        assert_eq!(store.ordered().count(), 10);
     }
 
     #[test]

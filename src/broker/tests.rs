@@ -1,6 +1,6 @@
 //! The broker against a fake backend: what it sends, and when.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -315,6 +315,68 @@ async fn session_end_tool_end_and_resync_dismiss() {
     });
     assert_eq!(h.resolved().await.key, "s/q3");
     assert!(h.sent().is_empty());
+}
+
+/// Every update until a status says `pending`: keys added, keys resolved
+/// (with why) and how many statuses came.
+async fn until_pending(
+    h: &mut Harness,
+    pending: usize,
+) -> (HashSet<String>, HashMap<String, Reason>, usize) {
+    let (mut added, mut resolved, mut statuses) = (HashSet::new(), HashMap::new(), 0);
+    loop {
+        let update = tokio::time::timeout(Duration::from_secs(10), h.updates.recv())
+            .await
+            .expect("an update")
+            .expect("broker running");
+        match update {
+            Update::Added(p) => assert!(added.insert(p.key.clone()), "{} twice", p.key),
+            Update::Resolved(r) => assert!(resolved.insert(r.key, r.reason).is_none()),
+            Update::Status(status) => {
+                statuses += 1;
+                if status.pending == pending {
+                    return (added, resolved, statuses);
+                }
+            }
+            Update::Notice { message, .. } => panic!("unexpected notice: {message}"),
+            Update::Connection { .. } => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_resync_takes_in_the_new_keeps_the_listed_and_dismisses_the_rest() {
+    let mut h = Harness::start(json!(null)).await;
+    let listing = |ids: std::ops::Range<usize>| ids.map(|i| prompt(&format!("q{i}"))).collect();
+    let keys = |ids: std::ops::Range<usize>| -> HashSet<String> {
+        ids.map(|i| format!("s/q{i}")).collect()
+    };
+    until_pending(&mut h, 0).await; // the status at start
+    h.emit(BackendEvent::Snapshot(listing(0..3000)));
+    let (added, resolved, statuses) = until_pending(&mut h, 3000).await;
+    assert_eq!(added, keys(0..3000));
+    assert!(resolved.is_empty());
+    assert_eq!(statuses, 1, "one status for the whole listing");
+    // One of those is being answered: a listing without it must not
+    // dismiss it while the answer is on its way.
+    let gate = Arc::new(Semaphore::new(0));
+    *h.fake.gate.lock().unwrap() = Some(gate.clone());
+    let broker = h.broker.clone();
+    let answering = tokio::spawn(async move { broker.decide("s/q0", answer("Postgres")).await });
+    while h.broker.list().await.len() == 3000 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    h.emit(BackendEvent::Snapshot(listing(1000..4000)));
+    let (added, resolved, _) = until_pending(&mut h, 3001).await;
+    assert_eq!(added, keys(3000..4000), "only the new ones are added");
+    assert_eq!(
+        resolved.keys().cloned().collect::<HashSet<_>>(),
+        keys(1..1000)
+    );
+    assert!(resolved.values().all(|r| *r == Reason::Gone));
+    gate.add_permits(1);
+    answering.await.unwrap().unwrap();
+    assert_eq!(h.sent(), [sent_answer("q0", "Postgres")]);
 }
 
 #[tokio::test]

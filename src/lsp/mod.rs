@@ -66,7 +66,7 @@ pub use self::transport::Stopped;
 /// Serves LSP on stdin/stdout until the client exits or closes stdin.
 pub async fn serve_stdio() -> Stopped {
     let (service, socket) = LspService::new(Front::new);
-    transport::serve(tokio::io::stdin(), tokio::io::stdout(), service, socket).await
+    transport::serve(tokio::io::stdin(), transport::Stdout, service, socket).await
 }
 
 struct Front {

@@ -22,6 +22,7 @@ use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
 use tower_lsp_server::jsonrpc::{Id, Request, Response};
 use tower_lsp_server::{ClientSocket, LanguageServer, LspService, Server};
 
@@ -58,21 +59,61 @@ struct Shared {
     awaited: Mutex<Option<(Id, oneshot::Sender<()>)>>,
 }
 
+/// Where frames for the client go.
+pub(super) trait Output: Send + 'static {
+    /// Writes each body as one frame until every sender is gone.
+    fn spawn(self, bodies: mpsc::Receiver<Vec<u8>>) -> JoinHandle<std::io::Result<()>>;
+}
+
+impl<O: AsyncWrite + Unpin + Send + 'static> Output for O {
+    fn spawn(self, bodies: mpsc::Receiver<Vec<u8>>) -> JoinHandle<std::io::Result<()>> {
+        tokio::spawn(write_frames(self, bodies))
+    }
+}
+
+/// The process's stdout, written by a thread of its own: a frame costs one
+/// wake-up of that thread, where tokio's `Stdout` hands every write to the
+/// blocking pool and waits for it to come back; and a client slow to read
+/// blocks that thread, never the runtime.
+pub(super) struct Stdout;
+
+impl Output for Stdout {
+    fn spawn(self, mut bodies: mpsc::Receiver<Vec<u8>>) -> JoinHandle<std::io::Result<()>> {
+        tokio::task::spawn_blocking(move || {
+            use std::io::Write as _;
+            let mut stdout = std::io::stdout().lock();
+            let mut frames = Vec::new();
+            while let Some(body) = bodies.blocking_recv() {
+                // What queued up meanwhile goes out in the same write.
+                let mut next = Some(body);
+                while let Some(body) = next {
+                    push_frame(&mut frames, &body);
+                    next = bodies.try_recv().ok();
+                }
+                stdout.write_all(&frames)?;
+                stdout.flush()?;
+                frames.clear();
+                frames.shrink_to(PIPE);
+            }
+            Ok(())
+        })
+    }
+}
+
 /// Serves `service` over `input`/`output` until `exit` or the end of input.
-pub async fn serve<S, I, O>(
+pub(super) async fn serve<S, I>(
     input: I,
-    output: O,
+    output: impl Output,
     service: LspService<S>,
     socket: ClientSocket,
 ) -> Stopped
 where
     S: LanguageServer,
     I: AsyncRead + Unpin + Send + 'static,
-    O: AsyncWrite + Unpin + Send + 'static,
 {
     let shared = Arc::new(Shared::default());
     let (out_tx, out_rx) = mpsc::channel(QUEUE);
-    let mut writer = tokio::spawn(write_frames(output, out_rx));
+    let mut writer = output.spawn(out_rx);
     let (in_tx, in_rx) = mpsc::channel(QUEUE);
     let (to_server, server_in) = tokio::io::duplex(PIPE);
     let (server_out, from_server) = tokio::io::duplex(PIPE);
@@ -157,13 +198,20 @@ async fn write_frames(
     mut output: impl AsyncWrite + Unpin,
     mut bodies: mpsc::Receiver<Vec<u8>>,
 ) -> std::io::Result<()> {
+    let mut frame = Vec::new();
     while let Some(body) = bodies.recv().await {
-        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-        frame.extend_from_slice(&body);
+        push_frame(&mut frame, &body);
         output.write_all(&frame).await?;
         output.flush().await?;
+        frame.clear();
     }
     Ok(())
+}
+
+fn push_frame(frames: &mut Vec<u8>, body: &[u8]) {
+    use std::io::Write as _;
+    let _ = write!(frames, "Content-Length: {}\r\n\r\n", body.len());
+    frames.extend_from_slice(body);
 }
 
 /// Writes each body as one frame into tower-lsp-server's input; when every

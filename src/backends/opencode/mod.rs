@@ -58,8 +58,9 @@ pub(crate) struct OpenCode {
     reported: Mutex<LruCache<String, ()>>,
 }
 
+/// Allocated as it fills, not up front: most servers never need the room.
 fn lru<V>(size: usize) -> Mutex<LruCache<String, V>> {
-    Mutex::new(LruCache::new(NonZeroUsize::new(size).expect("non-zero")))
+    Mutex::new(LruCache::sparse(NonZeroUsize::new(size).expect("non-zero")))
 }
 
 impl OpenCode {
@@ -75,7 +76,9 @@ impl OpenCode {
             timing,
             spec,
             directories: lru(64),
-            seen_calls: lru(1024),
+            // Every pending question's call: a running tool part whose call
+            // fell out of this would cost a full listing.
+            seen_calls: lru(crate::broker::MAX_PENDING),
             agents: lru(1024),
             reported: lru(1024),
         }
