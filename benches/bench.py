@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 BIN = os.environ.get("ASK_LSP_BIN", "target/release/ask-lsp")
 SCAN = os.environ.get("SCAN_BIN", "target/release/examples/scan_limit")
+READ = os.environ.get("READ_BIN", "target/release/examples/stream_read")
 SDK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sdk", "consume.mjs")
 EVENTS = int(os.environ.get("BENCH_EVENTS", "1000000"))
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
@@ -305,6 +306,9 @@ def throughput():
     assert sdk["events"] == total + 1, sdk  # + server.connected
     scan = run_timed([SCAN, server.address, sentinel])
     assert scan["events"] >= total, scan
+    # The read path alone (decoder and prefilter, no LSP): reqwest as
+    # ask-lsp uses it, and hyper's connection directly.
+    paths = {mode: run_timed([READ, mode, server.address, sentinel]) for mode in ("reqwest", "hyper")}
     server.shutdown()
 
     def figures(wall_s, cpu_s):
@@ -316,6 +320,8 @@ def throughput():
         "ask": figures(wall, cpu),
         "sdk": figures(sdk["wall_s"], sdk["cpu_s"]),
         "scan": figures(scan["wall_s"], scan["cpu_s"]),
+        **{f"read_{mode}": {**figures(p["wall_s"], p["cpu_s"]), "rss_mib": p["rss_kib"] / 1024}
+           for mode, p in paths.items()},
     }
 
 
@@ -415,6 +421,8 @@ def pending(count=10_000, surface="none"):
     ingest_cpu = lsp.cpu_s() - cpu0
     rss = lsp.rss_mib()
     server.listing = json.dumps(items[1:]).encode()
+    with lsp.lock:
+        lsp.pending_seen.clear()
     cpu0 = lsp.cpu_s()
     server.close_streams.set()
     resynced = lsp.wait_pending(count - 1)
@@ -482,7 +490,9 @@ def main():
             runs["throughput"].append(t)
             print(f"  throughput: ask-lsp {t['ask']['events_s']:,.0f}/s {t['ask']['cpu_per_m']:.2f} CPU-s/M;"
                   f" sdk {t['sdk']['events_s']:,.0f}/s {t['sdk']['cpu_per_m']:.2f};"
-                  f" scan {t['scan']['events_s']:,.0f}/s {t['scan']['cpu_per_m']:.3f} (load {t['load']:.2f})",
+                  f" scan {t['scan']['events_s']:,.0f}/s {t['scan']['cpu_per_m']:.3f};"
+                  f" read path reqwest {t['read_reqwest']['cpu_per_m']:.3f} {t['read_reqwest']['rss_mib']:.1f} MiB,"
+                  f" hyper {t['read_hyper']['cpu_per_m']:.3f} {t['read_hyper']['rss_mib']:.1f} MiB (load {t['load']:.2f})",
                   file=sys.stderr)
         if wanted("latency"):
             runs["latency_quiet"].append(latency(0))
@@ -515,6 +525,12 @@ def main():
              spread([t["ask"]["events_s"] / t["sdk"]["events_s"] for t in ts], lambda v: f"{v:.2f}x"), "target >= 5x"),
             ("CPU per event ratio to the SDK (same run)",
              spread([t["sdk"]["cpu_per_m"] / t["ask"]["cpu_per_m"] for t in ts], lambda v: f"{v:.2f}x"), "target >= 5x"),
+            ("read path alone, CPU-s per M events: reqwest | hyper",
+             spread([t["read_reqwest"]["cpu_per_m"] for t in ts], lambda v: f"{v:.3f}") + " | "
+             + spread([t["read_hyper"]["cpu_per_m"] for t in ts], lambda v: f"{v:.3f}"), ""),
+            ("read path alone, RSS with the stream open: reqwest | hyper (64 KiB)",
+             spread([t["read_reqwest"]["rss_mib"] for t in ts], lambda v: f"{v:.1f}") + " | "
+             + spread([t["read_hyper"]["rss_mib"] for t in ts], lambda v: f"{v:.1f} MiB"), ""),
             ("share of the scan limit's events/s (same run)",
              spread([t["ask"]["events_s"] / t["scan"]["events_s"] * 100 for t in ts], lambda v: f"{v:.0f} %"), "target >= 50 %"),
         ]

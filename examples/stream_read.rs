@@ -1,0 +1,126 @@
+//! The stream read path for `scripts/bench`: the bench's replayed event
+//! stream read through reqwest (as ask-lsp reads it) or through hyper's
+//! HTTP/1.1 connection directly with a bounded read buffer, each feeding
+//! ask-lsp's SSE decoder and OpenCode prefilter on a current-thread runtime,
+//! until the sentinel question arrives. Prints
+//! `{"events": N, "wall_s": S, "rss_kib": R}` (R: VmRSS with the stream
+//! still open, so what the connection keeps is in it); the bench takes the
+//! CPU time from `wait4`.
+//!
+//! Usage: stream_read reqwest|hyper HOST:PORT SENTINEL
+
+use std::time::Instant;
+
+use ask_lsp::fuzzing::{SseDecoder, SseItem, opencode_prefilter};
+use futures_util::StreamExt;
+use http_body_util::BodyExt;
+
+/// hyper's default lets the read buffer grow to ~400 KiB, and it keeps
+/// that capacity for the life of the connection.
+const MAX_READ_BUFFER: usize = 64 << 10;
+
+struct Events {
+    decoder: SseDecoder,
+    items: Vec<SseItem>,
+    relevant: usize,
+    sentinel: String,
+}
+
+impl Events {
+    /// Feeds one chunk; true once the sentinel went by.
+    fn feed(&mut self, chunk: &[u8]) -> bool {
+        self.decoder
+            .feed_filtered(chunk, |data| opencode_prefilter(data, false), &mut self.items);
+        let mut done = false;
+        for item in self.items.drain(..) {
+            if let SseItem::Event(event) = item {
+                self.relevant += 1;
+                done |= event.data.contains(&self.sentinel);
+            }
+        }
+        done
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [mode, address, sentinel] = &args[..] else {
+        eprintln!("usage: stream_read reqwest|hyper HOST:PORT SENTINEL");
+        std::process::exit(2);
+    };
+    let mut events = Events {
+        decoder: SseDecoder::default(),
+        items: Vec::new(),
+        relevant: 0,
+        sentinel: format!("\"{sentinel}\""),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let started = Instant::now();
+    runtime.block_on(async {
+        match mode.as_str() {
+            "reqwest" => {
+                let client = reqwest::Client::new();
+                let response = client
+                    .get(format!("http://{address}/event"))
+                    .header("accept", "text/event-stream")
+                    .send()
+                    .await
+                    .expect("subscribed");
+                let mut body = response.bytes_stream();
+                while let Some(chunk) = body.next().await {
+                    if events.feed(&chunk.expect("chunk")) {
+                        break;
+                    }
+                }
+                report(&events, started);
+            }
+            "hyper" => {
+                let tcp = tokio::net::TcpStream::connect(address).await.expect("connect");
+                tcp.set_nodelay(true).expect("nodelay");
+                let (mut sender, connection) = hyper::client::conn::http1::Builder::new()
+                    .max_buf_size(MAX_READ_BUFFER)
+                    .handshake(hyper_util::rt::TokioIo::new(tcp))
+                    .await
+                    .expect("handshake");
+                tokio::spawn(connection);
+                let request = http::Request::get("/event")
+                    .header("host", address.as_str())
+                    .header("accept", "text/event-stream")
+                    .body(http_body_util::Empty::<bytes::Bytes>::new())
+                    .expect("request");
+                let mut body = sender
+                    .send_request(request)
+                    .await
+                    .expect("subscribed")
+                    .into_body();
+                while let Some(frame) = body.frame().await {
+                    if let Ok(data) = frame.expect("frame").into_data()
+                        && events.feed(&data)
+                    {
+                        break;
+                    }
+                }
+                report(&events, started);
+            }
+            other => panic!("unknown mode {other}"),
+        }
+    });
+}
+
+fn report(events: &Events, started: Instant) {
+    let rss_kib = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .unwrap_or(0);
+    println!(
+        "{{\"events\": {}, \"wall_s\": {}, \"rss_kib\": {rss_kib}}}",
+        events.relevant,
+        started.elapsed().as_secs_f64()
+    );
+}
