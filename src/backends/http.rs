@@ -53,7 +53,10 @@ impl Peer {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_owned();
-            let mut body = Vec::new();
+            // Sized once from the announced length (bounded: it is the
+            // server's word), not regrown and copied for a large listing.
+            let announced = response.content_length().unwrap_or(0) as usize;
+            let mut body = Vec::with_capacity(announced.min(MAX_BODY));
             let mut chunks = response.bytes_stream();
             while let Some(chunk) = chunks.next().await {
                 let chunk = chunk?;
