@@ -114,7 +114,7 @@ class Replay(ThreadingHTTPServer):
         self.live = None           # callable(handler) after the stream
         self.started = {}          # subscriber -> time its stream started
         self.listed = []           # times GET /question was received
-        self.close_streams = threading.Event()
+        self.generation = 0        # bumped to close the open streams
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
     @property
@@ -165,7 +165,13 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             if server.live:
                 server.live(self.wfile)
-            while not server.close_streams.wait(1):
+            last_beat = time.perf_counter()
+            generation = server.generation
+            while generation == server.generation:
+                time.sleep(0.05)
+                if time.perf_counter() - last_beat < 1:
+                    continue
+                last_beat = time.perf_counter()
                 self.wfile.write(chunk('{"id":"evt_h","type":"server.heartbeat","properties":{}}'))
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
@@ -430,9 +436,10 @@ def pending(count=10_000, surface="none"):
     with lsp.lock:
         lsp.pending_seen.clear()
     cpu0 = lsp.cpu_s()
-    server.close_streams.set()
+    listings = len(server.listed)
+    server.generation += 1
     resynced = lsp.wait_pending(count - 1)
-    resync_s = resynced - server.listed[-1]
+    resync_s = resynced - server.listed[listings]
     time.sleep(0.5)
     resync_cpu = lsp.cpu_s() - cpu0
     lsp.close()

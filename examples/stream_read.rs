@@ -29,8 +29,11 @@ struct Events {
 impl Events {
     /// Feeds one chunk; true once the sentinel went by.
     fn feed(&mut self, chunk: &[u8]) -> bool {
-        self.decoder
-            .feed_filtered(chunk, |data| opencode_prefilter(data, false), &mut self.items);
+        self.decoder.feed_filtered(
+            chunk,
+            |data| opencode_prefilter(data, false),
+            &mut self.items,
+        );
         let mut done = false;
         for item in self.items.drain(..) {
             if let SseItem::Event(event) = item {
@@ -78,7 +81,9 @@ fn main() {
                 report(&events, started);
             }
             "hyper" => {
-                let tcp = tokio::net::TcpStream::connect(address).await.expect("connect");
+                let tcp = tokio::net::TcpStream::connect(address)
+                    .await
+                    .expect("connect");
                 tcp.set_nodelay(true).expect("nodelay");
                 let (mut sender, connection) = hyper::client::conn::http1::Builder::new()
                     .max_buf_size(MAX_READ_BUFFER)

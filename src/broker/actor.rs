@@ -159,13 +159,10 @@ impl Broker {
                         listed.insert(key);
                     }
                 }
-                for key in self.store.on_server(&server) {
-                    let sending = self.store.get(&key).is_some_and(|e| e.sending);
-                    if !sending && !listed.contains(&key) {
-                        self.resolve(&key, State::Dismissed, Reason::Gone, |t| {
-                            format!("\"{t}\" is no longer pending on {server}")
-                        });
-                    }
+                for key in self.store.gone(&server, &listed) {
+                    self.resolve(&key, State::Dismissed, Reason::Gone, |t| {
+                        format!("\"{t}\" is no longer pending on {server}")
+                    });
                 }
                 self.emit_status();
             }

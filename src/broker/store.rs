@@ -198,6 +198,19 @@ impl Store {
             .unwrap_or_default()
     }
 
+    /// A server's prompts not in `listed` and not being answered: what a
+    /// resync that listed `listed` finds gone. Only those keys are copied.
+    pub fn gone(&self, server: &Arc<str>, listed: &HashSet<String>) -> Vec<String> {
+        self.by_server
+            .get(server)
+            .into_iter()
+            .flatten()
+            .filter(|key| !listed.contains(*key))
+            .filter(|key| self.entries.get(*key).is_some_and(|e| !e.sending))
+            .cloned()
+            .collect()
+    }
+
     /// Every entry, oldest first.
     pub fn ordered(&self) -> impl Iterator<Item = &Entry> {
         self.order.values().filter_map(|key| self.entries.get(key))

@@ -381,19 +381,19 @@ pub(crate) fn parse_event(data: &str, global: bool) -> Result<Parsed, serde_json
 pub(super) fn array_items(json: &str) -> Option<Vec<&str>> {
     let body = json.trim().strip_prefix('[')?.strip_suffix(']')?;
     let mut items = Vec::new();
-    let (mut depth, mut in_string, mut escaped, mut start) = (0usize, false, false, 0usize);
-    for (at, byte) in body.bytes().enumerate() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
+    let bytes = body.as_bytes();
+    let (mut depth, mut start, mut at) = (0usize, 0usize, 0usize);
+    while at < bytes.len() {
+        match bytes[at] {
+            // A string's contents are skipped to its closing quote in one
+            // search (most of a listing is text).
+            b'"' => loop {
+                at += 1 + memchr::memchr2(b'"', b'\\', bytes.get(at + 1..)?)?;
+                if bytes[at] == b'"' {
+                    break;
+                }
+                at += 1; // the escaped byte
+            },
             b'[' | b'{' => depth += 1,
             b']' | b'}' => depth = depth.checked_sub(1)?,
             b',' if depth == 0 => {
@@ -402,6 +402,7 @@ pub(super) fn array_items(json: &str) -> Option<Vec<&str>> {
             }
             _ => {}
         }
+        at += 1;
     }
     let last = body[start..].trim();
     if !last.is_empty() || !items.is_empty() {
@@ -525,6 +526,24 @@ mod tests {
         assert_eq!(array_items("[]").unwrap(), Vec::<&str>::new());
         assert_eq!(array_items("{}"), None);
         assert_eq!(array_items("[1]]"), None);
+    }
+
+    #[test]
+    fn array_items_skip_strings_with_escapes_and_brackets() {
+        let listing = r#"["a\\", "b\\\\\"],{", {"c":"}\\\\"}, "\"", "é,[ü"]"#;
+        assert_eq!(
+            array_items(listing).unwrap(),
+            [
+                r#""a\\""#,
+                r#""b\\\\\"],{""#,
+                r#"{"c":"}\\\\"}"#,
+                r#""\"""#,
+                r#""é,[ü""#
+            ]
+        );
+        // A string left open (never valid JSON): not a list, not a panic.
+        assert_eq!(array_items(r#"["abc\]"#), None);
+        assert_eq!(array_items(r#"["abc"#), None);
     }
 
     // From captures/opencode-1.18.33/permission.txt (scenarios 12, 11-reject, 10).
