@@ -128,6 +128,10 @@ class Replay(ThreadingHTTPServer):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body are separate writes: with Nagle's algorithm the body
+    # would wait for the client's delayed ACK (40 ms), which OpenCode's
+    # server does not do.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
@@ -370,29 +374,34 @@ def rates():
 
 
 def latency(background_rate):
-    """A question every 20 ms, `background_rate` deltas/s around them: from
-    the server writing the question's chunk to the client reading the
-    askQuestions/ask (one process, one clock)."""
+    """A question every 20 ms, `background_rate` deltas/s around them
+    (written every millisecond, the question right after a millisecond's
+    deltas): from the server writing the question's chunk to the client
+    reading the askQuestions/ask (one process, one clock)."""
     server = Replay()
     written = {}
     count = 200
-    interval = 0.02
-    per_tick = int(background_rate * interval)
+    tick = 0.001
+    ticks_per_question = 20
+    per_tick = int(background_rate * tick)
     blob = noise(per_tick) if per_tick else b""
 
     def live(wfile):
         next_tick = time.perf_counter()
-        for i in range(count):
-            qid = f"que_lat{i:05d}"
+        for i in range(count * ticks_per_question):
             if blob:
                 wfile.write(blob)
                 wfile.flush()
-            data = chunk(question(qid, oc_id("ses", i % 100)))
-            written[qid] = time.perf_counter()
-            wfile.write(data)
-            wfile.flush()
-            next_tick += interval
-            time.sleep(max(0, next_tick - time.perf_counter()))
+            if i % ticks_per_question == ticks_per_question // 2:
+                qid = f"que_lat{i // ticks_per_question:05d}"
+                data = chunk(question(qid, oc_id("ses", i % 100)))
+                written[qid] = time.perf_counter()
+                wfile.write(data)
+                wfile.flush()
+            next_tick += tick
+            delay = next_tick - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
 
     server.live = live
     load0 = load()
