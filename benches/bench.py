@@ -594,9 +594,9 @@ def main():
         rows.append(("cold start to initialize response", f"{f['cold_ms']:.1f} ms", "median of 11, target < 5 ms"))
     print(f"\nask-lsp benchmark: {RUNS} runs, median (min-max); {EVENTS + 1:,} events per consumer;"
           f" {os.cpu_count()} cores\n")
-    width = max(len(r[0]) for r in rows)
+    print("| measure | median (min-max) | |\n| --- | --- | --- |")
     for name, a, b in rows:
-        print(f"{name:<{width}}  {a:>28}  {b}")
+        print(f"| {name} | {a} | {b} |")
     print()
     print(json.dumps({**runs, **{k: v for k, v in extra.items()}}))
 
