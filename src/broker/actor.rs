@@ -16,7 +16,7 @@ use super::{
 use crate::backends::{BackendEvent, Factory};
 use crate::config::ServerSpec;
 use crate::policy::{Decision, Policies, Scope};
-use crate::prompt::{Prompt, Reply, limits};
+use crate::prompt::{Prompt, Refused, Reply, limits};
 
 /// Resolved keys remembered so that late events and stale listings do not
 /// bring them back.
@@ -246,15 +246,28 @@ impl Broker {
         if self.store.knows(&key) {
             return None;
         }
-        let prompt = match prompt.into_checked() {
-            Ok(prompt) => prompt,
-            Err(e) => {
-                let shown =
-                    crate::text::for_display(&key, crate::text::DISPLAY_ID_CHARS).into_owned();
-                self.store.remember(key);
+        let shown = || crate::text::for_display(&key, crate::text::DISPLAY_ID_CHARS).into_owned();
+        let (prompt, unshowable) = match prompt.checked() {
+            Ok(prompt) => (prompt, None),
+            Err(Refused {
+                error,
+                stand_in: Some(stand_in),
+            }) => {
                 self.notice(format!(
-                    "A prompt from {server} cannot be shown ({shown}): {e}. Answer it in the agent's own interface."
+                    "A prompt from {server} cannot be shown ({}): {error}. It is listed so that you can reject it.",
+                    shown()
                 ));
+                (stand_in, Some(error.to_string()))
+            }
+            Err(Refused {
+                error,
+                stand_in: None,
+            }) => {
+                self.notice(format!(
+                    "A prompt from {server} cannot be shown ({}): {error}. Answer it in the agent's own interface.",
+                    shown()
+                ));
+                self.store.remember(key);
                 return None;
             }
         };
@@ -290,6 +303,7 @@ impl Broker {
             source: backend.source(),
             prompt,
             timeout,
+            unshowable,
         });
         self.store.insert(pending);
         tracing::info!(%key, "prompt asked");

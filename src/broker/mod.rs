@@ -39,6 +39,9 @@ pub(crate) struct Pending {
     pub source: Source,
     /// Set when a policy decides by itself after this long.
     pub timeout: Option<Duration>,
+    /// Why the agent's prompt could not be shown: `prompt` is then a stand-in
+    /// that says so and takes only a refusal (or typed answers).
+    pub unshowable: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +142,8 @@ pub(crate) enum BrokerError {
     UnknownKey(String),
     #[error("{0} is already being answered")]
     Busy(String),
+    #[error("{0} could not be shown, so it can only be rejected")]
+    OnlyRejected(String),
     #[error("prompt {0} has no question {1}")]
     NoSuchQuestion(String, usize),
     #[error("prompt {0} has no form field {1}")]

@@ -213,6 +213,7 @@ mod tests {
                 url: "http://test".into(),
             },
             timeout: None,
+            unshowable: None,
         })
     }
 
