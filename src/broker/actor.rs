@@ -257,7 +257,7 @@ impl Broker {
                     "A prompt from {server} cannot be shown ({}): {error}. It is listed so that you can reject it.",
                     shown()
                 ));
-                (stand_in, Some(error.to_string()))
+                (*stand_in, Some(error.to_string()))
             }
             Err(Refused {
                 error,

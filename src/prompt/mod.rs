@@ -157,7 +157,7 @@ pub(crate) struct Refused {
     /// Listed in its place, so that a person can refuse it (or type answers
     /// where every question takes typed text) instead of the agent waiting
     /// for ever; `None` when not even a refusal could be routed back.
-    pub stand_in: Option<Prompt>,
+    pub stand_in: Option<Box<Prompt>>,
 }
 
 /// What a stand-in keeps of a refused prompt's kind: nothing of its text.
@@ -282,7 +282,7 @@ impl Prompt {
         match self.check_in_place() {
             Ok(()) => Ok(self),
             Err(error) => {
-                let stand_in = self.stand_in(shape, &error);
+                let stand_in = self.stand_in(shape, &error).map(Box::new);
                 Err(Refused { error, stand_in })
             }
         }
@@ -467,12 +467,8 @@ mod tests {
         let refused = prompt(Kind::Questions(vec![huge(true), huge(true)]))
             .checked()
             .unwrap_err();
-        let Some(Prompt {
-            kind: Kind::Questions(questions),
-            ..
-        }) = refused.stand_in
-        else {
-            panic!("no stand-in")
+        let Kind::Questions(questions) = refused.stand_in.expect("a stand-in").kind else {
+            panic!("not questions")
         };
         assert_eq!(questions.len(), 2);
         assert!(questions.iter().all(|q| q.custom && q.options.is_empty()));
