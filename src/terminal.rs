@@ -13,7 +13,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::mpsc;
 
 use crate::backends::{Timing, factory};
-use crate::broker::{BrokerHandle, Human, Pending, Reason, Update};
+use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
 use crate::config::{EnvDefaults, RawServer, servers_from_raw};
 use crate::policy::Policies;
 use crate::prompt::{Answer, FormValues, Kind, Question};
@@ -214,7 +214,7 @@ impl<W: Write> Watch<W> {
     /// broker stops.
     async fn run(
         mut self,
-        mut updates: mpsc::UnboundedReceiver<Update>,
+        mut updates: Updates,
         input: impl AsyncBufRead + Unpin + Send + 'static,
     ) {
         let (lines_tx, mut lines) = mpsc::unbounded_channel();
@@ -237,7 +237,7 @@ impl<W: Write> Watch<W> {
             let stuck = self.awaiting_input() && typed.is_empty();
             if !input_open && typed.is_empty() && (self.exit_on_eof || stuck) {
                 // Show what the last answers led to before leaving.
-                while let Ok(update) = updates.try_recv() {
+                while let Some(update) = updates.try_recv() {
                     self.update(update);
                 }
                 let waiting = self.queue.len() + usize::from(self.current.is_some());

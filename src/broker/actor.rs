@@ -10,6 +10,7 @@ use tokio::task::JoinHandle;
 
 use super::registry::{Registry, Transition};
 use super::store::Store;
+use super::updates::UpdateSender;
 use super::{
     Counters, Input, Listed, MAX_PENDING, Pending, Reason, Resolution, State, Status, Update,
 };
@@ -31,7 +32,7 @@ pub(super) struct Broker {
     pub(super) timers: HashMap<String, JoinHandle<()>>,
     /// The person was told the store is full.
     cap_noticed: bool,
-    updates: mpsc::UnboundedSender<Update>,
+    updates: UpdateSender,
     pub(super) inbox: mpsc::UnboundedSender<Input>,
 }
 
@@ -40,7 +41,7 @@ type Events = mpsc::UnboundedReceiver<(Arc<str>, BackendEvent)>;
 impl Broker {
     pub fn new(
         factory: Factory,
-        updates: mpsc::UnboundedSender<Update>,
+        updates: UpdateSender,
         inbox: mpsc::UnboundedSender<Input>,
     ) -> (Broker, Events) {
         let (events, events_rx) = mpsc::unbounded_channel();

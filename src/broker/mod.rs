@@ -13,11 +13,16 @@ mod send;
 mod store;
 #[cfg(test)]
 mod tests;
+mod updates;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
+
+#[cfg(test)]
+pub(crate) use store::tests::pending as test_pending;
+pub(crate) use updates::Updates;
 
 use crate::backends::{BackendError, Factory, Source};
 use crate::config::ServerSpec;
@@ -218,9 +223,9 @@ impl BrokerHandle {
         servers: Vec<ServerSpec>,
         policies: Policies,
         factory: Factory,
-    ) -> (BrokerHandle, mpsc::UnboundedReceiver<Update>) {
+    ) -> (BrokerHandle, Updates) {
         let (inbox, inbox_rx) = mpsc::unbounded_channel();
-        let (updates, updates_rx) = mpsc::unbounded_channel();
+        let (updates, updates_rx) = updates::channel();
         let (broker, events) = actor::Broker::new(factory, updates, inbox.clone());
         tokio::spawn(broker.run(servers, policies, inbox_rx, events));
         (BrokerHandle { inbox }, updates_rx)

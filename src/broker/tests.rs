@@ -64,7 +64,7 @@ impl Backend for Fake {
 struct Harness {
     fake: Arc<Fake>,
     broker: BrokerHandle,
-    updates: mpsc::UnboundedReceiver<Update>,
+    updates: Updates,
 }
 
 impl Harness {

@@ -4,6 +4,7 @@
 
 mod ext;
 mod presenter;
+mod queue;
 mod to_proto;
 mod transport;
 
