@@ -259,7 +259,7 @@ impl Presenter {
             Input::Decided { key, result } => self.decided(key, result).await,
             Input::Show(key) => {
                 match key {
-                    Some(key) => self.queue.to_front(&key),
+                    Some(key) => self.queue.move_front(&key),
                     None => self.queue.undefer_all(),
                 }
                 self.present_next().await;
@@ -474,7 +474,7 @@ impl Presenter {
                 id: NumberOrString::Number(id as i32),
             })
             .await;
-        self.queue.to_back(&key);
+        self.queue.move_back(&key);
         self.client
             .log_message(
                 MessageType::INFO,

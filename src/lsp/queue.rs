@@ -75,13 +75,13 @@ impl Queue {
     }
 
     /// Moves a prompt behind the others, still to be shown.
-    pub fn to_back(&mut self, key: &str) {
+    pub fn move_back(&mut self, key: &str) {
         self.back += 1;
         self.place(key, false, Some(self.back));
     }
 
     /// Shows a prompt next, put off or not.
-    pub fn to_front(&mut self, key: &str) {
+    pub fn move_front(&mut self, key: &str) {
         self.front -= 1;
         self.place(key, false, Some(self.front));
     }
@@ -146,8 +146,8 @@ mod tests {
         }
         assert_eq!(queue.len(), 4);
         queue.defer("s/a");
-        queue.to_front("s/c");
-        queue.to_back("s/b");
+        queue.move_front("s/c");
+        queue.move_back("s/b");
         assert!(queue.others_ready("s/c"));
         assert_eq!(queue.next().unwrap().key, "s/c");
         queue.undefer_all();
@@ -157,7 +157,7 @@ mod tests {
         assert!(!queue.others_ready("s/x"));
         queue.defer("s/x");
         assert!(queue.next().is_none());
-        queue.to_front("s/x");
+        queue.move_front("s/x");
         assert_eq!(queue.next().unwrap().key, "s/x");
     }
 }
