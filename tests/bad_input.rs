@@ -110,13 +110,22 @@ async fn oversized_prompts_are_listed_with_their_reason_and_can_be_rejected() {
     assert_eq!(ask["params"]["questions"][0]["custom"], json!(false));
     let fine = sim.ask(None, database());
     // Listed for every surface (code actions, commands) with the others.
-    let listed = client
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "askLsp.list"}),
-        )
-        .await;
-    assert_eq!(listed["result"].as_array().unwrap().len(), 2, "{listed}");
+    wait_for(|| sim.subscribers() > 0).await;
+    let mut listed = 0;
+    for _ in 0..100 {
+        let list = client
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "askLsp.list"}),
+            )
+            .await;
+        listed = list["result"].as_array().unwrap().len();
+        if listed == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(listed, 2);
     client.answer(&ask, json!([["yes"]])).await;
     let error = client.next_method("window/showMessage").await;
     assert!(
