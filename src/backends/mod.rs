@@ -175,6 +175,8 @@ pub(crate) struct Timing {
     /// No bytes for this long (not even a heartbeat) means the stream is dead.
     pub stall: Duration,
     pub backoff_min: Duration,
+    /// Low, so that a server coming back (a restart) is found within about a
+    /// second: retrying a refused connection costs next to nothing.
     pub backoff_max: Duration,
 }
 
@@ -184,7 +186,7 @@ impl Default for Timing {
             request: Duration::from_secs(10),
             stall: Duration::from_secs(30),
             backoff_min: Duration::from_millis(200),
-            backoff_max: Duration::from_secs(5),
+            backoff_max: Duration::from_secs(1),
         }
     }
 }

@@ -49,8 +49,13 @@ pub(super) async fn follow<F: Follow>(server: Arc<F>, sink: EventSink) {
     // a short bound on subscribing finds it as soon as it does, growing
     // while it keeps not answering so a slow remote server still gets in.
     let mut subscribe_bound = timing.request.min(Duration::from_secs(1));
+    let mut unanswered = 0;
     loop {
-        match connect_once(&*server, &sink, subscribe_bound).await {
+        let outcome = connect_once(&*server, &sink, subscribe_bound).await;
+        if !matches!(outcome.0, End::Unanswered(_)) {
+            unanswered = 0;
+        }
+        match outcome {
             (End::SinkClosed, _) => return,
             (End::Closed, _) => {
                 tracing::info!(server = %server.peer().label, "event stream closed; reconnecting");
@@ -65,7 +70,14 @@ pub(super) async fn follow<F: Follow>(server: Arc<F>, sink: EventSink) {
                 }
             }
             (End::Unanswered(error), _) => {
-                subscribe_bound = (subscribe_bound * 2).min(timing.request);
+                // The bound was waited out already: try again at once. It
+                // grows only for a server that keeps not answering, so one
+                // in its start-up window is found as soon as it answers.
+                backoff = timing.backoff_min;
+                unanswered += 1;
+                if unanswered >= 3 {
+                    subscribe_bound = (subscribe_bound * 2).min(timing.request);
+                }
                 if sink.send(BackendEvent::Disconnected { error }).is_err() {
                     return;
                 }
