@@ -383,9 +383,12 @@ impl<W: Write> Watch<W> {
                     for (n, choice) in permission.choices.iter().enumerate() {
                         text.push_str(&format!("\n  {}. {}", n + 1, choice.label));
                     }
-                    text.push_str("\nA number; an empty line rejects.");
+                    text.push_str(
+                        "\nA number; an empty line rejects; ! and a reason rejects and tells the agent why.",
+                    );
                 }
                 Kind::Form(f) if f.url.is_some() => form::link_text(f, &mut text),
+                Kind::Form(f) if f.fields.is_empty() => form::empty_text(f, &mut text),
                 Kind::Form(f) => form::field_text(f, current.field, &mut text),
             }
         }
@@ -430,7 +433,7 @@ impl<W: Write> Watch<W> {
                         }
                     }
                 }
-                Kind::Form(f) if f.url.is_some() => {
+                Kind::Form(f) if f.url.is_some() || f.fields.is_empty() => {
                     current.field = 1;
                     if line.trim().eq_ignore_ascii_case("y") {
                         Human::Answer(Answer::Form(FormValues::new()))
@@ -466,6 +469,10 @@ impl<W: Write> Watch<W> {
                     let line = line.trim();
                     if line.is_empty() {
                         Human::Reject { message: None }
+                    } else if let Some(reason) = line.strip_prefix('!') {
+                        Human::Reject {
+                            message: Some(reason.trim().to_owned()),
+                        }
                     } else {
                         match line
                             .parse::<usize>()

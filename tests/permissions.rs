@@ -661,3 +661,44 @@ async fn an_oversized_permission_is_listed_and_can_only_be_rejected() {
         }]
     );
 }
+
+/// In the terminal, `!` and a reason rejects and the agent reads the reason.
+#[tokio::test]
+async fn the_terminal_rejects_with_a_typed_reason() {
+    let sim = sim().await;
+    let request = sim
+        .ask_permission(PermissionAsk::bash("rm -rf build"))
+        .unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(["watch", "--url", &sim.url(), "--directory", DIR])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all("! use cargo clean instead\n".as_bytes())
+        .await
+        .unwrap();
+    wait_for(|| !sim.received().is_empty()).await;
+    drop(stdin);
+    let output = tokio::time::timeout(WAIT, child.wait_with_output())
+        .await
+        .expect("exits at end of input")
+        .unwrap();
+    let out = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        out.contains("! and a reason rejects and tells the agent why"),
+        "{out}"
+    );
+    assert_eq!(
+        sim.received(),
+        vec![Received::Permission {
+            id: request.id,
+            reply: "reject".into(),
+            message: Some("use cargo clean instead".into())
+        }]
+    );
+}
