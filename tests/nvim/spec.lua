@@ -184,6 +184,18 @@ test('c types an answer when the question allows it', function()
   eq({ kind = 'reply', id = request.id, answers = { { 'Lint', 'nightly build' } } }, next_received(before), 'received')
 end)
 
+test('typed text with a newline is shown on lines of its own (a buffer line cannot hold one)', function()
+  local before = #received()
+  local request = ask(checks)
+  wait_for(float_win, 'the float')
+  -- A picker plugin's vim.ui.input may return several lines.
+  typed.next = 'first\nsecond'
+  keys('c')
+  assert(float_text():find('c. [✎] first\nsecond\n', 1, true), float_text())
+  keys('<Esc>')
+  eq({ kind = 'reject', id = request.id }, next_received(before), 'received')
+end)
+
 test('<Esc> rejects', function()
   local before = #received()
   local request = ask(checks)
@@ -523,10 +535,15 @@ test('a form: every field type, hints and required marks; refused until valid, t
   float_closed()
 end)
 
-test('a form: d declines', function()
+test('a form: text on several lines is shown split; d declines', function()
   local before = #received()
   local id = acp_request('elicitation/create', { sessionId = 'nvim-acp', mode = 'form', message = 'Pick', requestedSchema = ORDER_FORM })
   wait_for(float_win, 'the float')
+  keys('gg')
+  keys('<Tab><Tab><Tab>')
+  typed.next = 'one\ntwo'
+  keys('<CR>')
+  assert(float_text():find('4. Note — text · at most 20 characters\n   > one\n   two\n', 1, true), float_text())
   keys('d')
   eq({ kind = 'acp', id = id, result = { action = 'decline' } }, next_received(before), 'received')
   float_closed()

@@ -55,7 +55,7 @@ function Form:render()
   if question.multiple then
     head = head .. ' (pick any)'
   end
-  table.insert(lines, head)
+  vim.list_extend(lines, wrap(head, width))
   vim.list_extend(lines, wrap(question.question, width))
   table.insert(lines, '')
   for i, option in ipairs(question.options) do
@@ -73,7 +73,8 @@ function Form:render()
   if question.custom then
     local typed = self.typed[self.index]
     option_line[#question.options + 1] = #lines + 1
-    table.insert(lines, typed and ('c. [✎] ' .. typed) or 'c. Other… (type an answer)')
+    -- Typed text may hold newlines (a vim.ui.input of a plugin's may allow them).
+    vim.list_extend(lines, wrap(typed and ('c. [✎] ' .. typed) or 'c. Other… (type an answer)', width))
   end
   table.insert(lines, '')
   local help = wrap(HELP, width)

@@ -193,7 +193,7 @@ function Form:render()
   add(window.wrap(asker(self.prompt.params), width), 'AskLspDescription')
   if form.url then
     add({ '' })
-    add({ 'Domain: ' .. form.url.domain }, 'AskLspDomain')
+    add(window.wrap('Domain: ' .. form.url.domain, width), 'AskLspDomain')
     add({ 'URL:' }, 'AskLspTitle')
     add(window.indent(window.cut(form.url.url, width - 2), '  '))
     add({ '' })
@@ -367,7 +367,7 @@ end
 function Form:type(i, field)
   local current = self:value(i)
   vim.ui.input({
-    prompt = ('%s (%s): '):format(field.title, hint(field)),
+    prompt = window.one_line(('%s (%s): '):format(field.title, hint(field))),
     default = current ~= nil and tostring(type(current) == 'number' and num(current) or current) or nil,
   }, function(text)
     if text == nil or not self.window:valid() then

@@ -65,7 +65,7 @@ function M.show(prompt)
     add({ title }, 'AskLspTitle')
     add(window.indent(window.cut(text, width - 2), '  '))
   end
-  add({ 'Permission · ' .. permission.action }, 'AskLspTitle')
+  add(window.wrap('Permission · ' .. permission.action, width), 'AskLspTitle')
   add(window.wrap(permission.title ~= '' and permission.title or params.title, width))
   add(window.wrap(asker(params), width), 'AskLspDescription')
   add({ '' })

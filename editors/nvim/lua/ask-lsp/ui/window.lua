@@ -19,6 +19,11 @@ function M.lines(text)
   return lines
 end
 
+--- Text on one line (for a prompt of vim.ui.input).
+function M.one_line(text)
+  return table.concat(M.lines(text), ' ')
+end
+
 --- Prose broken into lines of at most `width` display cells, on spaces where
 --- possible.
 function M.wrap(text, width)
