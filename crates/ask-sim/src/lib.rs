@@ -5,7 +5,8 @@
 //! not part of the `ask-lsp` binary. See `docs/sim.md`.
 //!
 //! Over 500 lines: one simulated server with its control API and fault
-//! injection; permission routes are in permission.rs.
+//! injection; permission routes are in permission.rs, the sandbox-agent
+//! (ACP) endpoint for forms in acp.rs.
 
 use std::collections::{HashSet, VecDeque};
 use std::convert::Infallible;
@@ -25,6 +26,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
+mod acp;
 pub mod demo;
 mod permission;
 mod wire;
@@ -69,6 +71,14 @@ pub enum Received {
         reply: String,
         message: Option<String>,
     },
+    /// A JSON-RPC response `POST`ed to `/v1/acp/{serverId}`.
+    Acp {
+        id: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<Value>,
+    },
 }
 
 /// How the next replies/rejects are mishandled (fault injection).
@@ -97,6 +107,7 @@ pub struct SimState {
     /// Deleted sessions (`GET /session/{id}` is 404).
     deleted: Mutex<HashSet<String>>,
     log: Mutex<Vec<Received>>,
+    acp: acp::Acp,
     faults: Mutex<VecDeque<Fault>>,
     counter: Mutex<u64>,
     /// Keeps ids unique across restarts, as real ids are.
@@ -133,6 +144,7 @@ impl Sim {
             ended: Mutex::default(),
             deleted: Mutex::default(),
             log: Mutex::default(),
+            acp: acp::Acp::default(),
             faults: Mutex::default(),
             counter: Mutex::new(0),
             instance: format!(
@@ -165,6 +177,9 @@ impl Sim {
                 "/session/{id}",
                 get(permission::get_session).delete(permission::delete_session),
             )
+            .route("/v1/acp/{server}", get(acp::stream).post(acp::respond))
+            .route("/_sim/acp/request", post(acp::control_request))
+            .route("/_sim/acp/cancel/{id}", post(acp::control_cancel))
             .route("/_sim/permission", post(permission::control_ask))
             .route("/_sim/ask", post(control_ask))
             .route("/_sim/answer/{id}", post(control_answer))
@@ -290,7 +305,7 @@ impl SimState {
     fn resolve(&self, outcome: Received, record: bool) -> bool {
         let id = match &outcome {
             Received::Reply { id, .. } | Received::Reject { id } => id,
-            Received::Permission { .. } => return false, // not a question
+            Received::Permission { .. } | Received::Acp { .. } => return false, // not a question
         };
         let Some(request) = self.take(id) else {
             return false;
