@@ -164,9 +164,16 @@ impl Config {
 const KEYS: [&str; 3] = ["servers", "surface", "policy"];
 
 /// The configuration object inside `value`: `{"askLsp": {...}}` is unwrapped.
+/// The ask-lsp part of a configuration object. An empty array is nothing:
+/// Lua clients (Neovim) encode an empty table as `[]`.
 fn section(value: &Value) -> &Value {
-    match value {
+    static NOTHING: Value = Value::Null;
+    let section = match value {
         Value::Object(map) => map.get("askLsp").unwrap_or(value),
+        other => other,
+    };
+    match section {
+        Value::Array(items) if items.is_empty() => &NOTHING,
         other => other,
     }
 }
@@ -336,6 +343,18 @@ mod tests {
         );
         assert_eq!(config.surface, Surface::Auto);
         assert!(!format!("{config:?}").contains("s3cret"));
+    }
+
+    /// Neovim sends an empty Lua table as `[]`.
+    #[test]
+    fn an_empty_array_is_no_settings() {
+        let env = EnvDefaults::default();
+        for empty in [json!([]), json!({"askLsp": []})] {
+            let config = Config::from_json(Some(&empty), &env).unwrap();
+            assert_eq!(config.servers.len(), 1);
+            let current = json!({"servers": [{"url": "http://127.0.0.1:1"}]});
+            assert_eq!(merge_settings(&current, &empty).unwrap(), current);
+        }
     }
 
     #[test]

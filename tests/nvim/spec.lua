@@ -678,6 +678,12 @@ test(':checkhealth reports the binary, a connected server and an auth failure', 
   vim.cmd('bwipeout!')
 end)
 
+test(':checkhealth says when no server was configured and a default is followed', function()
+  local seen = child('health.lua', { root }, { ASK_LSP_BIN = BIN, ASK_LSP_URL = PLAIN }, 60000)
+  assert(seen.text:find('WARNING server default: none configured, so ask-lsp follows the default ' .. PLAIN, 1, true), seen.text)
+  assert(seen.text:find('OK server default (' .. PLAIN .. '): connected', 1, true), seen.text)
+end)
+
 local passed, failed = 0, 0
 for _, t in ipairs(tests) do
   local ok, err = pcall(t.fn)
