@@ -313,7 +313,7 @@ pub fn servers_from_raw(
 }
 
 /// The servers discovery found, checked like configured ones.
-fn discovered_servers(env: &EnvDefaults) -> Result<Vec<ServerSpec>, ConfigError> {
+pub(crate) fn discovered_servers(env: &EnvDefaults) -> Result<Vec<ServerSpec>, ConfigError> {
     let raw = env
         .discovered
         .iter()

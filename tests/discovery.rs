@@ -167,3 +167,43 @@ async fn a_registration_beyond_loopback_is_not_followed() {
     );
     assert!(client.shutdown().await.success());
 }
+
+#[tokio::test]
+async fn watch_without_a_url_follows_the_registered_service() {
+    use tokio::io::AsyncWriteExt;
+    let sim = sim().await;
+    let state = registered(&sim.url(), "pw");
+    let request = sim.ask(None, database());
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .arg("watch")
+        .env("XDG_STATE_HOME", state.path())
+        .env_remove("ASK_LSP_URL")
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"2\n").await.unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(WAIT, child.wait_with_output())
+        .await
+        .expect("finishes")
+        .unwrap();
+    let out = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{out}");
+    assert!(
+        out.contains(&format!(
+            "ask-lsp: watching {} (found running: {}) for prompts",
+            sim.url(),
+            service_file(state.path())
+        )),
+        "{out}"
+    );
+    wait_for(|| !sim.received().is_empty()).await;
+    assert_eq!(
+        sim.received(),
+        vec![reply(&request.id, json!([["SQLite"]]))]
+    );
+}
