@@ -163,6 +163,8 @@ impl Config {
     pub fn from_json(value: Option<&Value>, env: &EnvDefaults) -> Result<Config, ConfigError> {
         let raw: RawConfig = match value.map(section) {
             None | Some(Value::Null) => RawConfig::default(),
+            // How Lua clients encode an empty table.
+            Some(Value::Array(items)) if items.is_empty() => RawConfig::default(),
             Some(v) => RawConfig::deserialize(v).map_err(|e| ConfigError::Shape(e.to_string()))?,
         };
         let servers = match raw.servers {
@@ -478,6 +480,8 @@ mod tests {
                 token: Some(Secret::new("t".into()))
             }
         );
+        let empty = Config::from_json(Some(&json!([])), &env).unwrap();
+        assert_eq!(empty.servers[0].url_source, UrlSource::BuiltIn);
         let err = Config::from_json(Some(&json!({"servrs": []})), &env).unwrap_err();
         assert!(err.to_string().contains("unknown field `servrs`"), "{err}");
         let err = Config::from_json(
