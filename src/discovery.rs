@@ -11,7 +11,7 @@
 //!   `--port N` (read from `/proc/*/cmdline`) whose working directory
 //!   (`/proc/*/cwd`) contains a workspace root, or lies inside one, is
 //!   followed at `http://127.0.0.1:N` for that directory (the instance its
-//!   sessions run in). Only the user's own processes can be read.
+//!   sessions run in). Only the user's own processes are looked at.
 //!
 //! Only loopback addresses are ever followed this way; a server elsewhere
 //! must be configured. See docs/discovery.md.
@@ -140,6 +140,10 @@ fn processes(table: &Path, roots: &[PathBuf]) -> Vec<Found> {
     if roots.is_empty() {
         return Vec::new();
     }
+    // Only the user's own processes: root could read everyone's.
+    let Some(me) = owner(&table.join("self")) else {
+        return Vec::new();
+    };
     let Ok(entries) = std::fs::read_dir(table) else {
         return Vec::new();
     };
@@ -154,6 +158,9 @@ fn processes(table: &Path, roots: &[PathBuf]) -> Vec<Found> {
         else {
             continue;
         };
+        if owner(&entry.path()) != Some(me) {
+            continue;
+        }
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
             continue;
         };
@@ -187,6 +194,18 @@ fn processes(table: &Path, roots: &[PathBuf]) -> Vec<Found> {
         });
     }
     found
+}
+
+/// The user owning a file (a process, under `/proc`); none off Unix.
+#[cfg(unix)]
+fn owner(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| m.uid())
+}
+
+#[cfg(not(unix))]
+fn owner(_: &Path) -> Option<u32> {
+    None
 }
 
 /// How far a server's directory is from a workspace root: 0 for the root
@@ -354,6 +373,7 @@ mod tests {
     }
 
     /// A fake process table: `(pid, cmdline, cwd)`.
+    #[cfg(unix)]
     fn table(dir: &Path, processes: &[(u32, &[&str], &Path)]) -> PathBuf {
         let table = dir.join("proc");
         for (pid, args, cwd) in processes {
@@ -362,10 +382,11 @@ mod tests {
             std::fs::write(entry.join("cmdline"), cmdline(args)).unwrap();
             std::os::unix::fs::symlink(cwd, entry.join("cwd")).unwrap();
         }
-        std::fs::create_dir_all(&table).unwrap();
+        std::fs::create_dir_all(table.join("self")).unwrap();
         table
     }
 
+    #[cfg(unix)]
     #[test]
     fn processes_and_the_service_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -380,8 +401,11 @@ mod tests {
                 (12, &["opencode", "--port", "4201"], dir.path()),
                 (13, &["opencode", "--port", "4202"], &elsewhere),
                 (14, &["opencode", "serve"], &root),
+                (15, &["opencode", "--port", "4203"], &root),
             ],
         );
+        // Another user's process (when the tests may change owners).
+        let foreign = std::os::unix::fs::chown(processes.join("15"), Some(65534), None).is_ok();
         let service_file = dir.path().join("service.json");
         let places = Places {
             service_file: Some(service_file.clone()),
@@ -394,13 +418,17 @@ mod tests {
             .collect();
         let top = dir.path().to_string_lossy().into_owned();
         let sub = inside.to_string_lossy().into_owned();
-        assert_eq!(
-            summary,
-            [
-                ("http://127.0.0.1:4201", top.clone()),
-                ("http://127.0.0.1:4200", sub)
-            ]
-        );
+        let mut expected = vec![
+            ("http://127.0.0.1:4201", top.clone()),
+            ("http://127.0.0.1:4200", sub),
+        ];
+        if !foreign {
+            expected.insert(
+                0,
+                ("http://127.0.0.1:4203", root.to_string_lossy().into_owned()),
+            );
+        }
+        assert_eq!(summary, expected);
         assert!(
             found[0].from.starts_with("opencode process 1"),
             "{}",
