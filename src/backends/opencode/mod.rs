@@ -9,6 +9,10 @@
 //! Permissions get more care: answering a deleted session's permission
 //! `once` still runs its command, so a permission is shown and allowed only
 //! when the server confirms its session runs and exists.
+//!
+//! It also reads the 1.x line as SDK 1.19 describes it (docs/opencode.md):
+//! `question.v2.*`, `sync` envelopes, `workspace` beside `directory`, and the
+//! dispose events, after which it reconnects and lists again.
 
 mod pending;
 pub(super) mod prefilter;

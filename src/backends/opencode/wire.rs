@@ -15,7 +15,12 @@
 //! `permission.replied`. A deleted session sends `session.deleted` and its
 //! permission stays listed (answering it `once` still runs the command).
 //!
-//! (Over 500 lines: a third is tests on lines copied from the captures.)
+//! SDK 1.19.3's additions (tests/fixtures/opencode-1.19): `question.v2.*`
+//! with the same properties, `sync` envelopes around durable events, a
+//! `workspace` in the `/global/event` wrapper, the dispose events.
+//!
+//! (Over 500 lines: a third is tests on lines copied from the captures and
+//! the 1.19 fixture.)
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
