@@ -14,7 +14,8 @@ use tokio::sync::mpsc;
 
 use crate::backends::{Timing, factory};
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
-use crate::config::{EnvDefaults, RawServer, servers_from_raw};
+use crate::config::{EnvDefaults, RawServer, UrlSource, discovered_servers, servers_from_raw};
+use crate::discovery::{self, Places};
 use crate::policy::Policies;
 use crate::prompt::{Answer, FormValues, Kind, Question};
 
@@ -57,24 +58,47 @@ pub async fn watch(
             ..Default::default()
         })
         .collect();
-    if raw.is_empty() {
-        raw.push(RawServer::default());
-    }
-    for server in &mut raw {
-        server.directory = options.directory.clone();
-    }
-    let env = if options.environment {
+    let mut env = if options.environment {
         EnvDefaults::from_process()
     } else {
         EnvDefaults::default()
     };
-    let servers = servers_from_raw(raw, &env).map_err(|e| e.to_string())?;
+    // Nothing named: the OpenCode servers running for the current directory
+    // (docs/discovery.md), else `$ASK_LSP_URL` or the default URL.
+    if raw.is_empty()
+        && options.environment
+        && options.sandbox_agent.is_none()
+        && env.url.is_none()
+        && let Ok(here) = std::env::current_dir()
+    {
+        env.discovered = discovery::discover(&Places::of_this_system(), &[here]);
+    }
+    let directory = options.directory.filter(|d| !d.is_empty());
+    let servers = if raw.is_empty() && !env.discovered.is_empty() {
+        let mut servers = discovered_servers(&env).map_err(|e| e.to_string())?;
+        for server in &mut servers {
+            server.directory = directory.clone().or(server.directory.take());
+        }
+        servers
+    } else {
+        if raw.is_empty() {
+            raw.push(RawServer::default());
+        }
+        for server in &mut raw {
+            server.directory = directory.clone();
+        }
+        servers_from_raw(raw, &env).map_err(|e| e.to_string())?
+    };
     let policies = Policies::from_json(options.policy.as_ref()).map_err(|e| e.to_string())?;
     let mut output = output;
     for server in &servers {
+        let found = match &server.url_source {
+            UrlSource::Discovered(from) => format!(" (found running: {from})"),
+            _ => String::new(),
+        };
         let _ = writeln!(
             output,
-            "ask-lsp: watching {} for prompts (Ctrl-D to quit)",
+            "ask-lsp: watching {}{found} for prompts (Ctrl-D to quit)",
             server.url
         );
     }

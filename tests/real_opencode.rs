@@ -764,3 +764,53 @@ async fn a_stale_prompt_is_withdrawn_soon_after_a_restart() {
         "{delays:?}"
     );
 }
+
+/// Zero-config discovery (docs/discovery.md): nothing configured, the editor
+/// opened a subdirectory of the project a real OpenCode runs in, started
+/// with `--port`.
+#[tokio::test]
+async fn discovery_finds_a_real_opencode_started_with_a_port() {
+    let Some(opencode) = OpenCode::start(None).await else {
+        return;
+    };
+    let workspace = Path::new(&opencode.directory()).join("src");
+    std::fs::create_dir_all(&workspace).unwrap();
+    // No service.json there.
+    let state = tempfile::tempdir().unwrap();
+    let mut client = LspClient::start(&[("XDG_STATE_HOME", state.path().to_str().unwrap())]).await;
+    client
+        .request(
+            "initialize",
+            json!({"processId": null, "capabilities": extension_caps(),
+                   "rootUri": format!("file://{}", workspace.display()),
+                   "workspaceFolders": [{"uri": format!("file://{}", workspace.display()), "name": "src"}]}),
+        )
+        .await;
+    client.notify("initialized", json!({})).await;
+    let told = client.next_method("window/showMessage").await;
+    let message = told["params"]["message"].as_str().unwrap();
+    let found = format!(
+        "following {} (found running: opencode process ",
+        opencode.url()
+    );
+    assert!(message.contains(&found), "{message}");
+    assert!(
+        message.contains(&format!(" in {})", opencode.directory())),
+        "{message}"
+    );
+
+    let session = opencode.ask("single").await;
+    let ask = next_ask(&mut client, &session).await;
+    // Followed for the directory the process runs in.
+    assert_eq!(
+        ask["params"]["source"],
+        json!({"backend": "opencode", "url": opencode.url(), "directory": opencode.directory()})
+    );
+    client.answer(&ask, json!([["SQLite"]])).await;
+    let received = opencode.wait_received(1).await;
+    assert!(
+        received[0].contains(r#""Which database?"="SQLite""#),
+        "{received:?}"
+    );
+    assert!(client.shutdown().await.success());
+}

@@ -27,8 +27,26 @@ pub(super) trait Follow: Send + Sync + 'static {
     /// Runs right after subscribing, before any event is read: lists what is
     /// pending, since the streams have no replay.
     fn resync<'a>(&'a self, sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>>;
-    /// Handles one event; false when the sink is closed.
-    fn event<'a>(&'a self, event: SseEvent, sink: &'a EventSink) -> BoxFuture<'a, bool>;
+    /// Handles one event.
+    fn event<'a>(&'a self, event: SseEvent, sink: &'a EventSink) -> BoxFuture<'a, Flow>;
+}
+
+/// What follows an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flow {
+    Continue,
+    /// The server dropped what it had pending (OpenCode's dispose events):
+    /// reconnect at once, which resyncs.
+    Reconnect,
+    /// Nobody listens any more.
+    Stop,
+}
+
+impl Flow {
+    /// `Continue` while the sink is open.
+    pub fn while_open(open: bool) -> Flow {
+        if open { Flow::Continue } else { Flow::Stop }
+    }
 }
 
 enum End {
@@ -148,8 +166,10 @@ async fn connect_once<F: Follow>(
             Err(error) => return (End::Failed(format!("{}: {error}", peer.label)), true),
         };
         for event in batch {
-            if !server.event(event, sink).await {
-                return (End::SinkClosed, true);
+            match server.event(event, sink).await {
+                Flow::Continue => {}
+                Flow::Reconnect => return (End::Closed, true),
+                Flow::Stop => return (End::SinkClosed, true),
             }
         }
     }

@@ -91,9 +91,11 @@ pub(crate) struct ServerStatus {
     pub url: String,
     pub connected: bool,
     pub error: Option<String>,
-    /// The configuration gave no URL: ask-lsp follows `$ASK_LSP_URL` or the
-    /// built-in default.
+    /// The configuration gave no URL: ask-lsp follows a server found
+    /// running, `$ASK_LSP_URL` or the built-in default.
     pub defaulted: bool,
+    /// Where discovery found the server.
+    pub discovered: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -149,6 +149,10 @@ impl Registry {
                 connected: s.connected,
                 error: s.error.clone(),
                 defaulted: s.spec.url_source != UrlSource::Configuration,
+                discovered: match &s.spec.url_source {
+                    UrlSource::Discovered(from) => Some(from.to_string()),
+                    _ => None,
+                },
             })
             .collect();
         servers.sort_by(|a, b| a.name.cmp(&b.name));

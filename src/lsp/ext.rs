@@ -329,8 +329,11 @@ pub(crate) struct ServerStatus {
     pub url: String,
     pub connected: bool,
     pub error: Option<String>,
-    /// No URL was configured: `$ASK_LSP_URL` or the built-in default.
+    /// No URL was configured: found running, `$ASK_LSP_URL` or the
+    /// built-in default.
     pub defaulted: bool,
+    /// Where discovery found the server (a `service.json`, a process).
+    pub discovered: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -557,6 +560,7 @@ mod doc_tests {
             connected: true,
             error: None,
             defaulted: false,
+            discovered: None,
         };
         let counters = Counters {
             answered_here: 0,

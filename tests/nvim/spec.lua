@@ -638,6 +638,18 @@ test("no plugin: vim.lsp.enable('ask_lsp') asks through showMessageRequest; the 
   eq({ { kind = 'reply', id = seen.id, answers = { { 'SQLite' } } } }, received(PLAIN), 'received')
 end)
 
+test(':checkhealth says where a server nobody configured was found (service.json)', function()
+  local state = vim.fn.tempname()
+  vim.fn.mkdir(state .. '/opencode', 'p')
+  local file = state .. '/opencode/service.json'
+  vim.fn.writefile({ vim.json.encode({ url = PLAIN, pid = vim.fn.getpid() }) }, file)
+  local seen = child('discovered.lua', { root }, { XDG_STATE_HOME = state, ASK_LSP_BIN = BIN }, 60000)
+  vim.fn.delete(state, 'rf')
+  local found = ('server default (%s): no server configured; found running: %s'):format(PLAIN, file)
+  assert(seen.health:find(found, 1, true), seen.health)
+  assert(seen.health:find('OK server default (' .. PLAIN .. '): connected', 1, true), seen.health)
+end)
+
 test('lazy.nvim-style install from a local clone: the build step makes the binary the plugin uses; :help ask-lsp opens', function()
   -- What a clone of this working tree holds (tracked and new files, no
   -- target/), copied so uncommitted changes are tested too. The same path

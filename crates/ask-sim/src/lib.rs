@@ -41,6 +41,7 @@ pub struct SimOptions {
     pub heartbeat: Duration,
     /// The directory reported on `/global/event`.
     pub directory: String,
+    pub dialect: Dialect,
 }
 
 impl Default for SimOptions {
@@ -50,8 +51,77 @@ impl Default for SimOptions {
             password: None,
             heartbeat: Duration::from_secs(10),
             directory: "/sim/project".into(),
+            dialect: Dialect::default(),
         }
     }
+}
+
+/// How the sim writes OpenCode 1.x events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// As the real 1.18.33 server does.
+    #[default]
+    V118,
+    /// As SDK 1.19.3 lists them: `question.v2.*` instead of `question.*`;
+    /// on `/global/event` the durable events (session, message part) only
+    /// as `sync` envelopes, and the wrapper names a workspace
+    /// ([`SIM_WORKSPACE`]).
+    V119,
+    /// [`Dialect::V119`], with every question event sent under both names.
+    V119Both,
+}
+
+/// How many requests [`SimState::requests`] keeps (the latest).
+const MAX_REQUESTS_KEPT: usize = 4096;
+
+/// The workspace named on `/global/event` in the 1.19 dialects.
+pub const SIM_WORKSPACE: &str = "wrk_sim";
+
+/// Events that SDK 1.19 also writes as `sync` envelopes (`SyncEvent*`).
+const DURABLE: [&str; 4] = [
+    "session.created",
+    "session.updated",
+    "session.deleted",
+    "message.part.updated",
+];
+
+impl Dialect {
+    /// From `--dialect`: `1.18`, `1.19` or `1.19-both`.
+    pub fn parse(name: &str) -> Option<Dialect> {
+        match name {
+            "1.18" => Some(Dialect::V118),
+            "1.19" => Some(Dialect::V119),
+            "1.19-both" => Some(Dialect::V119Both),
+            _ => None,
+        }
+    }
+
+    /// The names an event goes out under.
+    fn names(self, kind: &str) -> Vec<String> {
+        match (self, kind.strip_prefix("question.")) {
+            (Dialect::V119, Some(rest)) => vec![format!("question.v2.{rest}")],
+            (Dialect::V119Both, Some(rest)) => vec![kind.to_owned(), format!("question.v2.{rest}")],
+            _ => vec![kind.to_owned()],
+        }
+    }
+}
+
+/// One item for the open event streams.
+#[derive(Debug)]
+enum Outgoing {
+    /// An event, wrapped on `/global/event`.
+    Event(String),
+    /// A durable event in the 1.19 dialects: plain on `/event`, the `sync`
+    /// envelope on `/global/event`.
+    Durable { plain: String, sync: String },
+    /// Disposal: `/global/event` gets it with its wrapper's directory;
+    /// `/event` ends after it, as upstream's event route does.
+    Disposed { event: String, directory: String },
+    /// Bytes sent verbatim to every stream.
+    Raw(String),
+    /// One event's `data` sent as written to `/global/event` streams only
+    /// (recorded streams).
+    GlobalData(String),
 }
 
 /// What the server received from clients, in order.
@@ -112,7 +182,9 @@ pub struct SimState {
     counter: Mutex<u64>,
     /// Keeps ids unique across restarts, as real ids are.
     instance: String,
-    events: broadcast::Sender<Arc<str>>,
+    events: broadcast::Sender<Arc<Outgoing>>,
+    /// Every request to the OpenCode routes: method, path and query.
+    requests: Mutex<Vec<String>>,
     /// Bumped to close every open stream.
     generation: watch::Sender<u64>,
     events_up: watch::Sender<bool>,
@@ -154,6 +226,7 @@ impl Sim {
                     .map_or(0, |d| d.as_nanos() as u32)
             ),
             events,
+            requests: Mutex::default(),
             generation: watch::channel(0).0,
             events_up: watch::channel(true).0,
             stalled: watch::channel(false).0,
@@ -359,17 +432,69 @@ impl SimState {
         self.emit("session.idle", json!({"sessionID": session_id}));
     }
 
-    /// Sends any event, e.g. `message.part.delta` noise.
+    /// Sends any event, e.g. `message.part.delta` noise, named and wrapped
+    /// as the sim's [`Dialect`] does.
     pub fn emit(&self, kind: &str, properties: Value) {
-        let id = self.next("evt");
-        let event = json!({"id": id, "type": kind, "properties": properties});
-        let _ = self.events.send(event.to_string().into());
+        let dialect = self.options.dialect;
+        for kind in dialect.names(kind) {
+            let id = self.next("evt");
+            let event = json!({"id": id, "type": kind, "properties": properties}).to_string();
+            let outgoing = if dialect != Dialect::V118 && DURABLE.contains(&kind.as_str()) {
+                let sync = json!({"type": "sync", "id": id, "syncEvent": {
+                    "type": format!("{kind}.1"), "id": self.next("evt"), "seq": 1,
+                    "aggregateID": properties.get("sessionID"), "data": properties}});
+                Outgoing::Durable {
+                    plain: event,
+                    sync: sync.to_string(),
+                }
+            } else {
+                Outgoing::Event(event)
+            };
+            let _ = self.events.send(Arc::new(outgoing));
+        }
     }
 
-    /// Sends raw bytes to every open stream (malformed framing tests). Only
-    /// `/event` streams get them verbatim.
+    /// Disposes the instance (`server.instance.disposed`) or, with `all`,
+    /// every instance (`global.disposed`), as upstream does. What is pending
+    /// stays pending here: a client must reconnect and list it again.
+    pub fn dispose(&self, all: bool) {
+        let directory = &self.options.directory;
+        let (kind, properties, wrapper) = match all {
+            false => (
+                "server.instance.disposed",
+                json!({"directory": directory}),
+                directory.as_str(),
+            ),
+            true => ("global.disposed", json!({}), "global"),
+        };
+        let event = json!({"id": self.next("evt"), "type": kind, "properties": properties});
+        let _ = self.events.send(Arc::new(Outgoing::Disposed {
+            event: event.to_string(),
+            directory: wrapper.to_owned(),
+        }));
+    }
+
+    /// Sends raw bytes, verbatim, to every open stream (malformed framing tests).
     pub fn emit_raw(&self, raw: &str) {
-        let _ = self.events.send(format!("\u{0}{raw}").into());
+        let _ = self.events.send(Arc::new(Outgoing::Raw(raw.to_owned())));
+    }
+
+    /// Sends one recorded `/global/event` payload as written, to
+    /// `/global/event` streams only (`/event` streams get nothing).
+    pub fn emit_global_data(&self, data: &str) {
+        let _ = self
+            .events
+            .send(Arc::new(Outgoing::GlobalData(data.to_owned())));
+    }
+
+    /// Makes a request pending as given (ids from a recording), with no event.
+    pub fn add_pending(&self, request: QuestionRequest) {
+        self.pending.lock().expect("not poisoned").push(request);
+    }
+
+    /// Every request received on the OpenCode routes (`GET /question?directory=…`).
+    pub fn requests(&self) -> Vec<String> {
+        self.requests.lock().expect("not poisoned").clone()
     }
 
     pub fn drop_streams(&self) {
@@ -441,6 +566,15 @@ fn tool_part(request: &QuestionRequest, status: &str, input: Value) -> Value {
 }
 
 async fn basic_auth(State(inner): State<Arc<SimState>>, request: Request, next: Next) -> Response {
+    let uri = request.uri();
+    if !uri.path().starts_with("/_sim/") {
+        let line = format!("{} {}", request.method(), uri);
+        let mut requests = inner.requests.lock().expect("not poisoned");
+        if requests.len() >= MAX_REQUESTS_KEPT {
+            requests.remove(0);
+        }
+        requests.push(line);
+    }
     if let Some(password) = &inner.options.password {
         let expected = format!(
             "Basic {}",
@@ -475,40 +609,61 @@ fn stream(inner: Arc<SimState>, global: bool) -> Response {
     let mut stalled = inner.stalled.subscribe();
     generation.mark_unchanged();
     let directory = inner.options.directory.clone();
+    let workspace = (inner.options.dialect != Dialect::V118).then_some(SIM_WORKSPACE);
     let heartbeat = inner.options.heartbeat;
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(1024);
-    let frame = move |event: &str| -> Bytes {
-        if let Some(raw) = event.strip_prefix('\u{0}') {
-            return Bytes::from(raw.to_owned());
-        }
-        let data = if global {
-            let is_server_event = event.contains("\"type\":\"server.");
-            if is_server_event {
-                format!("{{\"payload\":{event}}}")
-            } else {
-                format!(
-                    "{{\"directory\":{},\"project\":\"global\",\"payload\":{event}}}",
-                    json!(directory)
-                )
+    let wrap = move |directory: Option<&str>, event: &str| -> String {
+        let mut wrapper = serde_json::Map::new();
+        if let Some(directory) = directory {
+            wrapper.insert("directory".into(), json!(directory));
+            wrapper.insert("project".into(), json!("global"));
+            if let Some(workspace) = workspace {
+                wrapper.insert("workspace".into(), json!(workspace));
             }
-        } else {
-            event.to_owned()
+        }
+        // Spliced in as written: the wrapper's keys first, as OpenCode's.
+        let head = Value::Object(wrapper).to_string();
+        let head = head.strip_suffix('}').expect("an object");
+        let comma = if head.len() > 1 { "," } else { "" };
+        format!("{head}{comma}\"payload\":{event}}}")
+    };
+    // The frame of one outgoing item, and whether the stream ends after it.
+    let frame = move |outgoing: &Outgoing| -> (Bytes, bool) {
+        let (data, end) = match outgoing {
+            Outgoing::Raw(raw) => return (Bytes::from(raw.clone()), false),
+            Outgoing::GlobalData(data) if global => (data.clone(), false),
+            Outgoing::GlobalData(_) => return (Bytes::new(), false),
+            Outgoing::Event(event) if global => {
+                let is_server_event = event.contains("\"type\":\"server.");
+                (wrap((!is_server_event).then_some(&directory), event), false)
+            }
+            Outgoing::Event(event) => (event.clone(), false),
+            Outgoing::Durable { sync, .. } if global => (wrap(Some(&directory), sync), false),
+            Outgoing::Durable { plain, .. } => (plain.clone(), false),
+            Outgoing::Disposed { event, directory } if global => {
+                (wrap(Some(directory), event), false)
+            }
+            Outgoing::Disposed { event, .. } => (event.clone(), true),
         };
-        Bytes::from(format!("data: {data}\n\n"))
+        (Bytes::from(format!("data: {data}\n\n")), end)
     };
     tokio::spawn(async move {
         let connected =
             json!({"id": "evt_connected", "type": "server.connected", "properties": {}});
-        if tx.send(frame(&connected.to_string())).await.is_err() {
+        if tx
+            .send(frame(&Outgoing::Event(connected.to_string())).0)
+            .await
+            .is_err()
+        {
             return;
         }
         let mut ticks =
             tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
         loop {
-            let bytes = tokio::select! {
+            let (bytes, end) = tokio::select! {
                 _ = generation.changed() => return,
                 _ = tx.closed() => return,
-                _ = ticks.tick() => frame(&json!({"id": "evt_hb", "type": "server.heartbeat", "properties": {}}).to_string()),
+                _ = ticks.tick() => frame(&Outgoing::Event(json!({"id": "evt_hb", "type": "server.heartbeat", "properties": {}}).to_string())),
                 event = events.recv() => match event {
                     Ok(event) => frame(&event),
                     Err(broadcast::error::RecvError::Lagged(n)) => {
@@ -526,7 +681,10 @@ fn stream(inner: Arc<SimState>, global: bool) -> Response {
                 }
                 continue; // what came in while stalled is lost
             }
-            if tx.send(bytes).await.is_err() {
+            if bytes.is_empty() {
+                continue;
+            }
+            if tx.send(bytes).await.is_err() || end {
                 return;
             }
         }

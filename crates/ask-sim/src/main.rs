@@ -3,14 +3,14 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use ask_sim::{Sim, SimOptions};
+use ask_sim::{Dialect, Sim, SimOptions};
 
 const USAGE: &str = "\
 ask-sim: a simulated OpenCode server for trying and testing ask-lsp
 
 Usage:
   ask-sim demo        a simulated agent asks questions; answer them in this terminal
-  ask-sim serve [--port N] [--password P] [--heartbeat-ms N]
+  ask-sim serve [--port N] [--password P] [--heartbeat-ms N] [--dialect 1.18|1.19|1.19-both]
                       run the simulated server until Ctrl-C (docs/sim.md)
   ask-sim --help";
 
@@ -67,6 +67,10 @@ async fn serve(args: &[String]) -> Result<(), String> {
             "--password" => options.password = Some(value.clone()),
             "--heartbeat-ms" => {
                 options.heartbeat = Duration::from_millis(number("a number")?.max(1))
+            }
+            "--dialect" => {
+                options.dialect = Dialect::parse(value)
+                    .ok_or_else(|| format!("--dialect {value:?}: 1.18, 1.19 or 1.19-both"))?
             }
             _ => return Err(format!("unknown option {flag:?}\n\n{USAGE}")),
         }

@@ -181,7 +181,8 @@ function M.start()
     cmd = cmd,
     root_dir = vim.fn.getcwd(),
     capabilities = capabilities,
-    init_options = { servers = opts.servers, policy = opts.policy },
+    -- An object even when empty: `{}` alone would be sent as `[]`.
+    init_options = vim.tbl_extend('force', vim.empty_dict(), { servers = opts.servers, policy = opts.policy }),
     handlers = handlers,
   }, { attach = false })
   return M.client_id

@@ -36,7 +36,9 @@ function M.check()
     return
   end
   for _, server in ipairs(status.servers) do
-    if server.defaulted then
+    if server.discovered ~= nil and server.discovered ~= vim.NIL then
+      health.info(('server %s (%s): no server configured; found running: %s'):format(server.name, server.url, server.discovered))
+    elseif server.defaulted then
       health.warn(('server %s: none configured, so ask-lsp follows the default %s'):format(server.name, server.url), {
         'set servers in setup{} (or $ASK_LSP_URL) to the OpenCode you use',
       })
