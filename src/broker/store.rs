@@ -211,6 +211,7 @@ mod tests {
             source: Source {
                 backend: "test",
                 url: "http://test".into(),
+                generation: None,
             },
             timeout: None,
         })

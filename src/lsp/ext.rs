@@ -331,6 +331,9 @@ pub(crate) struct ServerStatus {
     pub error: Option<String>,
     /// No URL was configured: `$ASK_LSP_URL` or the built-in default.
     pub defaulted: bool,
+    /// Which generation of the server was found ("1" or "2" for OpenCode),
+    /// once it answered.
+    pub generation: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -557,6 +560,7 @@ mod doc_tests {
             connected: true,
             error: None,
             defaulted: false,
+            generation: Some("2".into()),
         };
         let counters = Counters {
             answered_here: 0,

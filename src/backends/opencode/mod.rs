@@ -309,6 +309,7 @@ impl Backend for OpenCode {
         Source {
             backend: "opencode",
             url: self.spec.url.clone(),
+            generation: Some("1"),
         }
     }
 
