@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
 pub mod demo;
+pub mod opencode2;
 mod permission;
 mod wire;
 
@@ -135,12 +136,7 @@ impl Sim {
             log: Mutex::default(),
             faults: Mutex::default(),
             counter: Mutex::new(0),
-            instance: format!(
-                "{:08x}",
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos() as u32)
-            ),
+            instance: instance_id(),
             events,
             generation: watch::channel(0).0,
             events_up: watch::channel(true).0,
@@ -180,24 +176,7 @@ impl Sim {
             })
             .layer(middleware::from_fn_with_state(inner.clone(), basic_auth))
             .with_state(inner.clone());
-        let (shutdown, mut stop) = watch::channel(false);
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()?;
-        std::thread::spawn(move || {
-            runtime.block_on(async move {
-                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-                    return;
-                };
-                tokio::select! {
-                    _ = axum::serve(listener, app) => {}
-                    _ = stop.wait_for(|s| *s) => {}
-                }
-            });
-            // Dropping the runtime drops every connection task: sockets close.
-            runtime.shutdown_background();
-        });
+        let shutdown = serve(listener, app)?;
         Ok(Sim {
             inner,
             addr,
@@ -426,21 +405,65 @@ fn tool_part(request: &QuestionRequest, status: &str, input: Value) -> Value {
 }
 
 async fn basic_auth(State(inner): State<Arc<SimState>>, request: Request, next: Next) -> Response {
-    if let Some(password) = &inner.options.password {
-        let expected = format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(format!("opencode:{password}"))
-        );
-        let given = request.headers().get(header::AUTHORIZATION);
-        if given.and_then(|v| v.to_str().ok()) != Some(expected.as_str()) {
-            return (
-                StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Basic realm=\"Secure Area\"")],
-            )
-                .into_response();
-        }
+    if !authorized(inner.options.password.as_deref(), &request) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Basic realm=\"Secure Area\"")],
+        )
+            .into_response();
     }
     next.run(request).await
+}
+
+/// Basic auth `opencode:<password>`, when the server has a password.
+pub(crate) fn authorized(password: Option<&str>, request: &Request) -> bool {
+    let Some(password) = password else {
+        return true;
+    };
+    let expected = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("opencode:{password}"))
+    );
+    let given = request.headers().get(header::AUTHORIZATION);
+    given.and_then(|v| v.to_str().ok()) == Some(expected.as_str())
+}
+
+/// Keeps ids unique across restarts, as real ids are.
+pub(crate) fn instance_id() -> String {
+    format!(
+        "{:08x}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u32)
+    )
+}
+
+/// Serves `app` on its own runtime thread until the returned sender says
+/// stop: then every connection closes at once, the way a killed server
+/// process's do.
+pub(crate) fn serve(
+    listener: std::net::TcpListener,
+    app: Router,
+) -> std::io::Result<watch::Sender<bool>> {
+    let (shutdown, mut stop) = watch::channel(false);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    std::thread::spawn(move || {
+        runtime.block_on(async move {
+            let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                return;
+            };
+            tokio::select! {
+                _ = axum::serve(listener, app) => {}
+                _ = stop.wait_for(|s| *s) => {}
+            }
+        });
+        // Dropping the runtime drops every connection task: sockets close.
+        runtime.shutdown_background();
+    });
+    Ok(shutdown)
 }
 
 async fn event_stream(State(inner): State<Arc<SimState>>) -> Response {
