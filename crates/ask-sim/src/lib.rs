@@ -114,7 +114,7 @@ pub struct SimState {
 pub struct Sim {
     inner: Arc<SimState>,
     pub addr: SocketAddr,
-    shutdown: Arc<watch::Sender<bool>>,
+    serving: Arc<Serving>,
 }
 
 impl Sim {
@@ -176,11 +176,11 @@ impl Sim {
             })
             .layer(middleware::from_fn_with_state(inner.clone(), basic_auth))
             .with_state(inner.clone());
-        let shutdown = serve(listener, app)?;
+        let serving = serve(listener, app)?;
         Ok(Sim {
             inner,
             addr,
-            shutdown: Arc::new(shutdown),
+            serving: Arc::new(serving),
         })
     }
 
@@ -190,7 +190,7 @@ impl Sim {
 
     pub fn stop(&self) {
         self.drop_streams();
-        let _ = self.shutdown.send(true);
+        self.serving.stop();
     }
 }
 
@@ -438,19 +438,31 @@ pub(crate) fn instance_id() -> String {
     )
 }
 
-/// Serves `app` on its own runtime thread until the returned sender says
-/// stop: then every connection closes at once, the way a killed server
-/// process's do.
-pub(crate) fn serve(
-    listener: std::net::TcpListener,
-    app: Router,
-) -> std::io::Result<watch::Sender<bool>> {
+/// A server's thread; [`Serving::stop`] ends it.
+pub(crate) struct Serving {
+    shutdown: watch::Sender<bool>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Serving {
+    /// Closes every connection and the listener, the way a killed server
+    /// process's close, and returns once they are closed (the port is free).
+    pub(crate) fn stop(&self) {
+        let _ = self.shutdown.send(true);
+        if let Some(thread) = self.thread.lock().expect("not poisoned").take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Serves `app` on its own runtime thread until [`Serving::stop`].
+pub(crate) fn serve(listener: std::net::TcpListener, app: Router) -> std::io::Result<Serving> {
     let (shutdown, mut stop) = watch::channel(false);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()?;
-    std::thread::spawn(move || {
+    let thread = std::thread::spawn(move || {
         runtime.block_on(async move {
             let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
                 return;
@@ -463,7 +475,10 @@ pub(crate) fn serve(
         // Dropping the runtime drops every connection task: sockets close.
         runtime.shutdown_background();
     });
-    Ok(shutdown)
+    Ok(Serving {
+        shutdown,
+        thread: Mutex::new(Some(thread)),
+    })
 }
 
 async fn event_stream(State(inner): State<Arc<SimState>>) -> Response {

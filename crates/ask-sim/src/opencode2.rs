@@ -116,7 +116,7 @@ pub struct State2 {
 pub struct Sim2 {
     inner: Arc<State2>,
     pub addr: SocketAddr,
-    shutdown: Arc<watch::Sender<bool>>,
+    serving: Arc<crate::Serving>,
 }
 
 impl std::ops::Deref for Sim2 {
@@ -176,11 +176,11 @@ impl Sim2 {
             .fallback(|| async { (StatusCode::NOT_FOUND, "Not Found") })
             .layer(middleware::from_fn_with_state(inner.clone(), basic_auth))
             .with_state(inner.clone());
-        let shutdown = crate::serve(listener, app)?;
+        let serving = crate::serve(listener, app)?;
         Ok(Sim2 {
             inner,
             addr,
-            shutdown: Arc::new(shutdown),
+            serving: Arc::new(serving),
         })
     }
 
@@ -191,7 +191,7 @@ impl Sim2 {
     /// Ends the server the way a killed process does: every connection closes.
     pub fn stop(&self) {
         self.drop_streams();
-        let _ = self.shutdown.send(true);
+        self.serving.stop();
     }
 }
 
