@@ -61,7 +61,7 @@ impl OpenCode2 {
     pub fn new(spec: ServerSpec, timing: Timing) -> Self {
         OpenCode2 {
             peer: Peer {
-                label: format!("OpenCode 2 at {}", spec.url),
+                label: format!("OpenCode at {}", spec.url),
                 expected: "an OpenCode 2 server",
                 start_hint: "is `opencode serve` running there?",
                 auth_hint: "check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME (or password in the configuration)",
@@ -416,7 +416,9 @@ impl OpenCode2 {
                         wire::question_answer(keys, answers)
                     }
                     (Shape::Fields(keys), Answer::Form(values)) => wire::form_answer(keys, values),
-                    (Shape::Link, Answer::Form(_)) => json!({}),
+                    (Shape::Link(None), Answer::Form(_)) => json!({}),
+                    // Upstream: an external field is acknowledged with `true`.
+                    (Shape::Link(Some(key)), Answer::Form(_)) => json!({ key: true }),
                     _ => return Err(refused("not an answer to this form")),
                 };
                 form("reply").json(&json!({ "answer": answer }))

@@ -93,7 +93,9 @@ pub(super) fn relevant(data: &[u8]) -> bool {
         || memchr::memmem::find(data, b"permission.v2.").is_some()
 }
 
-/// `Form.Info`.
+/// `Form.Info`. Two generations of it: with `mode` (`"form"` with fields,
+/// or `"url"` with a `url`), and without `mode`, fields only, a link being
+/// an `external` field answered `true` once opened.
 #[derive(Debug, Deserialize)]
 pub(super) struct FormInfo {
     pub id: String,
@@ -102,15 +104,17 @@ pub(super) struct FormInfo {
     title: Option<String>,
     #[serde(default)]
     metadata: Metadata,
+    #[serde(default)]
     mode: FormMode,
     #[serde(default)]
     fields: Vec<FormField>,
     url: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 enum FormMode {
+    #[default]
     Form,
     Url,
 }
@@ -137,6 +141,9 @@ struct FormField {
     description: Option<String>,
     #[serde(default)]
     required: bool,
+    /// Left to its default unless answered: not shown, never sent.
+    #[serde(default)]
+    hidden: bool,
     #[serde(default)]
     when: Vec<When>,
     #[serde(flatten)]
@@ -179,6 +186,10 @@ enum FieldSpec {
         max_items: Option<u32>,
         default: Option<Vec<String>>,
     },
+    /// A link to open; acknowledged with `true`.
+    External {
+        url: String,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -212,8 +223,9 @@ pub(super) enum Shape {
     Questions(Vec<(String, bool)>),
     /// Fields by key, each with its conditions, in the form's order.
     Fields(Vec<(String, Vec<When>)>),
-    /// A link: consent is an empty answer.
-    Link,
+    /// A link: consent is an empty answer (url mode), or `true` under
+    /// the external field's key.
+    Link(Option<String>),
 }
 
 /// Why a form cannot be shown here.
@@ -235,31 +247,52 @@ impl FormInfo {
             .filter(|s| !s.trim().is_empty())
             .collect::<Vec<_>>()
             .join("\n\n");
+        let fields: Vec<FormField> = self.fields.into_iter().filter(|f| !f.hidden).collect();
+        let link = |url: String, key: Option<String>| {
+            let form = Form {
+                message: message.clone(),
+                fields: vec![],
+                url: Some(Link {
+                    url,
+                    domain: String::new(),
+                }),
+            };
+            (Kind::Form(Box::new(form)), Shape::Link(key))
+        };
+        let externals = fields
+            .iter()
+            .filter(|f| matches!(f.spec, FieldSpec::External { .. }))
+            .count();
         let (kind, shape) = match self.mode {
-            FormMode::Url => {
-                let url = self
-                    .url
-                    .ok_or_else(|| Unshowable("a url form without a url".into()))?;
-                let form = Form {
-                    message,
-                    fields: vec![],
-                    url: Some(Link {
-                        url,
-                        domain: String::new(),
-                    }),
-                };
-                (Kind::Form(Box::new(form)), Shape::Link)
-            }
+            FormMode::Url => link(
+                self.url
+                    .ok_or_else(|| Unshowable("a url form without a url".into()))?,
+                None,
+            ),
+            FormMode::Form if externals > 0 => match <[FormField; 1]>::try_from(fields) {
+                Ok(
+                    [FormField {
+                        key,
+                        spec: FieldSpec::External { url },
+                        ..
+                    }],
+                ) => link(url, Some(key)),
+                _ => {
+                    return Err(Unshowable(
+                        "it mixes a link to open with other fields".into(),
+                    ));
+                }
+            },
             FormMode::Form if self.metadata.kind.as_deref() == Some("question") => {
-                match as_questions(&self.fields) {
+                match as_questions(&fields) {
                     Some(keys) => (
-                        Kind::Questions(self.fields.into_iter().map(FormField::into_question).collect()),
+                        Kind::Questions(fields.into_iter().map(FormField::into_question).collect()),
                         Shape::Questions(keys),
                     ),
-                    None => fields_form(message, self.fields)?,
+                    None => fields_form(message, fields)?,
                 }
             }
-            FormMode::Form => fields_form(message, self.fields)?,
+            FormMode::Form => fields_form(message, fields)?,
         };
         Ok((
             Prompt {
@@ -410,6 +443,9 @@ impl FormField {
                 default,
             },
             FieldSpec::Boolean { default } => FieldKind::Boolean { default },
+            FieldSpec::External { .. } => {
+                return Err(Unshowable("a link among fields".into()));
+            }
             FieldSpec::Multiselect {
                 options: choices,
                 min_items,
