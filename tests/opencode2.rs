@@ -78,7 +78,10 @@ async fn the_generation_found_is_in_status_and_said_once() {
             json!({"command": "askLsp.status", "arguments": []}),
         )
         .await;
-    assert_eq!(status["result"]["servers"][0]["generation"], "1", "{status}");
+    assert_eq!(
+        status["result"]["servers"][0]["generation"], "1",
+        "{status}"
+    );
     let seen = client.drain(Duration::from_millis(300)).await;
     assert!(
         seen.iter().all(|m| m["method"] != "window/showMessage"),
@@ -98,7 +101,10 @@ async fn a_question_form_is_shown_as_questions_and_answered_by_value() {
     assert_eq!(params["sessionID"], session(&form));
     assert_eq!(params["title"], "Database");
     assert_eq!(params["source"]["directory"], "/sim/project");
-    assert_eq!(params["origin"]["toolCallID"], form["metadata"]["tool"]["id"]);
+    assert_eq!(
+        params["origin"]["toolCallID"],
+        form["metadata"]["tool"]["id"]
+    );
     assert_eq!(
         params["questions"],
         json!([{"question": "Which database?", "header": "Database", "multiple": false, "custom": true,
@@ -194,12 +200,19 @@ async fn a_typed_form_with_several_fields_is_answered_by_key_and_type() {
         )
         .await;
     let said = client.next_method("window/showMessage").await;
-    let said = match said["params"]["message"].as_str().unwrap().contains("found") {
+    let said = match said["params"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("found")
+    {
         true => client.next_method("window/showMessage").await,
         false => said,
     };
     assert!(
-        said["params"]["message"].as_str().unwrap().contains("Email"),
+        said["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Email"),
         "{said}"
     );
     assert_eq!(sim.received(), vec![]);
@@ -280,6 +293,34 @@ async fn a_link_form_is_consented_with_an_empty_answer() {
     assert_eq!(sim.received(), vec![form_reply(&form, json!({}))]);
 }
 
+/// The newer shape: no `mode`, the link is an `external` field
+/// acknowledged with `true` (MCP url elicitation).
+#[tokio::test]
+async fn an_external_link_field_is_acknowledged_with_true() {
+    let sim = sim2().await;
+    let mut client = client(&sim).await;
+    let form = sim.create_form(
+        json!({"sessionID": "global", "title": "linear is requesting input",
+               "metadata": {"kind": "mcp-elicitation", "server": "linear", "message": "Sign in"},
+               "fields": [{"key": "elicitation", "type": "external",
+                           "url": "https://linear.app/oauth/authorize?x=1"}]}),
+        None,
+        true,
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["sessionID"], "global");
+    assert_eq!(ask["params"]["form"]["url"]["domain"], "linear.app");
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "values": {}}))
+        .await;
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["reason"], "answeredHere", "{resolved}");
+    assert_eq!(
+        sim.received(),
+        vec![form_reply(&form, json!({"elicitation": true}))]
+    );
+}
+
 #[tokio::test]
 async fn a_rejection_cancels_the_form_with_the_persons_message() {
     let sim = sim2().await;
@@ -330,7 +371,10 @@ async fn answered_or_cancelled_elsewhere_takes_the_prompt_back_and_sends_nothing
         json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": ask["id"]}})
     );
     let resolved = client.next().await;
-    assert_eq!(resolved["params"]["reason"], "answeredElsewhere", "{resolved}");
+    assert_eq!(
+        resolved["params"]["reason"], "answeredElsewhere",
+        "{resolved}"
+    );
 
     let form = sim.ask_questions(None, &database());
     let ask = client.next_method("askQuestions/ask").await;
@@ -439,7 +483,10 @@ async fn a_server_restart_on_the_same_port_reconciles() {
         }
     }
     client.next_method("askQuestions/resolved").await;
-    assert_eq!(restarted.received(), vec![form_reply(&new, json!({"name": "x"}))]);
+    assert_eq!(
+        restarted.received(),
+        vec![form_reply(&new, json!({"name": "x"}))]
+    );
 }
 
 fn bash(command: &str) -> Value {
@@ -454,8 +501,16 @@ async fn permissions_v2_are_answered_once_always_and_reject_with_a_message() {
     let mut client = client(&sim).await;
     let mut sent = Vec::new();
     for (answer, reply, message) in [
-        (json!({"outcome": "answered", "choice": "once"}), "once", None),
-        (json!({"outcome": "answered", "choice": "always"}), "always", None),
+        (
+            json!({"outcome": "answered", "choice": "once"}),
+            "once",
+            None,
+        ),
+        (
+            json!({"outcome": "answered", "choice": "always"}),
+            "always",
+            None,
+        ),
         (
             json!({"outcome": "rejected", "message": "not on main"}),
             "reject",

@@ -88,7 +88,9 @@ impl OpenCodeAny {
             if let Some(info) = info {
                 let version = crate::text::one_line(&info.version);
                 let _ = sink.send(BackendEvent::Identified {
-                    what: format!("OpenCode 2 ({version}) found: following its forms and permissions"),
+                    what: format!(
+                        "OpenCode 2 ({version}) found: following its forms and permissions"
+                    ),
                 });
             }
         }

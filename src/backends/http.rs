@@ -160,8 +160,7 @@ pub(super) fn json_answer(peer: &Peer, answered: Answered) -> Result<Answered, B
                     .or_else(|| j.get("message"))
                     .and_then(|m| m.as_str())
                     .map(|m| {
-                        crate::text::for_display(m, crate::text::DISPLAY_MESSAGE_CHARS)
-                            .into_owned()
+                        crate::text::for_display(m, crate::text::DISPLAY_MESSAGE_CHARS).into_owned()
                     })
             })
             .unwrap_or_default()

@@ -168,9 +168,7 @@ pub(crate) type Factory = Arc<dyn Fn(&ServerSpec) -> Arc<dyn Backend> + Send + S
 pub(crate) fn factory(timing: Timing) -> Factory {
     Arc::new(move |spec: &ServerSpec| -> Arc<dyn Backend> {
         match &spec.backend {
-            BackendKind::OpenCode => {
-                Arc::new(generation::OpenCodeAny::new(spec.clone(), timing))
-            }
+            BackendKind::OpenCode => Arc::new(generation::OpenCodeAny::new(spec.clone(), timing)),
             BackendKind::SandboxAgent { server_id, token } => Arc::new(
                 sandbox_agent::SandboxAgent::new(&spec.url, server_id, token.clone(), timing),
             ),

@@ -560,7 +560,7 @@ mod doc_tests {
             connected: true,
             error: None,
             defaulted: false,
-            generation: Some("2".into()),
+            generation: None,
         };
         let counters = Counters {
             answered_here: 0,
@@ -632,7 +632,16 @@ mod doc_tests {
             ("AskDeferred", same(json(AskResult::Deferred))),
             ("ResolvedParams", same(json(&resolved))),
             ("StatusParams", same(json(&status))),
-            ("ServerStatus", same(json(&server))),
+            (
+                "ServerStatus",
+                (
+                    json(ServerStatus {
+                        generation: Some("2".into()),
+                        ..server.clone()
+                    }),
+                    json(&server),
+                ),
+            ),
             ("Counters", same(json(&counters))),
             ("AnswerSent", same(json(AnswerResult::Sent))),
             ("Form", same(json(&form))),

@@ -161,7 +161,10 @@ impl Sim2 {
                 "/api/session/{session}/permission",
                 get(list_session_permissions),
             )
-            .route("/api/session/{session}/permission/{id}", get(get_permission))
+            .route(
+                "/api/session/{session}/permission/{id}",
+                get(get_permission),
+            )
             .route(
                 "/api/session/{session}/permission/{id}/reply",
                 post(reply_permission),
@@ -277,7 +280,12 @@ impl State2 {
     /// Creates a form from `Form.CreatePayload` plus `sessionID` (a new
     /// session when absent), in `directory` (the default location when
     /// absent); with `announce` false no event is sent, as if it was missed.
-    pub fn create_form(&self, mut payload: Value, directory: Option<&str>, announce: bool) -> Value {
+    pub fn create_form(
+        &self,
+        mut payload: Value,
+        directory: Option<&str>,
+        announce: bool,
+    ) -> Value {
         let session = payload["sessionID"]
             .as_str()
             .map_or_else(|| self.next("ses"), str::to_owned);
@@ -432,6 +440,12 @@ fn validate_answer(form: &Value, answer: &Value) -> Result<(), String> {
     }
     for field in &fields {
         let key = field["key"].as_str().unwrap_or("");
+        if field["type"] == "external" {
+            if answer.get(key) != Some(&Value::Bool(true)) {
+                return Err(format!("External form field must be acknowledged: {key}"));
+            }
+            continue;
+        }
         let active = field["when"].as_array().is_none_or(|when| {
             when.iter().all(|w| {
                 let Some(value) = answer.get(w["key"].as_str().unwrap_or("")) else {
@@ -467,7 +481,9 @@ fn validate_answer(form: &Value, answer: &Value) -> Result<(), String> {
             Some("integer") => value.is_i64() || value.is_u64(),
             Some("boolean") => value.is_boolean(),
             Some("multiselect") => value.as_array().is_some_and(|items| {
-                items.iter().all(|i| i.is_string() && (!closed || in_options(i)))
+                items
+                    .iter()
+                    .all(|i| i.is_string() && (!closed || in_options(i)))
             }),
             _ => false,
         };
@@ -641,12 +657,7 @@ fn form_not_found(id: &str) -> Response {
 }
 
 /// A form of a session, read with `pick`.
-fn with_form(
-    inner: &State2,
-    session: &str,
-    id: &str,
-    pick: impl Fn(&Form) -> Value,
-) -> Response {
+fn with_form(inner: &State2, session: &str, id: &str, pick: impl Fn(&Form) -> Value) -> Response {
     if !inner.session_known(session) {
         return session_not_found(session);
     }
@@ -699,11 +710,15 @@ async fn reply_form(
     };
     let result = inner.settle(&id, Some(&session), Some(answer.clone()), None);
     if result.is_ok() {
-        inner.log.lock().expect("not poisoned").push(Received::FormReply {
-            id: id.clone(),
-            session: session.clone(),
-            answer,
-        });
+        inner
+            .log
+            .lock()
+            .expect("not poisoned")
+            .push(Received::FormReply {
+                id: id.clone(),
+                session: session.clone(),
+                answer,
+            });
     }
     settled(&id, result)
 }
@@ -722,11 +737,15 @@ async fn cancel_form(
         .and_then(|b| b.get("message")?.as_str().map(str::to_owned));
     let result = inner.settle(&id, Some(&session), None, message.clone());
     if result.is_ok() {
-        inner.log.lock().expect("not poisoned").push(Received::FormCancel {
-            id: id.clone(),
-            session: session.clone(),
-            message,
-        });
+        inner
+            .log
+            .lock()
+            .expect("not poisoned")
+            .push(Received::FormCancel {
+                id: id.clone(),
+                session: session.clone(),
+                message,
+            });
     }
     settled(&id, result)
 }
@@ -739,10 +758,9 @@ async fn get_permission(
         return session_not_found(&session);
     }
     let permissions = inner.permissions.lock().expect("not poisoned");
-    match permissions
-        .iter()
-        .find(|p| p.pending && p.request["id"] == id.as_str() && p.request["sessionID"] == session.as_str())
-    {
+    match permissions.iter().find(|p| {
+        p.pending && p.request["id"] == id.as_str() && p.request["sessionID"] == session.as_str()
+    }) {
         Some(p) => axum::Json(json!({"data": p.request})).into_response(),
         None => permission_not_found(&id),
     }
@@ -782,7 +800,9 @@ async fn reply_permission(
     {
         let mut permissions = inner.permissions.lock().expect("not poisoned");
         let Some(entry) = permissions.iter_mut().find(|p| {
-            p.pending && p.request["id"] == id.as_str() && p.request["sessionID"] == session.as_str()
+            p.pending
+                && p.request["id"] == id.as_str()
+                && p.request["sessionID"] == session.as_str()
         }) else {
             return permission_not_found(&id);
         };
@@ -793,12 +813,16 @@ async fn reply_permission(
             Some(&entry.directory),
         );
     }
-    inner.log.lock().expect("not poisoned").push(Received::Permission {
-        id,
-        session,
-        reply: body.reply,
-        message: body.message,
-    });
+    inner
+        .log
+        .lock()
+        .expect("not poisoned")
+        .push(Received::Permission {
+            id,
+            session,
+            reply: body.reply,
+            message: body.message,
+        });
     StatusCode::NO_CONTENT.into_response()
 }
 
@@ -811,10 +835,13 @@ struct QuestionBody {
 
 async fn control_question(State(inner): Shared, body: Bytes) -> Response {
     match serde_json::from_slice::<QuestionBody>(&body) {
-        Ok(ask) => {
-            axum::Json(inner.ask_questions(ask.session_id.as_deref(), &ask.questions)).into_response()
-        }
-        Err(e) => error(StatusCode::BAD_REQUEST, "InvalidRequestError", e.to_string()),
+        Ok(ask) => axum::Json(inner.ask_questions(ask.session_id.as_deref(), &ask.questions))
+            .into_response(),
+        Err(e) => error(
+            StatusCode::BAD_REQUEST,
+            "InvalidRequestError",
+            e.to_string(),
+        ),
     }
 }
 

@@ -12,6 +12,8 @@
 //! refusal cancels the form (`…/cancel`) with the person's message.
 //! docs/opencode2.md cites the upstream files this is built from.
 
+#[cfg(test)]
+mod contract;
 mod wire;
 
 use std::num::NonZeroUsize;
@@ -29,7 +31,6 @@ use crate::config::ServerSpec;
 use crate::prompt::{Answer, Effect, Kind, Prompt, Reply};
 use crate::sse::SseEvent;
 use crate::text;
-
 
 /// How many sessions are remembered for the resync, and how many forms'
 /// routes: far more than a person has open.
@@ -105,12 +106,16 @@ impl OpenCode2 {
     pub(super) async fn server_info(&self) -> Result<Option<ServerInfo>, BackendError> {
         let answered = self
             .peer
-            .exchange(&self.timing, self.request(reqwest::Method::GET, "/api/info"))
+            .exchange(
+                &self.timing,
+                self.request(reqwest::Method::GET, "/api/info"),
+            )
             .await?;
-        let is_json = answered.content_type.starts_with("application/json");
-        Ok((answered.status == 200 && is_json)
-            .then(|| serde_json::from_slice::<ServerInfo>(&answered.body).ok())
-            .flatten())
+        Ok(ServerInfo::from_answer(
+            answered.status,
+            &answered.content_type,
+            &answered.body,
+        ))
     }
 
     /// Sends a request whose answer must be JSON (or empty: 204).
@@ -349,7 +354,10 @@ impl OpenCode2 {
             data: FormInfo,
         }
         let form = serde_json::from_slice::<One>(&answered.body)
-            .map_err(|e| self.peer.server_error(answered.status, format!("the form could not be read: {e}")))?
+            .map_err(|e| {
+                self.peer
+                    .server_error(answered.status, format!("the form could not be read: {e}"))
+            })?
             .data;
         form.into_prompt(None)
             .map(|(_, route)| route)

@@ -8,6 +8,9 @@
 //! envelope) and `packages/core/src/tool/plugin/question.ts` (the question
 //! tool asks through a form with `metadata.kind: "question"`, one field per
 //! question keyed `q0`, `q1`, …, option values equal to their labels).
+//!
+//! Over 500 lines: two generations of upstream's form shape, each field
+//! type's mapping, conditions and the reply builders; a quarter is tests.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -63,9 +66,10 @@ pub(super) fn parse_event(text: &str) -> Result<V2Event, serde_json::Error> {
     let data = envelope.data.map_or("null", RawValue::get);
     let directory = envelope.location.and_then(|l| l.directory);
     Ok(match envelope.kind {
-        "form.created" => {
-            V2Event::FormCreated(Box::new(serde_json::from_str::<Created>(data)?.form), directory)
-        }
+        "form.created" => V2Event::FormCreated(
+            Box::new(serde_json::from_str::<Created>(data)?.form),
+            directory,
+        ),
         "form.replied" => V2Event::FormReplied {
             id: serde_json::from_str::<Settled>(data)?.id,
         },
@@ -236,7 +240,10 @@ impl FormInfo {
     /// The prompt, and what answering it needs. A question form whose fields
     /// all read as questions becomes a questions prompt (the person sees it
     /// as they saw questions on OpenCode 1.x); anything else is a form.
-    pub(super) fn into_prompt(self, directory: Option<String>) -> Result<(Prompt, Shape), Unshowable> {
+    pub(super) fn into_prompt(
+        self,
+        directory: Option<String>,
+    ) -> Result<(Prompt, Shape), Unshowable> {
         let origin = Origin {
             tool_call: self.metadata.tool.as_ref().and_then(|t| t.id.clone()),
             agent: None,
@@ -271,11 +278,13 @@ impl FormInfo {
             ),
             FormMode::Form if externals > 0 => match <[FormField; 1]>::try_from(fields) {
                 Ok(
-                    [FormField {
-                        key,
-                        spec: FieldSpec::External { url },
-                        ..
-                    }],
+                    [
+                        FormField {
+                            key,
+                            spec: FieldSpec::External { url },
+                            ..
+                        },
+                    ],
                 ) => link(url, Some(key)),
                 _ => {
                     return Err(Unshowable(
@@ -639,6 +648,17 @@ pub(in crate::backends) struct ServerInfo {
     pub pid: u64,
 }
 
+impl ServerInfo {
+    /// The identity in a `GET /api/info` answer, if it is OpenCode 2's
+    /// (JSON with `version` and `pid`); a 1.x server's HTML page is not.
+    pub(super) fn from_answer(status: u16, content_type: &str, body: &[u8]) -> Option<ServerInfo> {
+        let is_json = content_type.starts_with("application/json");
+        (status == 200 && is_json)
+            .then(|| serde_json::from_slice(body).ok())
+            .flatten()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -671,7 +691,10 @@ mod tests {
         ]);
         // `detail` is inactive (kind is not "other"), so `more`'s condition
         // on it is false too.
-        assert_eq!(form_answer(&keys, &values), serde_json::json!({"kind": "a"}));
+        assert_eq!(
+            form_answer(&keys, &values),
+            serde_json::json!({"kind": "a"})
+        );
         let values = FormValues::from([
             ("kind".to_owned(), FieldValue::Choice("other".into())),
             ("detail".to_owned(), FieldValue::Text("d".into())),
@@ -694,7 +717,11 @@ mod tests {
 
     #[test]
     fn question_answers_are_strings_or_arrays_and_unanswered_is_omitted() {
-        let keys = vec![("q0".to_owned(), false), ("q1".to_owned(), true), ("q2".to_owned(), false)];
+        let keys = vec![
+            ("q0".to_owned(), false),
+            ("q1".to_owned(), true),
+            ("q2".to_owned(), false),
+        ];
         let answers = vec![vec!["Go".to_owned()], vec![], vec![]];
         assert_eq!(
             question_answer(&keys, &answers),
