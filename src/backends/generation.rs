@@ -18,7 +18,7 @@ use super::http::Peer;
 use super::opencode::OpenCode;
 use super::opencode2::OpenCode2;
 use super::stream::{Follow, follow};
-use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing};
+use super::{Backend, BackendError, EventSink, Source, Timing};
 use crate::config::ServerSpec;
 use crate::prompt::{Prompt, Reply};
 use crate::sse::SseEvent;
@@ -69,7 +69,7 @@ impl OpenCodeAny {
         }
     }
 
-    async fn detect(&self, sink: &EventSink) -> Result<(), String> {
+    async fn detect(&self) -> Result<(), String> {
         let info = self.two.server_info().await.map_err(|e| e.to_string())?;
         let generation = match &info {
             Some(_) => Generation::Two,
@@ -84,15 +84,6 @@ impl OpenCodeAny {
                 pid = info.as_ref().map(|i| i.pid),
                 "OpenCode generation found"
             );
-            // OpenCode 1.x is what ask-lsp always followed; the other is news.
-            if let Some(info) = info {
-                let version = crate::text::one_line(&info.version);
-                let _ = sink.send(BackendEvent::Identified {
-                    what: format!(
-                        "OpenCode 2 ({version}) found: following its forms and permissions"
-                    ),
-                });
-            }
         }
         Ok(())
     }
@@ -111,8 +102,8 @@ impl Follow for OpenCodeAny {
         self.current().relevant()
     }
 
-    fn prepare<'a>(&'a self, sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(self.detect(sink))
+    fn prepare(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(self.detect())
     }
 
     fn subscribe(&self) -> reqwest::RequestBuilder {

@@ -69,10 +69,6 @@ pub(crate) enum BackendEvent {
     Invalid {
         error: String,
     },
-    /// What kind of server was found, when that is news to the person.
-    Identified {
-        what: String,
-    },
 }
 
 /// Where a server's events go.

@@ -23,7 +23,7 @@ pub(super) trait Follow: Send + Sync + 'static {
         |_| true
     }
     /// Runs before each subscription (finding which server answers there).
-    fn prepare<'a>(&'a self, _sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>> {
+    fn prepare(&self) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async { Ok(()) })
     }
     /// The request that opens the event stream.
@@ -89,7 +89,7 @@ async fn connect_once<F: Follow>(
     sink: &EventSink,
     subscribe_bound: Duration,
 ) -> (End, bool) {
-    if let Err(error) = server.prepare(sink).await {
+    if let Err(error) = server.prepare().await {
         return (End::Failed(error), false);
     }
     let peer = server.peer();

@@ -199,10 +199,6 @@ impl Broker {
                 }
             }
             BackendEvent::Invalid { error } => self.notice(format!("{server}: {error}")),
-            BackendEvent::Identified { what } => self.emit(Update::Notice {
-                error: false,
-                message: format!("{server}: {what}"),
-            }),
         }
     }
 
