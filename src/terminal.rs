@@ -552,6 +552,14 @@ fn question_text(text: &mut String, question: &Question, index: usize, total: us
     text.push_str(&format!("\n{how}{literal}; {reject}."));
 }
 
+/// A backend as people call it.
+fn backend_name(backend: &str) -> &str {
+    match backend {
+        "opencode" => "OpenCode",
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -621,13 +629,5 @@ mod tests {
             parse_line(&question(false, false), "=9"),
             Err("this question takes no typed answer: pick a number from 1 to 3".into())
         );
-    }
-}
-
-/// A backend as people call it.
-fn backend_name(backend: &str) -> &str {
-    match backend {
-        "opencode" => "OpenCode",
-        other => other,
     }
 }
