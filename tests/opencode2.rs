@@ -577,3 +577,37 @@ async fn a_form_id_that_is_not_a_url_segment_is_never_answered() {
     client.expect_quiet(Duration::from_millis(300)).await;
     assert_eq!(sim.received(), vec![]);
 }
+
+/// The comment heartbeat keeps a quiet stream alive (it carries no event);
+/// a stream with not even that is replaced, and what was asked meanwhile is
+/// found by the resync.
+#[tokio::test]
+async fn comment_heartbeats_keep_the_stream_and_silence_replaces_it() {
+    let sim = Sim2::start(Options {
+        heartbeat: Duration::from_millis(100),
+        ..Options::default()
+    })
+    .await
+    .unwrap();
+    // 200 ms, scaled by 1.5 for OpenCode 2: 300 ms, three heartbeats.
+    let mut client = LspClient::start(&[("ASK_LSP_STALL_MS", "200")]).await;
+    client
+        .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
+        .await;
+    wait_for(|| sim.subscribers() > 0).await;
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert_eq!(sim.connections(), 1, "heartbeats alone kept the stream");
+
+    sim.set_stalled(true);
+    let form = sim.ask_questions(None, &database());
+    wait_for(|| sim.connections() > 1).await;
+    sim.set_stalled(false);
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], id(&form));
+    client.answer(&ask, json!([["SQLite"]])).await;
+    client.next_method("askQuestions/resolved").await;
+    assert_eq!(
+        sim.received(),
+        vec![form_reply(&form, json!({"q0": "SQLite"}))]
+    );
+}

@@ -109,6 +109,10 @@ pub struct State2 {
     /// Bumped to close every open stream.
     streams: watch::Sender<u64>,
     events_up: watch::Sender<bool>,
+    /// While true, open streams send nothing, heartbeats included.
+    stalled: watch::Sender<bool>,
+    /// Event streams opened so far.
+    connections: std::sync::atomic::AtomicUsize,
 }
 
 /// A running simulated OpenCode 2 server; [`Sim2::stop`] ends it.
@@ -145,6 +149,8 @@ impl Sim2 {
             events: broadcast::channel(65_536).0,
             streams: watch::channel(0).0,
             events_up: watch::channel(true).0,
+            stalled: watch::channel(false).0,
+            connections: Default::default(),
         });
         let app = Router::new()
             .route("/api/info", get(info))
@@ -394,6 +400,17 @@ impl State2 {
         }
     }
 
+    /// While stalled, open streams stay open and send nothing (not even
+    /// the heartbeat comment), like a hung server.
+    pub fn set_stalled(&self, stalled: bool) {
+        self.stalled.send_replace(stalled);
+    }
+
+    /// How many event streams were opened so far (reconnects count).
+    pub fn connections(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     pub fn received(&self) -> Vec<Received> {
         self.log.lock().expect("not poisoned").clone()
     }
@@ -534,8 +551,12 @@ async fn event_stream(State(inner): Shared) -> Response {
     if !*inner.events_up.borrow() {
         return (StatusCode::SERVICE_UNAVAILABLE, "restarting").into_response();
     }
+    inner
+        .connections
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let mut events = inner.events.subscribe();
     let mut streams = inner.streams.subscribe();
+    let stalled = inner.stalled.subscribe();
     streams.mark_unchanged();
     let heartbeat = inner.options.heartbeat;
     let connected = json!({"id": inner.next("evt"), "type": "server.connected", "data": {}});
@@ -561,6 +582,9 @@ async fn event_stream(State(inner): Shared) -> Response {
                     Err(_) => return,
                 },
             };
+            if *stalled.borrow() {
+                continue; // lost, as on a hung server
+            }
             if tx.send(bytes).await.is_err() {
                 return;
             }
