@@ -33,7 +33,7 @@ use crate::sse::SseEvent;
 use crate::text;
 
 /// How many sessions are remembered for the resync, and how many forms'
-/// routes: far more than a person has open.
+/// shapes (field keys): far more than a person has open.
 const REMEMBERED: usize = 1024;
 
 pub(crate) struct OpenCode2 {
@@ -42,7 +42,7 @@ pub(crate) struct OpenCode2 {
     timing: Timing,
     peer: Peer,
     /// Per form shown: its session and field keys, for the reply.
-    routes: Mutex<LruCache<String, Shape>>,
+    shapes: Mutex<LruCache<String, Shape>>,
     /// Sessions that asked something: listed one by one at each resync.
     sessions: Mutex<LruCache<String, ()>>,
     /// Ids already reported as unusable, so a resync does not repeat it.
@@ -55,7 +55,7 @@ fn lru<V>() -> Mutex<LruCache<String, V>> {
     ))
 }
 
-/// A pending prompt and, for a form, its route.
+/// A pending prompt and, for a form, its shape.
 type Listed = (Prompt, Option<Shape>);
 
 impl OpenCode2 {
@@ -75,7 +75,7 @@ impl OpenCode2 {
                 ..timing
             },
             spec,
-            routes: lru(),
+            shapes: lru(),
             sessions: lru(),
             reported: lru(),
         }
@@ -157,16 +157,16 @@ impl OpenCode2 {
     }
 
     /// Remembers what a prompt's reply needs, and its session for resyncs.
-    fn remember(&self, prompt: &Prompt, route: Option<Shape>) {
+    fn remember(&self, prompt: &Prompt, shape: Option<Shape>) {
         self.sessions
             .lock()
             .expect("not poisoned")
             .put(prompt.session.clone(), ());
-        if let Some(route) = route {
-            self.routes
+        if let Some(shape) = shape {
+            self.shapes
                 .lock()
                 .expect("not poisoned")
-                .put(prompt.id.clone(), route);
+                .put(prompt.id.clone(), shape);
         }
     }
 
@@ -174,7 +174,7 @@ impl OpenCode2 {
         let id = form.id.clone();
         let directory = directory.or_else(|| self.spec.directory.clone());
         match form.into_prompt(directory) {
-            Ok((prompt, route)) => Some((prompt, Some(route))),
+            Ok((prompt, shape)) => Some((prompt, Some(shape))),
             Err(wire::Unshowable(reason)) => {
                 self.report(
                     &id,
@@ -304,13 +304,13 @@ impl OpenCode2 {
         };
         let out = match parsed {
             V2Event::FormCreated(form, directory) => {
-                let Some((prompt, route)) = self.form(*form, directory, sink) else {
+                let Some((prompt, shape)) = self.form(*form, directory, sink) else {
                     return !sink.is_closed();
                 };
                 if !self.usable(&prompt, sink) {
                     return !sink.is_closed();
                 }
-                self.remember(&prompt, route);
+                self.remember(&prompt, shape);
                 BackendEvent::Asked(prompt)
             }
             V2Event::PermissionAsked(request, directory) => {
@@ -339,9 +339,9 @@ impl OpenCode2 {
 
     /// What a form's reply needs: remembered when it was shown, else read
     /// back from the server (`GET /api/session/{s}/form/{id}`).
-    async fn route(&self, prompt: &Prompt, id: &str, session: &str) -> Result<Shape, BackendError> {
-        if let Some(route) = self.routes.lock().expect("not poisoned").get(&prompt.id) {
-            return Ok(route.clone());
+    async fn shape(&self, prompt: &Prompt, id: &str, session: &str) -> Result<Shape, BackendError> {
+        if let Some(shape) = self.shapes.lock().expect("not poisoned").get(&prompt.id) {
+            return Ok(shape.clone());
         }
         let answered = self
             .call(self.request(
@@ -360,7 +360,7 @@ impl OpenCode2 {
             })?
             .data;
         form.into_prompt(None)
-            .map(|(_, route)| route)
+            .map(|(_, shape)| shape)
             .map_err(|wire::Unshowable(reason)| BackendError::Refused {
                 server: self.peer.label.clone(),
                 reason,
@@ -390,9 +390,9 @@ impl Follow for OpenCode2 {
         Box::pin(async move {
             let all = self.snapshot(sink).await.map_err(|e| e.to_string())?;
             let mut usable = Vec::with_capacity(all.len());
-            for (prompt, route) in all {
+            for (prompt, shape) in all {
                 if self.usable(&prompt, sink) {
-                    self.remember(&prompt, route);
+                    self.remember(&prompt, shape);
                     usable.push(prompt);
                 }
             }
@@ -418,7 +418,7 @@ impl OpenCode2 {
         let form = |action: &str| post(format!("/api/session/{session}/form/{id}/{action}"));
         let request = match (&prompt.kind, reply) {
             (Kind::Questions(_) | Kind::Form(_), Reply::Answer(answer)) => {
-                let shape = self.route(prompt, id, session).await?;
+                let shape = self.shape(prompt, id, session).await?;
                 let answer = match (&shape, answer) {
                     (Shape::Questions(keys), Answer::Questions(answers)) => {
                         wire::question_answer(keys, answers)
