@@ -41,7 +41,7 @@ pub(crate) struct OpenCode2 {
     http: reqwest::Client,
     timing: Timing,
     peer: Peer,
-    /// Per form shown: its session and field keys, for the reply.
+    /// Per form shown: its field keys, for the reply.
     shapes: Mutex<LruCache<String, Shape>>,
     /// Sessions that asked something: listed one by one at each resync.
     sessions: Mutex<LruCache<String, ()>>,
