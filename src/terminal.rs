@@ -5,7 +5,7 @@
 //! Over 500 lines: one presenter for every prompt kind's typed input (forms are
 //! in terminal/form.rs); the rest is tests.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -117,6 +117,8 @@ struct Watch<W: Write> {
     exit_on_eof: bool,
     /// The cursor is after a `> ` prompt: anything else starts a new line.
     at_prompt: bool,
+    /// Which generation each server was last found to be, as said.
+    generations: HashMap<String, &'static str>,
 }
 
 struct Current {
@@ -231,6 +233,7 @@ impl<W: Write> Watch<W> {
             current: None,
             exit_on_eof,
             at_prompt: false,
+            generations: HashMap::new(),
         }
     }
 
@@ -323,7 +326,23 @@ impl<W: Write> Watch<W> {
                     self.reprompt();
                 }
             }
-            Update::Status(_) => {}
+            Update::Status(status) => {
+                for server in &status.servers {
+                    let Some(generation) = server.generation else {
+                        continue;
+                    };
+                    if self.generations.insert(server.name.clone(), generation) != Some(generation)
+                    {
+                        self.say(format!(
+                            "! {}: {} {generation}.x at {}",
+                            server.name,
+                            backend_name(server.backend),
+                            server.url
+                        ));
+                        self.reprompt();
+                    }
+                }
+            }
             Update::Connection { server, error } => {
                 match error {
                     Some(error) => self.say(format!("! {server}: {error}")),
@@ -562,6 +581,14 @@ fn question_text(text: &mut String, question: &Question, index: usize, total: us
         ""
     };
     text.push_str(&format!("\n{how}{literal}; {reject}."));
+}
+
+/// A backend as people call it.
+fn backend_name(backend: &str) -> &str {
+    match backend {
+        "opencode" => "OpenCode",
+        other => other,
+    }
 }
 
 #[cfg(test)]

@@ -6,8 +6,10 @@
 //! The HTTP exchange ([`http`]) and the event-stream loop with reconnect,
 //! backoff and stall watchdog ([`stream`]) are shared.
 
+mod generation;
 mod http;
 mod opencode;
+mod opencode2;
 mod sandbox_agent;
 mod stream;
 
@@ -134,6 +136,9 @@ impl BackendError {
 pub(crate) struct Source {
     pub backend: &'static str,
     pub url: String,
+    /// Which generation of the server was found there (OpenCode: "1" or
+    /// "2"), once known.
+    pub generation: Option<&'static str>,
 }
 
 pub(crate) trait Backend: Send + Sync {
@@ -159,7 +164,7 @@ pub(crate) type Factory = Arc<dyn Fn(&ServerSpec) -> Arc<dyn Backend> + Send + S
 pub(crate) fn factory(timing: Timing) -> Factory {
     Arc::new(move |spec: &ServerSpec| -> Arc<dyn Backend> {
         match &spec.backend {
-            BackendKind::OpenCode => Arc::new(opencode::OpenCode::new(spec.clone(), timing)),
+            BackendKind::OpenCode => Arc::new(generation::OpenCodeAny::new(spec.clone(), timing)),
             BackendKind::SandboxAgent { server_id, token } => Arc::new(
                 sandbox_agent::SandboxAgent::new(&spec.url, server_id, token.clone(), timing),
             ),

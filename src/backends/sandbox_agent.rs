@@ -554,6 +554,7 @@ impl Backend for SandboxAgent {
         Source {
             backend: "sandbox-agent",
             url: self.endpoint.clone(),
+            generation: None,
         }
     }
 

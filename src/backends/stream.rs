@@ -22,6 +22,10 @@ pub(super) trait Follow: Send + Sync + 'static {
     fn relevant(&self) -> fn(&[u8]) -> bool {
         |_| true
     }
+    /// Runs before each subscription (finding which server answers there).
+    fn prepare(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
     /// The request that opens the event stream.
     fn subscribe(&self) -> reqwest::RequestBuilder;
     /// Runs right after subscribing, before any event is read: lists what is
@@ -115,6 +119,9 @@ async fn connect_once<F: Follow>(
     sink: &EventSink,
     subscribe_bound: Duration,
 ) -> (End, bool) {
+    if let Err(error) = server.prepare().await {
+        return (End::Failed(error), false);
+    }
     let peer = server.peer();
     let response = match tokio::time::timeout(subscribe_bound, server.subscribe().send()).await {
         Err(_) => {

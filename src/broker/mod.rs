@@ -91,6 +91,8 @@ pub(crate) struct ServerStatus {
     pub url: String,
     pub connected: bool,
     pub error: Option<String>,
+    /// Which generation of the server was found (OpenCode: "1" or "2").
+    pub generation: Option<&'static str>,
     /// The configuration gave no URL: ask-lsp follows a server found
     /// running, `$ASK_LSP_URL` or the built-in default.
     pub defaulted: bool,

@@ -145,6 +145,7 @@ impl Registry {
             .map(|s| ServerStatus {
                 name: s.spec.name.to_string(),
                 backend: s.backend.source().backend,
+                generation: s.backend.source().generation,
                 url: s.spec.url.clone(),
                 connected: s.connected,
                 error: s.error.clone(),

@@ -216,6 +216,7 @@ pub(crate) mod tests {
             source: Source {
                 backend: "test",
                 url: "http://test".into(),
+                generation: None,
             },
             timeout: None,
             unshowable: None,

@@ -30,6 +30,7 @@ impl Backend for Fake {
         Source {
             backend: "fake",
             url: "http://fake".into(),
+            generation: None,
         }
     }
 

@@ -325,6 +325,7 @@ pub(crate) fn status_params(status: &Status) -> ext::StatusParams {
                 error: s.error.clone(),
                 defaulted: s.defaulted,
                 discovered: s.discovered.clone(),
+                generation: s.generation.map(str::to_owned),
             })
             .collect(),
         counters: ext::Counters {

@@ -28,6 +28,7 @@ use tokio::sync::{broadcast, watch};
 
 mod acp;
 pub mod demo;
+pub mod opencode2;
 mod permission;
 mod wire;
 
@@ -196,7 +197,7 @@ pub struct SimState {
 pub struct Sim {
     inner: Arc<SimState>,
     pub addr: SocketAddr,
-    shutdown: Arc<watch::Sender<bool>>,
+    serving: Arc<Serving>,
 }
 
 impl Sim {
@@ -219,12 +220,7 @@ impl Sim {
             acp: acp::Acp::default(),
             faults: Mutex::default(),
             counter: Mutex::new(0),
-            instance: format!(
-                "{:08x}",
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos() as u32)
-            ),
+            instance: instance_id(),
             events,
             requests: Mutex::default(),
             generation: watch::channel(0).0,
@@ -268,28 +264,11 @@ impl Sim {
             })
             .layer(middleware::from_fn_with_state(inner.clone(), basic_auth))
             .with_state(inner.clone());
-        let (shutdown, mut stop) = watch::channel(false);
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()?;
-        std::thread::spawn(move || {
-            runtime.block_on(async move {
-                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-                    return;
-                };
-                tokio::select! {
-                    _ = axum::serve(listener, app) => {}
-                    _ = stop.wait_for(|s| *s) => {}
-                }
-            });
-            // Dropping the runtime drops every connection task: sockets close.
-            runtime.shutdown_background();
-        });
+        let serving = serve(listener, app)?;
         Ok(Sim {
             inner,
             addr,
-            shutdown: Arc::new(shutdown),
+            serving: Arc::new(serving),
         })
     }
 
@@ -299,7 +278,7 @@ impl Sim {
 
     pub fn stop(&self) {
         self.drop_streams();
-        let _ = self.shutdown.send(true);
+        self.serving.stop();
     }
 }
 
@@ -575,21 +554,80 @@ async fn basic_auth(State(inner): State<Arc<SimState>>, request: Request, next: 
         }
         requests.push(line);
     }
-    if let Some(password) = &inner.options.password {
-        let expected = format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(format!("opencode:{password}"))
-        );
-        let given = request.headers().get(header::AUTHORIZATION);
-        if given.and_then(|v| v.to_str().ok()) != Some(expected.as_str()) {
-            return (
-                StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Basic realm=\"Secure Area\"")],
-            )
-                .into_response();
-        }
+    if !authorized(inner.options.password.as_deref(), &request) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Basic realm=\"Secure Area\"")],
+        )
+            .into_response();
     }
     next.run(request).await
+}
+
+/// Basic auth `opencode:<password>`, when the server has a password.
+pub(crate) fn authorized(password: Option<&str>, request: &Request) -> bool {
+    let Some(password) = password else {
+        return true;
+    };
+    let expected = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("opencode:{password}"))
+    );
+    let given = request.headers().get(header::AUTHORIZATION);
+    given.and_then(|v| v.to_str().ok()) == Some(expected.as_str())
+}
+
+/// Keeps ids unique across restarts, as real ids are.
+pub(crate) fn instance_id() -> String {
+    format!(
+        "{:08x}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u32)
+    )
+}
+
+/// A server's thread; [`Serving::stop`] ends it.
+pub(crate) struct Serving {
+    shutdown: watch::Sender<bool>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Serving {
+    /// Closes every connection and the listener, the way a killed server
+    /// process's close, and returns once they are closed (the port is free).
+    pub(crate) fn stop(&self) {
+        let _ = self.shutdown.send(true);
+        if let Some(thread) = self.thread.lock().expect("not poisoned").take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Serves `app` on its own runtime thread until [`Serving::stop`].
+pub(crate) fn serve(listener: std::net::TcpListener, app: Router) -> std::io::Result<Serving> {
+    let (shutdown, mut stop) = watch::channel(false);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let thread = std::thread::spawn(move || {
+        runtime.block_on(async move {
+            let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                return;
+            };
+            tokio::select! {
+                _ = axum::serve(listener, app) => {}
+                _ = stop.wait_for(|s| *s) => {}
+            }
+        });
+        // Dropping the runtime drops every connection task: sockets close.
+        runtime.shutdown_background();
+    });
+    Ok(Serving {
+        shutdown,
+        thread: Mutex::new(Some(thread)),
+    })
 }
 
 async fn event_stream(State(inner): State<Arc<SimState>>) -> Response {

@@ -337,6 +337,7 @@ impl Backend for OpenCode {
         Source {
             backend: "opencode",
             url: self.spec.url.clone(),
+            generation: Some("1"),
         }
     }
 
