@@ -73,7 +73,7 @@ async fn the_registered_service_is_followed_and_answered_when_nothing_is_configu
     assert_eq!(
         status["servers"],
         json!([{"name": "default", "backend": "opencode", "url": sim.url(), "connected": true,
-                "error": null, "defaulted": true, "discovered": file}])
+                "error": null, "defaulted": true, "discovered": file, "generation": "1"}])
     );
 
     // Followed with the registered password: a question goes both ways.
