@@ -5,7 +5,8 @@
 //! not part of the `ask-lsp` binary. See `docs/sim.md`.
 //!
 //! Over 500 lines: one simulated server with its control API and fault
-//! injection; permission routes are in permission.rs.
+//! injection; permission routes are in permission.rs, the ACP endpoint
+//! (forms for editor suites) in acp.rs.
 
 use std::collections::{HashSet, VecDeque};
 use std::convert::Infallible;
@@ -25,6 +26,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
+mod acp;
 pub mod demo;
 mod permission;
 mod wire;
@@ -69,6 +71,8 @@ pub enum Received {
         reply: String,
         message: Option<String>,
     },
+    /// `POST /v1/acp/{serverId}`: a JSON-RPC response to an agent request.
+    Acp { message: Value },
 }
 
 /// How the next replies/rejects are mishandled (fault injection).
@@ -102,6 +106,8 @@ pub struct SimState {
     /// Keeps ids unique across restarts, as real ids are.
     instance: String,
     events: broadcast::Sender<Arc<str>>,
+    acp: Mutex<acp::AcpLog>,
+    acp_events: broadcast::Sender<(usize, Arc<str>)>,
     /// Bumped to close every open stream.
     generation: watch::Sender<u64>,
     events_up: watch::Sender<bool>,
@@ -142,6 +148,8 @@ impl Sim {
                     .map_or(0, |d| d.as_nanos() as u32)
             ),
             events,
+            acp: Mutex::default(),
+            acp_events: broadcast::channel(1024).0,
             generation: watch::channel(0).0,
             events_up: watch::channel(true).0,
             stalled: watch::channel(false).0,
@@ -165,6 +173,8 @@ impl Sim {
                 "/session/{id}",
                 get(permission::get_session).delete(permission::delete_session),
             )
+            .route("/v1/acp/{server}", get(acp::stream).post(acp::respond))
+            .route("/_sim/acp", post(acp::control_send))
             .route("/_sim/permission", post(permission::control_ask))
             .route("/_sim/ask", post(control_ask))
             .route("/_sim/answer/{id}", post(control_answer))
@@ -290,7 +300,7 @@ impl SimState {
     fn resolve(&self, outcome: Received, record: bool) -> bool {
         let id = match &outcome {
             Received::Reply { id, .. } | Received::Reject { id } => id,
-            Received::Permission { .. } => return false, // not a question
+            Received::Permission { .. } | Received::Acp { .. } => return false, // not a question
         };
         let Some(request) = self.take(id) else {
             return false;
