@@ -107,7 +107,7 @@ pub struct SimState {
     instance: String,
     events: broadcast::Sender<Arc<str>>,
     acp: Mutex<acp::AcpLog>,
-    acp_events: broadcast::Sender<(usize, Arc<str>)>,
+    acp_events: broadcast::Sender<acp::AcpEvent>,
     /// Bumped to close every open stream.
     generation: watch::Sender<u64>,
     events_up: watch::Sender<bool>,
@@ -174,7 +174,7 @@ impl Sim {
                 get(permission::get_session).delete(permission::delete_session),
             )
             .route("/v1/acp/{server}", get(acp::stream).post(acp::respond))
-            .route("/_sim/acp", post(acp::control_send))
+            .route("/_sim/acp/{server}", post(acp::control_send))
             .route("/_sim/permission", post(permission::control_ask))
             .route("/_sim/ask", post(control_ask))
             .route("/_sim/answer/{id}", post(control_answer))
