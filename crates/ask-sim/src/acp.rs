@@ -44,7 +44,9 @@ pub(crate) async fn control_send(
     }
     // Sent as written, so key order (a form's field order) is kept; a raw
     // newline in JSON is whitespace, and SSE data must be one line.
-    let data: Arc<str> = String::from_utf8_lossy(&body).replace(['\n', '\r'], " ").into();
+    let data: Arc<str> = String::from_utf8_lossy(&body)
+        .replace(['\n', '\r'], " ")
+        .into();
     let mut log = inner.acp.lock().expect("not poisoned");
     let messages = log.messages.entry(server.clone()).or_default();
     messages.push(data.clone());

@@ -72,7 +72,9 @@ pub enum Received {
         message: Option<String>,
     },
     /// `POST /v1/acp/{serverId}`: a JSON-RPC response to an agent request.
-    Acp { message: Value },
+    Acp {
+        message: Value,
+    },
 }
 
 /// How the next replies/rejects are mishandled (fault injection).
