@@ -147,7 +147,7 @@ export type PermissionRow =
 
 const EFFECT_HINTS: Record<Effect, string> = {
   allowOnce: 'run it this one time',
-  allowAlways: 'and do not ask again for these patterns in this project',
+  allowAlways: 'no more asking for these in this project',
   rejectOnce: 'the agent stops this turn',
   rejectAlways: 'and refuse it from now on',
 };
@@ -181,7 +181,11 @@ export function permissionRows(params: AskParams): PermissionRow[] {
   rows.push({ kind: 'info', label: params.sessionID, description: whereFrom(params) });
   rows.push({ kind: 'separator', label: 'Decide' });
   for (const choice of p.choices) {
-    rows.push({ kind: 'choice', label: choice.label, description: EFFECT_HINTS[choice.effect] ?? '', choice });
+    // A label too long for its row ("Allow always (<every pattern>)") is
+    // also shown whole just above it: what "always" approves matters.
+    const labelRows = wrapRows(choice.label);
+    if (labelRows.length > 1) labelRows.forEach((line, i) => rows.push({ kind: 'info', label: (i === 0 ? '' : '  ') + line }));
+    rows.push({ kind: 'choice', label: choice.label, description: labelRows.length > 1 ? '' : EFFECT_HINTS[choice.effect] ?? '', choice });
   }
   rows.push({ kind: 'reason', label: 'Reject with a reason…', description: 'the agent reads it and goes on' });
   if (p.diff) rows.push({ kind: 'diff', label: 'Show the diff', description: 'opens it in an editor' });
@@ -191,7 +195,10 @@ export function permissionRows(params: AskParams): PermissionRow[] {
 
 /** The QuickPick's title: what kind of action, and its one-line title. */
 export function permissionTitle(params: AskParams): string {
-  return `Permission: ${params.permission!.action} — ${requestTitle(params)}`;
+  const title = requestTitle(params);
+  // ask-lsp cuts long titles: say so, so a cut command does not look whole.
+  const cut = [...params.permission!.title].length > [...title].length ? '…' : '';
+  return `Permission: ${params.permission!.action} — ${title}${cut}`;
 }
 
 /** The whole request as plain text, for the read-only document. */

@@ -164,14 +164,16 @@ export async function askForm(params: AskParams, token: CancellationToken): Prom
   const values: Array<FieldValue | undefined> = form.fields.map((f) => f.default);
   const title = requestTitle(params);
   // The whole message on the first step when the title had to cut it.
-  const intro = form.message.replace(/\s*\n\s*/g, ' ') !== title ? `${form.message.replace(/\s*\n\s*/g, ' ')} — ` : '';
+  const message = form.message.replace(/\s*\n\s*/g, ' ');
+  const intro = message !== title ? message : '';
   let index = 0;
   while (index < form.fields.length) {
     const field = form.fields[index];
-    const lead = (index === 0 ? intro : '') + fieldLabel(field);
-    const about = [field.description, fieldHint(field)].filter(Boolean).join(' — ');
+    // The field's name in the title: the prompt line below gives way to
+    // validation messages.
+    const about = [index === 0 ? intro : '', field.description, fieldHint(field)].filter(Boolean).join(' — ');
     const common = (input: vscode.QuickInput) => {
-      input.title = title;
+      input.title = `${title} — ${fieldLabel(field)}`;
       input.step = index + 1;
       input.totalSteps = form.fields.length;
       input.ignoreFocusOut = true;
@@ -181,7 +183,7 @@ export async function askForm(params: AskParams, token: CancellationToken): Prom
       const box = vscode.window.createInputBox();
       common(box);
       box.buttons = stepButtons(index);
-      box.prompt = about ? `${lead}: ${about}` : lead;
+      box.prompt = about || (field.required ? 'Required' : 'Optional: leave empty to skip');
       box.placeholder = field.required ? 'required' : 'optional: leave empty to skip';
       box.value = initialText(field, values[index]);
       result = await step(box, token, (finish) => {
@@ -200,7 +202,7 @@ export async function askForm(params: AskParams, token: CancellationToken): Prom
       const pick = vscode.window.createQuickPick<FieldPickItem>();
       common(pick);
       pick.buttons = stepButtons(index);
-      const placeholder = about ? `${lead}: ${about}` : lead;
+      const placeholder = about || (field.type === 'multi' ? 'pick any' : 'pick one');
       pick.placeholder = placeholder;
       pick.canSelectMany = field.type === 'multi';
       const items = fieldItems(field, values[index]).map((item) => ({ label: item.label, description: item.description, item }));

@@ -123,6 +123,16 @@ test('a permission: the whole command, patterns and session first, then the deci
   assert.ok(labels.includes('Reject with a reason…'));
   assert.ok(!rows.some((r) => r.kind === 'diff'), 'no diff row without a diff');
   assert.equal(logic.permissionTitle(bash), 'Permission: bash — Run echo hello');
+  assert.equal(logic.permissionTitle({ ...bash, title: 'Run echo h' }), 'Permission: bash — Run echo h…');
+  // A choice label too long for its row is also shown whole above it.
+  const always = `Allow always (${'git status *, '.repeat(8)}rm *)`;
+  const long = { ...bash, permission: { ...bash.permission, choices: [{ id: 'always', label: always, effect: 'allowAlways' }] } };
+  const longRows = logic.permissionRows(long);
+  const at = longRows.findIndex((r) => r.kind === 'choice');
+  const above = longRows.slice(0, at).reverse();
+  const shown = above.slice(0, above.findIndex((r) => r.kind === 'separator')).reverse().map((r) => r.label.replace(/^ {2}/, ''));
+  assert.equal(shown.join(''), always);
+  assert.equal(longRows[at].label, always);
   const edit = { ...bash, permission: { ...bash.permission, action: 'edit', command: null, patterns: ['src/a.ts'], diff: '--- a\n+++ b\n' } };
   const editRows = logic.permissionRows(edit);
   assert.ok(editRows.some((r) => r.kind === 'diff'));
