@@ -189,7 +189,7 @@ async function start(context: vscode.ExtensionContext) {
 
 function showPending(pending: number) {
   status.text = statusText(pending);
-  status.tooltip = `${pending} agent question${pending === 1 ? '' : 's'} waiting: click to answer`;
+  status.tooltip = `${pending} agent prompt${pending === 1 ? '' : 's'} waiting: click to answer`;
   if (pending > 0) status.show();
   else status.hide();
 }
@@ -221,15 +221,15 @@ export async function activate(context: vscode.ExtensionContext) {
     status,
     vscode.workspace.registerTextDocumentContentProvider(RequestDocuments.scheme, documents),
     vscode.commands.registerCommand('askLsp.answerPending', async () => {
-      const p = await pendingPick('Which question?');
+      const p = await pendingPick('Which prompt?');
       if (p) await show(p);
     }),
     vscode.commands.registerCommand('askLsp.listPending', async () => {
-      const p = await pendingPick('Pending questions (pick one to answer)');
+      const p = await pendingPick('Pending prompts (pick one to answer)');
       if (p) await show(p);
     }),
     vscode.commands.registerCommand('askLsp.rejectPending', async () => {
-      const p = await pendingPick('Reject which question?');
+      const p = await pendingPick('Reject which prompt?');
       if (p) await client?.sendRequest('workspace/executeCommand', { command: proto.commands.reject, arguments: [p.key] });
     }),
     vscode.commands.registerCommand('askLsp.restart', async () => {

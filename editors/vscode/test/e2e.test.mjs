@@ -267,6 +267,14 @@ test('a permission shows the whole command; Allow once reaches the server as `on
   assert.deepEqual((await log()).slice(before + 1),
     [{ kind: 'permission', id: edit.id, reply: 'reject', message: 'keep port 3000, the proxy expects it' }]);
   await widget.waitFor({ state: 'hidden', timeout: 10000 });
+
+  // Answered in another client while shown: the prompt closes, nothing more is sent.
+  const third = await post('/_sim/permission', { permission: 'bash', patterns: ['ls'], metadata: { command: 'ls' }, always: ['ls *'] });
+  await widget.locator('.monaco-list-row', { hasText: 'Allow once' }).waitFor({ state: 'visible', timeout: 60000 });
+  await post(`/permission/${third.id}/reply?directory=/sim/project`, { reply: 'reject', message: 'from the TUI' });
+  await widget.waitFor({ state: 'hidden', timeout: 10000 });
+  await page.waitForTimeout(500);
+  assert.deepEqual((await log()).slice(before + 2), [{ kind: 'permission', id: third.id, reply: 'reject', message: 'from the TUI' }]);
 });
 
 const schema = {
