@@ -470,8 +470,17 @@ test('an edit shows its files and diff; answered in another client, the float cl
 end)
 
 --- The agent's request through the sandbox-agent endpoint; its JSON-RPC id.
+local acp_requests = 0
 local function acp_request(method, params)
-  return http('POST', '/_sim/acp/request', { method = method, params = params }).id
+  acp_requests = acp_requests + 1
+  local id = 'nvim-' .. acp_requests
+  http('POST', '/_sim/acp/nvim', { jsonrpc = '2.0', id = id, method = method, params = params })
+  return id
+end
+
+--- What the agent received for request `id`, as the log records it.
+local function acp_response(id, result)
+  return { kind = 'acp', message = { jsonrpc = '2.0', id = id, result = result } }
 end
 
 local ORDER_FORM = {
@@ -529,8 +538,8 @@ test('a form: every field type, hints and required marks; refused until valid, t
   eq(before, #received(), 'nothing sent while a value is wrong')
   typed.next = '8080'
   keys('<CR>s')
-  eq({ kind = 'acp', id = id, result = { action = 'accept', content = {
-    checks = { 'unit', 'e2e' }, color = 'green', email = 'dev@example.com', port = 8080, verbose = true } } },
+  eq(acp_response(id, { action = 'accept', content = {
+    checks = { 'unit', 'e2e' }, color = 'green', email = 'dev@example.com', port = 8080, verbose = true } }),
     next_received(before), 'received')
   float_closed()
 end)
@@ -545,7 +554,7 @@ test('a form: text on several lines is shown split; d declines', function()
   keys('<CR>')
   assert(float_text():find('4. Note — text · at most 20 characters\n   > one\n   two\n', 1, true), float_text())
   keys('d')
-  eq({ kind = 'acp', id = id, result = { action = 'decline' } }, next_received(before), 'received')
+  eq(acp_response(id, { action = 'decline' }), next_received(before), 'received')
   float_closed()
 end)
 
@@ -553,7 +562,7 @@ test('a form the agent withdraws closes; nothing is sent', function()
   local before = #received()
   local id = acp_request('elicitation/create', { sessionId = 'nvim-acp', mode = 'form', message = 'Pick', requestedSchema = ORDER_FORM })
   wait_for(float_win, 'the float')
-  http('POST', '/_sim/acp/cancel/' .. id)
+  http('POST', '/_sim/acp/nvim', { jsonrpc = '2.0', method = '$/cancel_request', params = { requestId = id } })
   float_closed()
   vim.wait(200)
   eq(before, #received(), 'nothing sent')
@@ -583,7 +592,7 @@ test('a link shows its domain and the whole URL, and opens only when the person 
   keys('o')
   vim.ui.open = open
   eq({ url }, opened, 'opened once, on o')
-  eq({ kind = 'acp', id = id, result = { action = 'accept' } }, next_received(before), 'received')
+  eq(acp_response(id, { action = 'accept' }), next_received(before), 'received')
   float_closed()
 end)
 

@@ -5,8 +5,8 @@
 //! not part of the `ask-lsp` binary. See `docs/sim.md`.
 //!
 //! Over 500 lines: one simulated server with its control API and fault
-//! injection; permission routes are in permission.rs, the sandbox-agent
-//! (ACP) endpoint for forms in acp.rs.
+//! injection; permission routes are in permission.rs, the ACP endpoint
+//! (forms for editor suites) in acp.rs.
 
 use std::collections::{HashSet, VecDeque};
 use std::convert::Infallible;
@@ -142,13 +142,9 @@ pub enum Received {
         reply: String,
         message: Option<String>,
     },
-    /// A JSON-RPC response `POST`ed to `/v1/acp/{serverId}`.
+    /// `POST /v1/acp/{serverId}`: a JSON-RPC response to an agent request.
     Acp {
-        id: Value,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        result: Option<Value>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<Value>,
+        message: Value,
     },
 }
 
@@ -178,12 +174,13 @@ pub struct SimState {
     /// Deleted sessions (`GET /session/{id}` is 404).
     deleted: Mutex<HashSet<String>>,
     log: Mutex<Vec<Received>>,
-    acp: acp::Acp,
     faults: Mutex<VecDeque<Fault>>,
     counter: Mutex<u64>,
     /// Keeps ids unique across restarts, as real ids are.
     instance: String,
     events: broadcast::Sender<Arc<Outgoing>>,
+    acp: Mutex<acp::AcpLog>,
+    acp_events: broadcast::Sender<acp::AcpEvent>,
     /// Every request to the OpenCode routes: method, path and query.
     requests: Mutex<Vec<String>>,
     /// Bumped to close every open stream.
@@ -217,12 +214,13 @@ impl Sim {
             ended: Mutex::default(),
             deleted: Mutex::default(),
             log: Mutex::default(),
-            acp: acp::Acp::default(),
             faults: Mutex::default(),
             counter: Mutex::new(0),
             instance: instance_id(),
             events,
             requests: Mutex::default(),
+            acp: Mutex::default(),
+            acp_events: broadcast::channel(1024).0,
             generation: watch::channel(0).0,
             events_up: watch::channel(true).0,
             stalled: watch::channel(false).0,
@@ -247,8 +245,7 @@ impl Sim {
                 get(permission::get_session).delete(permission::delete_session),
             )
             .route("/v1/acp/{server}", get(acp::stream).post(acp::respond))
-            .route("/_sim/acp/request", post(acp::control_request))
-            .route("/_sim/acp/cancel/{id}", post(acp::control_cancel))
+            .route("/_sim/acp/{server}", post(acp::control_send))
             .route("/_sim/permission", post(permission::control_ask))
             .route("/_sim/ask", post(control_ask))
             .route("/_sim/answer/{id}", post(control_answer))
