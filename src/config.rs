@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::discovery::Found;
 use crate::policy::{Policies, PolicyError};
 
 pub const DEFAULT_URL: &str = "http://127.0.0.1:4096";
@@ -44,11 +45,13 @@ pub struct ServerSpec {
 
 /// Where a server's URL came from: a URL the configuration did not give is a
 /// guess that ask-lsp must own up to (status, log, message).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UrlSource {
     Configuration,
     /// `$ASK_LSP_URL`.
     Environment,
+    /// Found running ([`crate::discovery`]); says where.
+    Discovered(Arc<str>),
     /// [`DEFAULT_URL`].
     BuiltIn,
 }
@@ -129,6 +132,9 @@ pub struct EnvDefaults {
     pub url: Option<String>,
     pub username: Option<String>,
     pub password: Option<String>,
+    /// Servers found running, followed when the configuration names none
+    /// and `$ASK_LSP_URL` is unset.
+    pub(crate) discovered: Vec<Found>,
 }
 
 impl EnvDefaults {
@@ -138,22 +144,34 @@ impl EnvDefaults {
             url: var("ASK_LSP_URL"),
             username: var("OPENCODE_SERVER_USERNAME"),
             password: var("OPENCODE_SERVER_PASSWORD"),
+            discovered: Vec::new(),
         }
+    }
+
+    /// Whether discovery can matter for this configuration object: it names
+    /// no servers and `$ASK_LSP_URL` is unset.
+    pub fn wants_discovery(&self, value: &Value) -> bool {
+        self.url.is_none() && !names_servers(value)
     }
 }
 
 impl Config {
     /// Reads the configuration object; `{"askLsp": {...}}` (the shape of
     /// `didChangeConfiguration` settings) is unwrapped. `null` or absent means
-    /// one server at the default URL.
+    /// the servers found running (see [`crate::discovery`]), else one server
+    /// at `$ASK_LSP_URL` or the default URL.
     pub fn from_json(value: Option<&Value>, env: &EnvDefaults) -> Result<Config, ConfigError> {
         let raw: RawConfig = match value.map(section) {
             None | Some(Value::Null) => RawConfig::default(),
             Some(v) => RawConfig::deserialize(v).map_err(|e| ConfigError::Shape(e.to_string()))?,
         };
-        let servers = raw.servers.unwrap_or_else(|| vec![RawServer::default()]);
+        let servers = match raw.servers {
+            Some(servers) => servers_from_raw(servers, env)?,
+            None if env.url.is_none() && !env.discovered.is_empty() => discovered_servers(env)?,
+            None => servers_from_raw(vec![RawServer::default()], env)?,
+        };
         Ok(Config {
-            servers: servers_from_raw(servers, env)?,
+            servers,
             surface: raw.surface.unwrap_or_default(),
             policies: Policies::from_json(raw.policy.as_ref())?,
         })
@@ -164,9 +182,16 @@ impl Config {
 const KEYS: [&str; 3] = ["servers", "surface", "policy"];
 
 /// The configuration object inside `value`: `{"askLsp": {...}}` is unwrapped.
+/// The ask-lsp part of a configuration object. An empty array is nothing:
+/// Lua clients (Neovim) encode an empty table as `[]`.
 fn section(value: &Value) -> &Value {
-    match value {
+    static NOTHING: Value = Value::Null;
+    let section = match value {
         Value::Object(map) => map.get("askLsp").unwrap_or(value),
+        other => other,
+    };
+    match section {
+        Value::Array(items) if items.is_empty() => &NOTHING,
         other => other,
     }
 }
@@ -294,6 +319,25 @@ pub fn servers_from_raw(
     Ok(specs)
 }
 
+/// The servers discovery found, checked like configured ones.
+pub(crate) fn discovered_servers(env: &EnvDefaults) -> Result<Vec<ServerSpec>, ConfigError> {
+    let raw = env
+        .discovered
+        .iter()
+        .map(|found| RawServer {
+            url: Some(found.url.clone()),
+            directory: found.directory.clone(),
+            password: found.password.as_ref().map(|p| p.expose().to_owned()),
+            ..RawServer::default()
+        })
+        .collect();
+    let mut specs = servers_from_raw(raw, env)?;
+    for (spec, found) in specs.iter_mut().zip(&env.discovered) {
+        spec.url_source = UrlSource::Discovered(found.from.as_str().into());
+    }
+    Ok(specs)
+}
+
 fn valid_server_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 128
@@ -320,6 +364,7 @@ mod tests {
             url: Some("http://127.0.0.1:5000/".into()),
             username: None,
             password: Some("s3cret".into()),
+            ..EnvDefaults::default()
         };
         let config = Config::from_json(None, &env).unwrap();
         assert_eq!(
@@ -336,6 +381,18 @@ mod tests {
         );
         assert_eq!(config.surface, Surface::Auto);
         assert!(!format!("{config:?}").contains("s3cret"));
+    }
+
+    /// Neovim sends an empty Lua table as `[]`.
+    #[test]
+    fn an_empty_array_is_no_settings() {
+        let env = EnvDefaults::default();
+        for empty in [json!([]), json!({"askLsp": []})] {
+            let config = Config::from_json(Some(&empty), &env).unwrap();
+            assert_eq!(config.servers.len(), 1);
+            let current = json!({"servers": [{"url": "http://127.0.0.1:1"}]});
+            assert_eq!(merge_settings(&current, &empty).unwrap(), current);
+        }
     }
 
     #[test]
@@ -393,7 +450,11 @@ mod tests {
             &EnvDefaults::default(),
         )
         .unwrap();
-        let sources: Vec<_> = config.servers.iter().map(|s| s.url_source).collect();
+        let sources: Vec<_> = config
+            .servers
+            .iter()
+            .map(|s| s.url_source.clone())
+            .collect();
         assert_eq!(sources, vec![UrlSource::Configuration, UrlSource::BuiltIn]);
     }
 
@@ -436,6 +497,8 @@ mod tests {
                 token: Some(Secret::new("t".into()))
             }
         );
+        let empty = Config::from_json(Some(&json!([])), &env).unwrap();
+        assert_eq!(empty.servers[0].url_source, UrlSource::BuiltIn);
         let err = Config::from_json(Some(&json!({"servrs": []})), &env).unwrap_err();
         assert!(err.to_string().contains("unknown field `servrs`"), "{err}");
         let err = Config::from_json(
@@ -447,5 +510,83 @@ mod tests {
             err.to_string(),
             "invalid ask-lsp configuration: two servers are named \"a\""
         );
+    }
+
+    #[test]
+    fn discovered_servers_only_where_nothing_is_configured() {
+        let found = |url: &str, directory: Option<&str>, from: &str| Found {
+            url: url.into(),
+            directory: directory.map(str::to_owned),
+            password: None,
+            from: from.into(),
+        };
+        let mut env = EnvDefaults {
+            discovered: vec![
+                found(
+                    "http://127.0.0.1:4100",
+                    None,
+                    "/state/opencode/service.json",
+                ),
+                found(
+                    "http://127.0.0.1:4101",
+                    Some("/p"),
+                    "opencode process 7 in /p",
+                ),
+            ],
+            password: Some("env".into()),
+            ..EnvDefaults::default()
+        };
+        let config = Config::from_json(None, &env).unwrap();
+        let servers: Vec<_> = config
+            .servers
+            .iter()
+            .map(|s| {
+                (
+                    &*s.name,
+                    s.url.as_str(),
+                    s.directory.as_deref(),
+                    s.url_source.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            servers,
+            [
+                (
+                    "default",
+                    "http://127.0.0.1:4100",
+                    None,
+                    UrlSource::Discovered("/state/opencode/service.json".into())
+                ),
+                (
+                    "server2",
+                    "http://127.0.0.1:4101",
+                    Some("/p"),
+                    UrlSource::Discovered("opencode process 7 in /p".into())
+                ),
+            ]
+        );
+        // A password the registration gives wins over the environment's.
+        env.discovered[0].password = Some(Secret::new("registered".into()));
+        let config = Config::from_json(None, &env).unwrap();
+        assert_eq!(
+            config.servers[0].password,
+            Some(Secret::new("registered".into()))
+        );
+        assert_eq!(config.servers[1].password, Some(Secret::new("env".into())));
+        // Configured servers (even none) and $ASK_LSP_URL win.
+        let configured = json!({"servers": [{"url": "http://a:1"}]});
+        assert!(!env.wants_discovery(&configured));
+        let config = Config::from_json(Some(&configured), &env).unwrap();
+        assert_eq!(config.servers.len(), 1);
+        assert_eq!(config.servers[0].url_source, UrlSource::Configuration);
+        let none = Config::from_json(Some(&json!({"servers": []})), &env).unwrap();
+        assert!(none.servers.is_empty());
+        assert!(env.wants_discovery(&json!({"surface": "none"})));
+        env.url = Some("http://127.0.0.1:5000".into());
+        assert!(!env.wants_discovery(&json!(null)));
+        let config = Config::from_json(None, &env).unwrap();
+        assert_eq!(config.servers.len(), 1);
+        assert_eq!(config.servers[0].url_source, UrlSource::Environment);
     }
 }

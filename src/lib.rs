@@ -10,6 +10,7 @@
 mod backends;
 mod broker;
 mod config;
+mod discovery;
 pub mod lsp;
 mod policy;
 mod prompt;

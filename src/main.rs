@@ -29,8 +29,10 @@ Usage: ask-lsp [lsp] [--stdio]
 
 Serves the Language Server Protocol on stdin/stdout; editors start it. The
 servers to follow come from `initializationOptions` (docs/protocol.md), else
-ASK_LSP_URL, else http://127.0.0.1:4096. `--stdio` is accepted for clients
-that add it. Logs go to stderr (ASK_LSP_LOG, default ask_lsp=info).";
+ASK_LSP_URL, else the OpenCode servers found running for the workspace on
+loopback (docs/discovery.md), else http://127.0.0.1:4096. `--stdio` is
+accepted for clients that add it. Logs go to stderr (ASK_LSP_LOG, default
+ask_lsp=info).";
 
 const WATCH_USAGE: &str = "\
 Usage: ask-lsp watch [--url URL]... [--directory DIR] [--policy MODE]
@@ -39,7 +41,8 @@ Usage: ask-lsp watch [--url URL]... [--directory DIR] [--policy MODE]
 Answers an agent server's questions and permission requests in this
 terminal (Ctrl-D to quit).
   --url URL          a server to follow (repeatable; default ASK_LSP_URL,
-                     else http://127.0.0.1:4096)
+                     else the OpenCode servers found running for the current
+                     directory (docs/discovery.md), else http://127.0.0.1:4096)
   --directory DIR    the project directory to follow on each server
   --policy MODE      forward, reject, accept-first or auto (docs/policies.md)
   --timeout-ms N     decide by the policy after N ms without an answer

@@ -5,7 +5,7 @@
 //! Over 500 lines: one presenter for every prompt kind's typed input (forms are
 //! in terminal/form.rs); the rest is tests.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -13,8 +13,9 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::mpsc;
 
 use crate::backends::{Timing, factory};
-use crate::broker::{BrokerHandle, Human, Pending, Reason, Update};
-use crate::config::{EnvDefaults, RawServer, servers_from_raw};
+use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
+use crate::config::{EnvDefaults, RawServer, UrlSource, discovered_servers, servers_from_raw};
+use crate::discovery::{self, Places};
 use crate::policy::Policies;
 use crate::prompt::{Answer, FormValues, Kind, Question};
 
@@ -57,24 +58,47 @@ pub async fn watch(
             ..Default::default()
         })
         .collect();
-    if raw.is_empty() {
-        raw.push(RawServer::default());
-    }
-    for server in &mut raw {
-        server.directory = options.directory.clone();
-    }
-    let env = if options.environment {
+    let mut env = if options.environment {
         EnvDefaults::from_process()
     } else {
         EnvDefaults::default()
     };
-    let servers = servers_from_raw(raw, &env).map_err(|e| e.to_string())?;
+    // Nothing named: the OpenCode servers running for the current directory
+    // (docs/discovery.md), else `$ASK_LSP_URL` or the default URL.
+    if raw.is_empty()
+        && options.environment
+        && options.sandbox_agent.is_none()
+        && env.url.is_none()
+        && let Ok(here) = std::env::current_dir()
+    {
+        env.discovered = discovery::discover(&Places::of_this_system(), &[here]);
+    }
+    let directory = options.directory.filter(|d| !d.is_empty());
+    let servers = if raw.is_empty() && !env.discovered.is_empty() {
+        let mut servers = discovered_servers(&env).map_err(|e| e.to_string())?;
+        for server in &mut servers {
+            server.directory = directory.clone().or(server.directory.take());
+        }
+        servers
+    } else {
+        if raw.is_empty() {
+            raw.push(RawServer::default());
+        }
+        for server in &mut raw {
+            server.directory = directory.clone();
+        }
+        servers_from_raw(raw, &env).map_err(|e| e.to_string())?
+    };
     let policies = Policies::from_json(options.policy.as_ref()).map_err(|e| e.to_string())?;
     let mut output = output;
     for server in &servers {
+        let found = match &server.url_source {
+            UrlSource::Discovered(from) => format!(" (found running: {from})"),
+            _ => String::new(),
+        };
         let _ = writeln!(
             output,
-            "ask-lsp: watching {} for prompts (Ctrl-D to quit)",
+            "ask-lsp: watching {}{found} for prompts (Ctrl-D to quit)",
             server.url
         );
     }
@@ -93,6 +117,8 @@ struct Watch<W: Write> {
     exit_on_eof: bool,
     /// The cursor is after a `> ` prompt: anything else starts a new line.
     at_prompt: bool,
+    /// Which generation each server was last found to be, as said.
+    generations: HashMap<String, &'static str>,
 }
 
 struct Current {
@@ -207,6 +233,7 @@ impl<W: Write> Watch<W> {
             current: None,
             exit_on_eof,
             at_prompt: false,
+            generations: HashMap::new(),
         }
     }
 
@@ -214,7 +241,7 @@ impl<W: Write> Watch<W> {
     /// broker stops.
     async fn run(
         mut self,
-        mut updates: mpsc::UnboundedReceiver<Update>,
+        mut updates: Updates,
         input: impl AsyncBufRead + Unpin + Send + 'static,
     ) {
         let (lines_tx, mut lines) = mpsc::unbounded_channel();
@@ -237,7 +264,7 @@ impl<W: Write> Watch<W> {
             let stuck = self.awaiting_input() && typed.is_empty();
             if !input_open && typed.is_empty() && (self.exit_on_eof || stuck) {
                 // Show what the last answers led to before leaving.
-                while let Ok(update) = updates.try_recv() {
+                while let Some(update) = updates.try_recv() {
                     self.update(update);
                 }
                 let waiting = self.queue.len() + usize::from(self.current.is_some());
@@ -299,7 +326,23 @@ impl<W: Write> Watch<W> {
                     self.reprompt();
                 }
             }
-            Update::Status(_) => {}
+            Update::Status(status) => {
+                for server in &status.servers {
+                    let Some(generation) = server.generation else {
+                        continue;
+                    };
+                    if self.generations.insert(server.name.clone(), generation) != Some(generation)
+                    {
+                        self.say(format!(
+                            "! {}: {} {generation}.x at {}",
+                            server.name,
+                            backend_name(server.backend),
+                            server.url
+                        ));
+                        self.reprompt();
+                    }
+                }
+            }
             Update::Connection { server, error } => {
                 match error {
                     Some(error) => self.say(format!("! {server}: {error}")),
@@ -383,9 +426,12 @@ impl<W: Write> Watch<W> {
                     for (n, choice) in permission.choices.iter().enumerate() {
                         text.push_str(&format!("\n  {}. {}", n + 1, choice.label));
                     }
-                    text.push_str("\nA number; an empty line rejects.");
+                    text.push_str(
+                        "\nA number; an empty line rejects; ! and a reason rejects and tells the agent why.",
+                    );
                 }
                 Kind::Form(f) if f.url.is_some() => form::link_text(f, &mut text),
+                Kind::Form(f) if f.fields.is_empty() => form::empty_text(f, &mut text),
                 Kind::Form(f) => form::field_text(f, current.field, &mut text),
             }
         }
@@ -430,7 +476,7 @@ impl<W: Write> Watch<W> {
                         }
                     }
                 }
-                Kind::Form(f) if f.url.is_some() => {
+                Kind::Form(f) if f.url.is_some() || f.fields.is_empty() => {
                     current.field = 1;
                     if line.trim().eq_ignore_ascii_case("y") {
                         Human::Answer(Answer::Form(FormValues::new()))
@@ -466,6 +512,10 @@ impl<W: Write> Watch<W> {
                     let line = line.trim();
                     if line.is_empty() {
                         Human::Reject { message: None }
+                    } else if let Some(reason) = line.strip_prefix('!') {
+                        Human::Reject {
+                            message: Some(reason.trim().to_owned()),
+                        }
                     } else {
                         match line
                             .parse::<usize>()
@@ -531,6 +581,14 @@ fn question_text(text: &mut String, question: &Question, index: usize, total: us
         ""
     };
     text.push_str(&format!("\n{how}{literal}; {reject}."));
+}
+
+/// A backend as people call it.
+fn backend_name(backend: &str) -> &str {
+    match backend {
+        "opencode" => "OpenCode",
+        other => other,
+    }
 }
 
 #[cfg(test)]

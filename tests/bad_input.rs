@@ -61,8 +61,11 @@ async fn broken_frames_and_events_are_skipped_and_the_stream_keeps_working() {
     );
 }
 
+/// A request over the bounds is not shown, but stays listed with its reason
+/// so the agent is not left waiting: rejectable, and answerable by typed
+/// text where every question takes it. Nothing of its text is shown.
 #[tokio::test]
-async fn oversized_questions_are_refused_with_a_clear_message() {
+async fn oversized_prompts_are_listed_with_their_reason_and_can_be_rejected() {
     let sim = sim().await;
     let mut client = LspClient::with_extension(&sim).await;
     let options: Vec<_> = (0..10_000)
@@ -76,35 +79,81 @@ async fn oversized_questions_are_refused_with_a_clear_message() {
     assert_eq!(
         message["params"],
         json!({"type": 1, "message": format!(
-            "ask-lsp: A prompt from default cannot be shown (default/{}): question 0 has 10000 options (at most 64). Answer it in the agent's own interface.",
+            "ask-lsp: A prompt from default cannot be shown (default/{}): question 0 has 10000 options (at most 64). It is listed so that you can reject it.",
             many.id)})
     );
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["questions"],
+        json!([{"header": "Cannot be shown", "question": "This question cannot be shown here (question 0 has 10000 options (at most 64)). Reject it, or type an answer.",
+                "options": [], "multiple": false, "custom": true}])
+    );
+    // OpenCode takes typed text for this question: the agent gets it.
+    client.answer(&ask, json!([["option 7"]])).await;
+    wait_for(|| !sim.received().is_empty()).await;
+    assert_eq!(sim.received()[0], reply(&many.id, json!([["option 7"]])));
+
+    // No typed answers allowed: only a refusal goes.
     let long = sim.ask(
         None,
-        questions(json!([{"question": "y".repeat(100_000), "header": "Long", "options": []}])),
+        questions(json!([{"question": "y".repeat(100_000), "header": "Long", "options": [{"label": "yes", "description": ""}], "custom": false}])),
     );
     let message = client.next_method("window/showMessage").await;
     assert!(
         message["params"]["message"]
             .as_str()
             .unwrap()
-            .ends_with(&format!("(default/{}): question is 100000 characters long (at most 8000). Answer it in the agent's own interface.", long.id)),
+            .ends_with(&format!("(default/{}): question is 100000 characters long (at most 8000). It is listed so that you can reject it.", long.id)),
         "{message}"
     );
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["questions"][0]["custom"], json!(false));
     let fine = sim.ask(None, database());
+    // Listed for every surface (code actions, commands) with the others.
+    wait_for(|| sim.subscribers() > 0).await;
+    let mut listed = 0;
+    for _ in 0..100 {
+        let list = client
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "askLsp.list"}),
+            )
+            .await;
+        listed = list["result"].as_array().unwrap().len();
+        if listed == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(listed, 2);
+    client.answer(&ask, json!([["yes"]])).await;
+    let error = client.next_method("window/showMessage").await;
+    assert!(
+        error["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("is not one of the options and this question does not allow a typed answer"),
+        "{error}"
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(long.id));
+    client
+        .respond(&ask["id"], json!({"outcome": "rejected"}))
+        .await;
+    wait_for(|| sim.received().len() == 2).await;
+    assert_eq!(
+        sim.received()[1],
+        Received::Reject {
+            id: long.id.clone()
+        }
+    );
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(ask["params"]["requestID"], json!(fine.id));
-    // Refused ones are not offered anywhere, and are not shown again on resync.
-    let listed = client
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "askLsp.list"}),
-        )
-        .await;
-    assert_eq!(listed["result"].as_array().unwrap().len(), 1);
+    // Not shown again on resync: the answered ones are gone from the server.
     sim.drop_streams();
     wait_for(|| sim.subscribers() > 0).await;
     client.expect_quiet(Duration::from_millis(300)).await;
+    assert_eq!(sim.received().len(), 2);
 }
 
 #[tokio::test]

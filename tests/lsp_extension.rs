@@ -144,6 +144,43 @@ async fn answered_elsewhere_cancels_the_prompt_and_sends_nothing() {
     assert_eq!(sim.received(), vec![]);
 }
 
+/// A client that never answers the requests ask-lsp cancels does not make
+/// it keep them: after the grace time they are answered for the client
+/// (tower-lsp-server would otherwise hold each one for good). One the
+/// client does answer in time is left alone.
+#[tokio::test]
+async fn cancelled_requests_the_client_never_answers_are_released() {
+    let sim = sim().await;
+    let mut client = LspClient::start(&[("ASK_LSP_CANCELLED_GRACE_MS", "200")]).await;
+    client
+        .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
+        .await;
+    wait_for(|| sim.subscribers() > 0).await;
+    let released = "released a cancelled request the client never answered";
+    let answered = sim.ask(None, database());
+    let ask = client.next_method("askQuestions/ask").await;
+    assert!(sim.answer_elsewhere(&answered.id, vec![vec!["SQLite".into()]]));
+    client.next_method("$/cancelRequest").await;
+    client.next_method("askQuestions/resolved").await;
+    client.respond_error(&ask["id"], -32800, "cancelled").await;
+    client.expect_quiet(Duration::from_millis(500)).await;
+    assert!(!client.logs().contains(released), "{}", client.logs());
+    let ignored = sim.ask(None, database());
+    let ask = client.next_method("askQuestions/ask").await;
+    assert!(sim.answer_elsewhere(&ignored.id, vec![vec!["SQLite".into()]]));
+    client.next_method("$/cancelRequest").await;
+    client.next_method("askQuestions/resolved").await;
+    wait_for(|| {
+        client
+            .logs()
+            .contains(&format!("{released} id={}", ask["id"]))
+    })
+    .await;
+    // Nothing more reaches the client, nor the server.
+    client.expect_quiet(Duration::from_millis(300)).await;
+    assert!(sim.received().is_empty());
+}
+
 #[tokio::test]
 async fn aborted_session_dismisses_and_the_stale_listing_is_not_shown_again() {
     let sim = sim().await;

@@ -248,3 +248,62 @@ async fn bad_initialization_options_fail_initialize_clearly() {
         json!({"code": -32602, "message": "invalid ask-lsp configuration: servers[0].url \"not a url\": relative URL without a base"})
     );
 }
+
+/// A plain prompt nobody answers does not hide the ones after it: after the
+/// rotation time it is withdrawn from the screen (still pending), the next
+/// one is shown, and it comes back once that one is answered.
+#[tokio::test]
+async fn an_unanswered_plain_prompt_lets_the_next_one_through() {
+    let sim = sim().await;
+    let mut client = LspClient::start(&[("ASK_LSP_ROTATE_MS", "300")]).await;
+    client
+        .initialize(plain_caps(), json!({"servers": [{"url": sim.url()}]}))
+        .await;
+    wait_for(|| sim.subscribers() > 0).await;
+    let first = sim.ask(None, database());
+    let shown = client.next_method("window/showMessageRequest").await;
+    assert!(
+        shown["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Which database?")
+    );
+    // Alone, it stays however long it waits.
+    client
+        .expect_quiet(std::time::Duration::from_millis(700))
+        .await;
+    let second = sim.ask(None, checks());
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], shown["id"]);
+    let next = client.next_method("window/showMessageRequest").await;
+    assert!(
+        next["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Which checks?")
+    );
+    // A late answer to the withdrawn request is not taken.
+    client
+        .respond(&shown["id"], json!({"title": "SQLite"}))
+        .await;
+    client.respond(&next["id"], json!({"title": "Lint"})).await;
+    wait_for(|| !sim.received().is_empty()).await;
+    let again = client.next_method("window/showMessageRequest").await;
+    assert!(
+        again["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Which database?")
+    );
+    client
+        .respond(&again["id"], json!({"title": "Postgres"}))
+        .await;
+    wait_for(|| sim.received().len() == 2).await;
+    assert_eq!(
+        sim.received(),
+        vec![
+            reply(&second.id, json!([["Lint"]])),
+            reply(&first.id, json!([["Postgres"]]))
+        ]
+    );
+}

@@ -597,3 +597,108 @@ async fn a_huge_hostile_command_is_shown_whole_and_neutralised_in_every_surface(
         }]
     );
 }
+
+/// A permission over the bounds is listed with its reason, never with its
+/// text, and only a refusal can be sent: it is never allowed blind.
+#[tokio::test]
+async fn an_oversized_permission_is_listed_and_can_only_be_rejected() {
+    let sim = sim().await;
+    let mut client = client(&sim, extension_caps(), json!({"directory": DIR})).await;
+    let patterns: Vec<String> = (0..65).map(|n| format!("rm -rf /{n}")).collect();
+    let request = sim
+        .ask_permission(PermissionAsk {
+            patterns: patterns.clone(),
+            metadata: json!({"command": patterns.join("; ")}),
+            ..PermissionAsk::bash("rm -rf /")
+        })
+        .unwrap();
+    let notice = client.next_method("window/showMessage").await;
+    assert!(
+        notice["params"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("permission patterns has 65 entries (at most 64). It is listed so that you can reject it."),
+        "{notice}"
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["permission"],
+        json!({
+            "action": "bash",
+            "title": "A permission request that cannot be shown here (permission patterns has 65 entries (at most 64)); it can only be rejected",
+            "patterns": [], "command": null, "diff": null,
+            "choices": [{"id": "reject", "label": "Reject", "effect": "rejectOnce"}]
+        })
+    );
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "choice": "once"}))
+        .await;
+    let error = client.next_method("window/showMessage").await;
+    assert!(
+        error["params"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!(
+                "{} could not be shown, so it can only be rejected",
+                key(&request)
+            )),
+        "{error}"
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "rejected", "message": "too big to judge"}),
+        )
+        .await;
+    wait_for(|| !sim.received().is_empty()).await;
+    assert_eq!(
+        sim.received(),
+        vec![Received::Permission {
+            id: request.id.clone(),
+            reply: "reject".into(),
+            message: Some("too big to judge".into()),
+        }]
+    );
+}
+
+/// In the terminal, `!` and a reason rejects and the agent reads the reason.
+#[tokio::test]
+async fn the_terminal_rejects_with_a_typed_reason() {
+    let sim = sim().await;
+    let request = sim
+        .ask_permission(PermissionAsk::bash("rm -rf build"))
+        .unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(["watch", "--url", &sim.url(), "--directory", DIR])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all("! use cargo clean instead\n".as_bytes())
+        .await
+        .unwrap();
+    wait_for(|| !sim.received().is_empty()).await;
+    drop(stdin);
+    let output = tokio::time::timeout(WAIT, child.wait_with_output())
+        .await
+        .expect("exits at end of input")
+        .unwrap();
+    let out = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        out.contains("! and a reason rejects and tells the agent why"),
+        "{out}"
+    );
+    assert_eq!(
+        sim.received(),
+        vec![Received::Permission {
+            id: request.id,
+            reply: "reject".into(),
+            message: Some("use cargo clean instead".into())
+        }]
+    );
+}

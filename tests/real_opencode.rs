@@ -331,6 +331,17 @@ async fn answers_rejects_and_dismissals_against_the_real_server() {
         ask["params"]["source"]["directory"],
         json!(opencode.directory())
     );
+    // 1.18.33 answers /api/info with its web page: found as generation 1.
+    let status = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.status", "arguments": []}),
+        )
+        .await;
+    assert_eq!(
+        status["result"]["servers"][0]["generation"], "1",
+        "{status}"
+    );
     client.answer(&ask, json!([["Postgres"]])).await;
     let received = opencode.wait_received(1).await;
     assert!(
@@ -692,4 +703,125 @@ async fn a_dead_sessions_permission_is_never_shown_after_a_restart() {
     }
     choose(&mut client, &ask, "once").await;
     assert_eq!(opencode.wait_received(1).await[0], "LIVE\n");
+}
+
+/// OpenCode keeps listing an aborted session's question; a fresh ask-lsp
+/// (the editor restarted) must decide from the server's state that nobody
+/// waits for it, and show only the live one.
+#[tokio::test]
+async fn an_aborted_sessions_question_is_not_shown_after_an_editor_restart() {
+    let Some(opencode) = OpenCode::start(None).await else {
+        return;
+    };
+    let server = json!({"directory": opencode.directory()});
+    let mut client = sidecar(&opencode, &[], server.clone()).await;
+    let aborted = opencode.ask("single").await;
+    let ask = next_ask(&mut client, &aborted).await;
+    let response = opencode
+        .post(&format!("/session/{aborted}/abort"), json!({}))
+        .await;
+    assert!(response.status().is_success());
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["reason"], "sessionEnded");
+    client.respond_error(&ask["id"], -32800, "cancelled").await;
+    assert!(client.shutdown().await.success());
+    assert!(
+        opencode
+            .pending()
+            .await
+            .iter()
+            .any(|q| q["sessionID"] == aborted),
+        "the server still lists it"
+    );
+
+    let live = opencode.ask("multi").await;
+    tokio::time::sleep(Duration::from_secs(2)).await; // pending before the start
+    let mut client = sidecar(&opencode, &[], server).await;
+    let ask = next_ask(&mut client, &live).await;
+    assert_eq!(ask["params"]["pending"], 1);
+    client.expect_quiet(Duration::from_secs(1)).await;
+    client.answer(&ask, json!([["Lint"]])).await;
+    let received = opencode.wait_received(1).await;
+    assert!(
+        received[0].contains(r#""Which checks should run?"="Lint""#),
+        "{received:?}"
+    );
+}
+
+/// OpenCode restarted while its question is pending: the question is gone
+/// with the old process, and the prompt is withdrawn soon after the new one
+/// answers, even when the reconnect lands in its start-up window (where it
+/// accepts connections and answers none for a while).
+#[tokio::test]
+async fn a_stale_prompt_is_withdrawn_soon_after_a_restart() {
+    let Some(mut opencode) = OpenCode::start(None).await else {
+        return;
+    };
+    let mut client = sidecar(&opencode, &[], json!({"directory": opencode.directory()})).await;
+    let mut delays = Vec::new();
+    for _ in 0..3 {
+        let session = opencode.ask("single").await;
+        let ask = next_ask(&mut client, &session).await;
+        opencode.restart().await;
+        let healthy = tokio::time::Instant::now();
+        let resolved = client.next_method("askQuestions/resolved").await;
+        delays.push(healthy.elapsed());
+        assert_eq!(resolved["params"]["reason"], "gone", "{resolved:#}");
+        client.respond_error(&ask["id"], -32800, "cancelled").await;
+    }
+    eprintln!("withdrawn after the server answered again: {delays:?}");
+    assert!(
+        delays.iter().all(|d| *d < Duration::from_secs(2)),
+        "{delays:?}"
+    );
+}
+
+/// Zero-config discovery (docs/discovery.md): nothing configured, the editor
+/// opened a subdirectory of the project a real OpenCode runs in, started
+/// with `--port`.
+#[tokio::test]
+async fn discovery_finds_a_real_opencode_started_with_a_port() {
+    let Some(opencode) = OpenCode::start(None).await else {
+        return;
+    };
+    let workspace = Path::new(&opencode.directory()).join("src");
+    std::fs::create_dir_all(&workspace).unwrap();
+    // No service.json there.
+    let state = tempfile::tempdir().unwrap();
+    let mut client = LspClient::start(&[("XDG_STATE_HOME", state.path().to_str().unwrap())]).await;
+    client
+        .request(
+            "initialize",
+            json!({"processId": null, "capabilities": extension_caps(),
+                   "rootUri": format!("file://{}", workspace.display()),
+                   "workspaceFolders": [{"uri": format!("file://{}", workspace.display()), "name": "src"}]}),
+        )
+        .await;
+    client.notify("initialized", json!({})).await;
+    let told = client.next_method("window/showMessage").await;
+    let message = told["params"]["message"].as_str().unwrap();
+    let found = format!(
+        "following {} (found running: opencode process ",
+        opencode.url()
+    );
+    assert!(message.contains(&found), "{message}");
+    assert!(
+        message.contains(&format!(" in {})", opencode.directory())),
+        "{message}"
+    );
+
+    let session = opencode.ask("single").await;
+    let ask = next_ask(&mut client, &session).await;
+    // Followed for the directory the process runs in.
+    assert_eq!(
+        ask["params"]["source"],
+        json!({"backend": "opencode", "url": opencode.url(), "directory": opencode.directory()})
+    );
+    client.answer(&ask, json!([["SQLite"]])).await;
+    let received = opencode.wait_received(1).await;
+    assert!(
+        received[0].contains(r#""Which database?"="SQLite""#),
+        "{received:?}"
+    );
+    assert!(client.shutdown().await.success());
 }

@@ -148,3 +148,37 @@ pub(super) fn cause(error: &reqwest::Error) -> String {
         None => "the connection failed".into(),
     }
 }
+
+/// The answer of an API whose every answer is JSON (OpenCode's): a JSON 404
+/// is "not found", a 400 carries the server's message, and anything else
+/// that is not JSON (a web app's HTML page for an unknown route) is named
+/// for what it is instead of being read as a success. 204 has no body.
+pub(super) fn json_answer(peer: &Peer, answered: Answered) -> Result<Answered, BackendError> {
+    let is_json = serde_json::from_slice::<serde::de::IgnoredAny>(&answered.body).is_ok();
+    let message = || {
+        serde_json::from_slice::<serde_json::Value>(&answered.body)
+            .ok()
+            .and_then(|j| {
+                j.pointer("/data/message")
+                    .or_else(|| j.get("message"))
+                    .and_then(|m| m.as_str())
+                    .map(|m| {
+                        crate::text::for_display(m, crate::text::DISPLAY_MESSAGE_CHARS).into_owned()
+                    })
+            })
+            .unwrap_or_default()
+    };
+    match answered.status {
+        204 => Ok(answered),
+        404 if is_json => Err(BackendError::NotFound {
+            server: peer.label.clone(),
+        }),
+        400 => Err(BackendError::BadRequest {
+            server: peer.label.clone(),
+            message: message(),
+        }),
+        status if !is_json => Err(peer.not_json(status, &answered.content_type)),
+        200..=299 => Ok(answered),
+        status => Err(peer.server_error(status, message())),
+    }
+}

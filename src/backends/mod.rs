@@ -6,8 +6,10 @@
 //! The HTTP exchange ([`http`]) and the event-stream loop with reconnect,
 //! backoff and stall watchdog ([`stream`]) are shared.
 
+mod generation;
 mod http;
 mod opencode;
+mod opencode2;
 mod sandbox_agent;
 mod stream;
 
@@ -134,6 +136,9 @@ impl BackendError {
 pub(crate) struct Source {
     pub backend: &'static str,
     pub url: String,
+    /// Which generation of the server was found there (OpenCode: "1" or
+    /// "2"), once known.
+    pub generation: Option<&'static str>,
 }
 
 pub(crate) trait Backend: Send + Sync {
@@ -159,7 +164,7 @@ pub(crate) type Factory = Arc<dyn Fn(&ServerSpec) -> Arc<dyn Backend> + Send + S
 pub(crate) fn factory(timing: Timing) -> Factory {
     Arc::new(move |spec: &ServerSpec| -> Arc<dyn Backend> {
         match &spec.backend {
-            BackendKind::OpenCode => Arc::new(opencode::OpenCode::new(spec.clone(), timing)),
+            BackendKind::OpenCode => Arc::new(generation::OpenCodeAny::new(spec.clone(), timing)),
             BackendKind::SandboxAgent { server_id, token } => Arc::new(
                 sandbox_agent::SandboxAgent::new(&spec.url, server_id, token.clone(), timing),
             ),
@@ -175,6 +180,8 @@ pub(crate) struct Timing {
     /// No bytes for this long (not even a heartbeat) means the stream is dead.
     pub stall: Duration,
     pub backoff_min: Duration,
+    /// Low, so that a server coming back (a restart) is found within about a
+    /// second: retrying a refused connection costs next to nothing.
     pub backoff_max: Duration,
 }
 
@@ -184,7 +191,7 @@ impl Default for Timing {
             request: Duration::from_secs(10),
             stall: Duration::from_secs(30),
             backoff_min: Duration::from_millis(200),
-            backoff_max: Duration::from_secs(5),
+            backoff_max: Duration::from_secs(1),
         }
     }
 }

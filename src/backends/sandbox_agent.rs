@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 
 use super::http::{self, Peer};
 use super::opencode::QuestionInfo;
-use super::stream::{Follow, follow};
+use super::stream::{Flow, Follow, follow};
 use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing};
 use crate::config::Secret;
 use crate::prompt::{
@@ -539,12 +539,12 @@ impl Follow for SandboxAgent {
         Box::pin(async { Ok(()) })
     }
 
-    fn event<'a>(&'a self, event: SseEvent, sink: &'a EventSink) -> BoxFuture<'a, bool> {
+    fn event<'a>(&'a self, event: SseEvent, sink: &'a EventSink) -> BoxFuture<'a, Flow> {
         Box::pin(async move {
-            match self.handle(event, sink) {
+            Flow::while_open(match self.handle(event, sink) {
                 Ok(go_on) => go_on,
                 Err((response, reason)) => self.refuse(response, reason, sink).await,
-            }
+            })
         })
     }
 }
@@ -554,6 +554,7 @@ impl Backend for SandboxAgent {
         Source {
             backend: "sandbox-agent",
             url: self.endpoint.clone(),
+            generation: None,
         }
     }
 

@@ -22,13 +22,35 @@ pub(super) trait Follow: Send + Sync + 'static {
     fn relevant(&self) -> fn(&[u8]) -> bool {
         |_| true
     }
+    /// Runs before each subscription (finding which server answers there).
+    fn prepare(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
     /// The request that opens the event stream.
     fn subscribe(&self) -> reqwest::RequestBuilder;
     /// Runs right after subscribing, before any event is read: lists what is
     /// pending, since the streams have no replay.
     fn resync<'a>(&'a self, sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>>;
-    /// Handles one event; false when the sink is closed.
-    fn event<'a>(&'a self, event: SseEvent, sink: &'a EventSink) -> BoxFuture<'a, bool>;
+    /// Handles one event.
+    fn event<'a>(&'a self, event: SseEvent, sink: &'a EventSink) -> BoxFuture<'a, Flow>;
+}
+
+/// What follows an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flow {
+    Continue,
+    /// The server dropped what it had pending (OpenCode's dispose events):
+    /// reconnect at once, which resyncs.
+    Reconnect,
+    /// Nobody listens any more.
+    Stop,
+}
+
+impl Flow {
+    /// `Continue` while the sink is open.
+    pub fn while_open(open: bool) -> Flow {
+        if open { Flow::Continue } else { Flow::Stop }
+    }
 }
 
 enum End {
@@ -49,8 +71,13 @@ pub(super) async fn follow<F: Follow>(server: Arc<F>, sink: EventSink) {
     // a short bound on subscribing finds it as soon as it does, growing
     // while it keeps not answering so a slow remote server still gets in.
     let mut subscribe_bound = timing.request.min(Duration::from_secs(1));
+    let mut unanswered = 0;
     loop {
-        match connect_once(&*server, &sink, subscribe_bound).await {
+        let outcome = connect_once(&*server, &sink, subscribe_bound).await;
+        if !matches!(outcome.0, End::Unanswered(_)) {
+            unanswered = 0;
+        }
+        match outcome {
             (End::SinkClosed, _) => return,
             (End::Closed, _) => {
                 tracing::info!(server = %server.peer().label, "event stream closed; reconnecting");
@@ -65,7 +92,14 @@ pub(super) async fn follow<F: Follow>(server: Arc<F>, sink: EventSink) {
                 }
             }
             (End::Unanswered(error), _) => {
-                subscribe_bound = (subscribe_bound * 2).min(timing.request);
+                // The bound was waited out already: try again at once. It
+                // grows only for a server that keeps not answering, so one
+                // in its start-up window is found as soon as it answers.
+                backoff = timing.backoff_min;
+                unanswered += 1;
+                if unanswered >= 3 {
+                    subscribe_bound = (subscribe_bound * 2).min(timing.request);
+                }
                 if sink.send(BackendEvent::Disconnected { error }).is_err() {
                     return;
                 }
@@ -85,6 +119,9 @@ async fn connect_once<F: Follow>(
     sink: &EventSink,
     subscribe_bound: Duration,
 ) -> (End, bool) {
+    if let Err(error) = server.prepare().await {
+        return (End::Failed(error), false);
+    }
     let peer = server.peer();
     let response = match tokio::time::timeout(subscribe_bound, server.subscribe().send()).await {
         Err(_) => {
@@ -136,8 +173,10 @@ async fn connect_once<F: Follow>(
             Err(error) => return (End::Failed(format!("{}: {error}", peer.label)), true),
         };
         for event in batch {
-            if !server.event(event, sink).await {
-                return (End::SinkClosed, true);
+            match server.event(event, sink).await {
+                Flow::Continue => {}
+                Flow::Reconnect => return (End::Closed, true),
+                Flow::Stop => return (End::SinkClosed, true),
             }
         }
     }

@@ -10,13 +10,14 @@ use tokio::task::JoinHandle;
 
 use super::registry::{Registry, Transition};
 use super::store::Store;
+use super::updates::UpdateSender;
 use super::{
     Counters, Input, Listed, MAX_PENDING, Pending, Reason, Resolution, State, Status, Update,
 };
 use crate::backends::{BackendEvent, Factory};
 use crate::config::ServerSpec;
 use crate::policy::{Decision, Policies, Scope};
-use crate::prompt::{Prompt, Reply, limits};
+use crate::prompt::{Prompt, Refused, Reply, limits};
 
 /// Resolved keys remembered so that late events and stale listings do not
 /// bring them back.
@@ -31,7 +32,7 @@ pub(super) struct Broker {
     pub(super) timers: HashMap<String, JoinHandle<()>>,
     /// The person was told the store is full.
     cap_noticed: bool,
-    updates: mpsc::UnboundedSender<Update>,
+    updates: UpdateSender,
     pub(super) inbox: mpsc::UnboundedSender<Input>,
 }
 
@@ -40,7 +41,7 @@ type Events = mpsc::UnboundedReceiver<(Arc<str>, BackendEvent)>;
 impl Broker {
     pub fn new(
         factory: Factory,
-        updates: mpsc::UnboundedSender<Update>,
+        updates: UpdateSender,
         inbox: mpsc::UnboundedSender<Input>,
     ) -> (Broker, Events) {
         let (events, events_rx) = mpsc::unbounded_channel();
@@ -248,15 +249,28 @@ impl Broker {
         if self.store.knows(&key) {
             return None;
         }
-        let prompt = match prompt.into_checked() {
-            Ok(prompt) => prompt,
-            Err(e) => {
-                let shown =
-                    crate::text::for_display(&key, crate::text::DISPLAY_ID_CHARS).into_owned();
-                self.store.remember(key);
+        let shown = || crate::text::for_display(&key, crate::text::DISPLAY_ID_CHARS).into_owned();
+        let (prompt, unshowable) = match prompt.checked() {
+            Ok(prompt) => (prompt, None),
+            Err(Refused {
+                error,
+                stand_in: Some(stand_in),
+            }) => {
                 self.notice(format!(
-                    "A prompt from {server} cannot be shown ({shown}): {e}. Answer it in the agent's own interface."
+                    "A prompt from {server} cannot be shown ({}): {error}. It is listed so that you can reject it.",
+                    shown()
                 ));
+                (*stand_in, Some(error.to_string()))
+            }
+            Err(Refused {
+                error,
+                stand_in: None,
+            }) => {
+                self.notice(format!(
+                    "A prompt from {server} cannot be shown ({}): {error}. Answer it in the agent's own interface.",
+                    shown()
+                ));
+                self.store.remember(key);
                 return None;
             }
         };
@@ -292,6 +306,7 @@ impl Broker {
             source: backend.source(),
             prompt,
             timeout,
+            unshowable,
         });
         self.store.insert(pending);
         tracing::info!(%key, "prompt asked");

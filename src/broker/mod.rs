@@ -13,11 +13,16 @@ mod send;
 mod store;
 #[cfg(test)]
 mod tests;
+mod updates;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
+
+#[cfg(test)]
+pub(crate) use store::tests::pending as test_pending;
+pub(crate) use updates::Updates;
 
 use crate::backends::{BackendError, Factory, Source};
 use crate::config::ServerSpec;
@@ -39,6 +44,9 @@ pub(crate) struct Pending {
     pub source: Source,
     /// Set when a policy decides by itself after this long.
     pub timeout: Option<Duration>,
+    /// Why the agent's prompt could not be shown: `prompt` is then a stand-in
+    /// that says so and takes only a refusal (or typed answers).
+    pub unshowable: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,9 +91,13 @@ pub(crate) struct ServerStatus {
     pub url: String,
     pub connected: bool,
     pub error: Option<String>,
-    /// The configuration gave no URL: ask-lsp follows `$ASK_LSP_URL` or the
-    /// built-in default.
+    /// Which generation of the server was found (OpenCode: "1" or "2").
+    pub generation: Option<&'static str>,
+    /// The configuration gave no URL: ask-lsp follows a server found
+    /// running, `$ASK_LSP_URL` or the built-in default.
     pub defaulted: bool,
+    /// Where discovery found the server.
+    pub discovered: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -139,6 +151,8 @@ pub(crate) enum BrokerError {
     UnknownKey(String),
     #[error("{0} is already being answered")]
     Busy(String),
+    #[error("{0} could not be shown, so it can only be rejected")]
+    OnlyRejected(String),
     #[error("prompt {0} has no question {1}")]
     NoSuchQuestion(String, usize),
     #[error("prompt {0} has no form field {1}")]
@@ -213,9 +227,9 @@ impl BrokerHandle {
         servers: Vec<ServerSpec>,
         policies: Policies,
         factory: Factory,
-    ) -> (BrokerHandle, mpsc::UnboundedReceiver<Update>) {
+    ) -> (BrokerHandle, Updates) {
         let (inbox, inbox_rx) = mpsc::unbounded_channel();
-        let (updates, updates_rx) = mpsc::unbounded_channel();
+        let (updates, updates_rx) = updates::channel();
         let (broker, events) = actor::Broker::new(factory, updates, inbox.clone());
         tokio::spawn(broker.run(servers, policies, inbox_rx, events));
         (BrokerHandle { inbox }, updates_rx)

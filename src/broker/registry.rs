@@ -145,10 +145,15 @@ impl Registry {
             .map(|s| ServerStatus {
                 name: s.spec.name.to_string(),
                 backend: s.backend.source().backend,
+                generation: s.backend.source().generation,
                 url: s.spec.url.clone(),
                 connected: s.connected,
                 error: s.error.clone(),
                 defaulted: s.spec.url_source != UrlSource::Configuration,
+                discovered: match &s.spec.url_source {
+                    UrlSource::Discovered(from) => Some(from.to_string()),
+                    _ => None,
+                },
             })
             .collect();
         servers.sort_by(|a, b| a.name.cmp(&b.name));

@@ -33,6 +33,18 @@ impl Broker {
         }
         let prompt = &entry.pending.prompt;
         let title = entry.pending.title.clone();
+        // A stand-in for a prompt that could not be shown takes typed answers
+        // to its questions at most; anything else would answer blind.
+        let blind = match &human {
+            Human::Reject { .. } => false,
+            Human::Answer(answer) => !refuses(&prompt.kind, &Reply::Answer(answer.clone())),
+            _ => true,
+        };
+        if entry.pending.unshowable.is_some() && blind && !matches!(prompt.kind, Kind::Questions(_))
+        {
+            let _ = to.send(Err(BrokerError::OnlyRejected(key)));
+            return;
+        }
         let (reply, reason, message) = match human {
             Human::Reject { message } => (
                 Reply::Reject { message },

@@ -218,12 +218,17 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::backends::Source;
     use crate::prompt::{Origin, Prompt, Question};
 
-    fn pending(server: &str, id: &str, session: &str, call: Option<&str>) -> Arc<Pending> {
+    pub(crate) fn pending(
+        server: &str,
+        id: &str,
+        session: &str,
+        call: Option<&str>,
+    ) -> Arc<Pending> {
         let server: Arc<str> = server.into();
         Arc::new(Pending {
             key: format!("{server}/{id}"),
@@ -248,8 +253,10 @@ mod tests {
             source: Source {
                 backend: "test",
                 url: "http://test".into(),
+                generation: None,
             },
             timeout: None,
+            unshowable: None,
         })
     }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde_json::json;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::Semaphore;
 
 use super::*;
 use crate::backends::{Backend, BackendEvent, EventSink};
@@ -30,6 +30,7 @@ impl Backend for Fake {
         Source {
             backend: "fake",
             url: "http://fake".into(),
+            generation: None,
         }
     }
 
@@ -64,7 +65,7 @@ impl Backend for Fake {
 struct Harness {
     fake: Arc<Fake>,
     broker: BrokerHandle,
-    updates: mpsc::UnboundedReceiver<Update>,
+    updates: Updates,
 }
 
 impl Harness {

@@ -329,8 +329,14 @@ pub(crate) struct ServerStatus {
     pub url: String,
     pub connected: bool,
     pub error: Option<String>,
-    /// No URL was configured: `$ASK_LSP_URL` or the built-in default.
+    /// No URL was configured: found running, `$ASK_LSP_URL` or the
+    /// built-in default.
     pub defaulted: bool,
+    /// Where discovery found the server (a `service.json`, a process).
+    pub discovered: Option<String>,
+    /// Which generation of the server was found ("1" or "2" for OpenCode),
+    /// once it answered.
+    pub generation: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -557,6 +563,8 @@ mod doc_tests {
             connected: true,
             error: None,
             defaulted: false,
+            discovered: None,
+            generation: None,
         };
         let counters = Counters {
             answered_here: 0,
@@ -628,7 +636,16 @@ mod doc_tests {
             ("AskDeferred", same(json(AskResult::Deferred))),
             ("ResolvedParams", same(json(&resolved))),
             ("StatusParams", same(json(&status))),
-            ("ServerStatus", same(json(&server))),
+            (
+                "ServerStatus",
+                (
+                    json(ServerStatus {
+                        generation: Some("2".into()),
+                        ..server.clone()
+                    }),
+                    json(&server),
+                ),
+            ),
             ("Counters", same(json(&counters))),
             ("AnswerSent", same(json(AnswerResult::Sent))),
             ("Form", same(json(&form))),

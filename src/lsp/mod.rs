@@ -4,9 +4,11 @@
 
 mod ext;
 mod presenter;
+mod queue;
 mod to_proto;
 mod transport;
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -24,6 +26,7 @@ use crate::broker::{BrokerError, BrokerHandle, Human, Outcome};
 use crate::config::{
     Config, ConfigError, EnvDefaults, ServerSpec, UrlSource, merge_settings, names_servers,
 };
+use crate::discovery::{self, Places};
 
 /// What the client can do, reduced once at `initialize`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -79,6 +82,9 @@ struct Front {
     settings: Mutex<Value>,
     /// Whether the person was told that ask-lsp follows a URL nobody configured.
     told_default: AtomicBool,
+    /// The workspace roots from `initialize`, where discovery looks for
+    /// servers running.
+    roots: Mutex<Vec<PathBuf>>,
 }
 
 struct Startup {
@@ -100,7 +106,19 @@ impl Front {
             startup: Mutex::new(None),
             settings: Mutex::new(Value::Null),
             told_default: AtomicBool::new(false),
+            roots: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The environment's defaults for a configuration object, with the
+    /// servers found running for the workspace when it names none.
+    fn env_for(&self, settings: &Value) -> EnvDefaults {
+        let mut env = EnvDefaults::from_process();
+        if env.wants_discovery(settings) {
+            let roots = self.roots.lock().expect("not poisoned").clone();
+            env.discovered = discovery::discover(&Places::of_this_system(), &roots);
+        }
+        env
     }
 
     /// Merges a configuration update into the settings in force (keys it does
@@ -111,7 +129,7 @@ impl Front {
         let config = {
             let mut settings = self.settings.lock().expect("not poisoned");
             let merged = merge_settings(&settings, update)?;
-            let config = Config::from_json(Some(&merged), &EnvDefaults::from_process())?;
+            let config = Config::from_json(Some(&merged), &self.env_for(&merged))?;
             *settings = merged;
             config
         };
@@ -163,27 +181,29 @@ impl Front {
         }
     }
 
-    /// Owns up to a guessed URL, once per process: whoever listens there is
-    /// whose questions the person would answer.
+    /// Owns up to the URLs nobody configured, once per process: whoever
+    /// listens there is whose questions the person would answer.
     async fn tell_defaults(&self, servers: &[ServerSpec]) {
-        let Some(spec) = servers
+        let guessed: Vec<String> = servers
             .iter()
-            .find(|s| s.url_source != UrlSource::Configuration)
-        else {
-            return;
-        };
-        if self.told_default.swap(true, Ordering::Relaxed) {
+            .filter_map(|spec| {
+                let from = match &spec.url_source {
+                    UrlSource::Configuration => return None,
+                    UrlSource::Environment => "from $ASK_LSP_URL".to_owned(),
+                    UrlSource::Discovered(from) => format!("found running: {from}"),
+                    UrlSource::BuiltIn => "the built-in default".to_owned(),
+                };
+                Some(format!("{} ({from})", spec.url))
+            })
+            .collect();
+        if guessed.is_empty() || self.told_default.swap(true, Ordering::Relaxed) {
             return;
         }
-        let from = match spec.url_source {
-            UrlSource::Environment => "from $ASK_LSP_URL",
-            _ => "the built-in default",
-        };
         let message = format!(
-            "ask-lsp: no server URL configured; following {} ({from}). Set servers[].url in the ask-lsp configuration to choose the server.",
-            spec.url
+            "ask-lsp: no server URL configured; following {}. Set servers[].url in the ask-lsp configuration to choose the server.",
+            guessed.join(", ")
         );
-        tracing::info!(server = &*spec.name, "{message}");
+        tracing::info!("{message}");
         self.client.show_message(MessageType::INFO, message).await;
     }
 
@@ -210,6 +230,21 @@ impl Front {
     }
 }
 
+/// The workspace folders' local paths (else the root's), as the file
+/// system names them.
+fn workspace_roots(params: &InitializeParams) -> Vec<PathBuf> {
+    #[allow(deprecated)] // `rootUri`: what clients without folders send
+    let uris: Vec<&Uri> = match (&params.workspace_folders, &params.root_uri) {
+        (Some(folders), _) if !folders.is_empty() => folders.iter().map(|f| &f.uri).collect(),
+        (_, Some(root)) => vec![root],
+        _ => Vec::new(),
+    };
+    uris.into_iter()
+        .filter_map(|uri| reqwest::Url::parse(uri.as_str()).ok()?.to_file_path().ok())
+        .map(|path| std::fs::canonicalize(&path).unwrap_or(path))
+        .collect()
+}
+
 fn invalid_params(message: impl Into<String>) -> jsonrpc::Error {
     jsonrpc::Error {
         code: ErrorCode::InvalidParams,
@@ -227,8 +262,9 @@ impl LanguageServer for Front {
             .as_ref()
             .and_then(|w| w.configuration)
             .unwrap_or(false);
+        *self.roots.lock().expect("not poisoned") = workspace_roots(&params);
         let options = params.initialization_options.unwrap_or_default();
-        let config = Config::from_json(Some(&options), &EnvDefaults::from_process())
+        let config = Config::from_json(Some(&options), &self.env_for(&options))
             .map_err(|e| invalid_params(e.to_string()))?;
         *self.settings.lock().expect("not poisoned") = options;
         *self.startup.lock().expect("not poisoned") = Some(Startup {

@@ -2,9 +2,8 @@
 //! first: as `askQuestions/ask` when the client opted in, else as
 //! `window/showMessageRequest`, one question after another.
 
-use std::collections::{HashSet, VecDeque};
-use std::sync::Arc;
 use std::task::Poll;
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -15,9 +14,10 @@ use tower_lsp_server::ls_types::notification::Cancel;
 use tower_lsp_server::ls_types::request::{Request as _, ShowMessageRequest};
 use tower_lsp_server::ls_types::{CancelParams, MessageType, NumberOrString};
 
+use super::queue::Queue;
 use super::{ext, to_proto};
 use crate::backends::BackendError;
-use crate::broker::{BrokerError, BrokerHandle, Human, Outcome, Pending, Reason, Update};
+use crate::broker::{BrokerError, BrokerHandle, Human, Outcome, Pending, Reason, Update, Updates};
 use crate::config::Surface;
 use crate::prompt::Kind;
 
@@ -37,7 +37,17 @@ pub(crate) enum Input {
     Surface(Surface),
     /// The pop-up window has passed: sum up what was held back.
     FlushPopUps,
+    /// The plain prompt shown as request `id` may have waited too long.
+    Unanswered {
+        id: i64,
+    },
 }
+
+/// How long a plain `showMessageRequest` may stay unanswered before the next
+/// prompt takes its turn (it goes behind the others, still pending). Some
+/// clients queue these requests, or let a person leave one open for ever;
+/// one must not hide every later prompt.
+const ROTATE_AFTER: Duration = Duration::from_secs(120);
 
 /// Pop-ups a client gets at most per [`POP_UP_WINDOW`]; the rest go to its
 /// log and are summed up in one pop-up when the window ends, so a burst
@@ -78,9 +88,9 @@ pub(crate) struct Presenter {
     surface: Surface,
     extension: bool,
     kinds: Kinds,
-    queue: VecDeque<Arc<Pending>>,
-    deferred: HashSet<String>,
+    queue: Queue,
     shown: Option<Shown>,
+    rotate_after: Duration,
     /// Several servers: plain prompts say which one asks.
     several_servers: bool,
     pop_ups: PopUps,
@@ -102,19 +112,18 @@ impl Presenter {
             surface,
             extension,
             kinds,
-            queue: VecDeque::new(),
-            deferred: HashSet::new(),
+            queue: Queue::default(),
             shown: None,
+            rotate_after: std::env::var("ASK_LSP_ROTATE_MS")
+                .ok()
+                .and_then(|ms| ms.parse().ok())
+                .map_or(ROTATE_AFTER, Duration::from_millis),
             several_servers: false,
             pop_ups: PopUps::default(),
         }
     }
 
-    pub async fn run(
-        mut self,
-        mut updates: mpsc::UnboundedReceiver<Update>,
-        mut inputs: mpsc::UnboundedReceiver<Input>,
-    ) {
+    pub async fn run(mut self, mut updates: Updates, mut inputs: mpsc::UnboundedReceiver<Input>) {
         loop {
             tokio::select! {
                 update = updates.recv() => match update {
@@ -139,14 +148,11 @@ impl Presenter {
     async fn update(&mut self, update: Update) {
         match update {
             Update::Added(pending) => {
-                if !self.queue.iter().any(|p| p.key == pending.key) {
-                    self.queue.push_back(pending);
-                }
+                self.queue.push(pending);
                 self.present_next().await;
             }
             Update::Resolved(resolution) => {
-                self.queue.retain(|p| p.key != resolution.key);
-                self.deferred.remove(&resolution.key);
+                self.queue.remove(&resolution.key);
                 if let Some(shown) = self.shown.take_if(|s| s.key == resolution.key)
                     && !shown.answered
                 {
@@ -253,14 +259,8 @@ impl Presenter {
             Input::Decided { key, result } => self.decided(key, result).await,
             Input::Show(key) => {
                 match key {
-                    Some(key) => {
-                        self.deferred.remove(&key);
-                        if let Some(index) = self.queue.iter().position(|p| p.key == key) {
-                            let pending = self.queue.remove(index).expect("index in range");
-                            self.queue.push_front(pending);
-                        }
-                    }
-                    None => self.deferred.clear(),
+                    Some(key) => self.queue.move_front(&key),
+                    None => self.queue.undefer_all(),
                 }
                 self.present_next().await;
             }
@@ -269,6 +269,7 @@ impl Presenter {
                 self.present_next().await;
             }
             Input::FlushPopUps => self.flush_pop_ups().await,
+            Input::Unanswered { id } => self.unanswered(id).await,
         }
     }
 
@@ -280,12 +281,7 @@ impl Presenter {
         if surface == Surface::None {
             return;
         }
-        let Some(pending) = self
-            .queue
-            .iter()
-            .find(|p| !self.deferred.contains(&p.key))
-            .cloned()
-        else {
+        let Some(pending) = self.queue.next().cloned() else {
             return;
         };
         // A kind the client's extension does not show goes as plain prompts.
@@ -306,6 +302,9 @@ impl Presenter {
             }
             _ => self.send_message_request(&pending, 0).await,
         };
+        if surface != Surface::Extension {
+            self.rotate_later(id);
+        }
         self.shown = Some(Shown {
             key: pending.key.clone(),
             id,
@@ -400,7 +399,7 @@ impl Presenter {
             }
             return;
         }
-        let pending = self.queue.iter().find(|p| p.key == key).cloned();
+        let pending = self.queue.get(&key).cloned();
         match (value.get("title").and_then(Value::as_str), pending) {
             (Some(title), Some(pending)) => {
                 let human = to_proto::message_choice(&pending, question, title);
@@ -416,7 +415,7 @@ impl Presenter {
             // The broker's `Resolved` update moves on.
             Ok(Outcome::Sent) => {}
             Ok(Outcome::Partial { remaining }) => {
-                let Some(pending) = self.queue.iter().find(|p| p.key == key).cloned() else {
+                let Some(pending) = self.queue.get(&key).cloned() else {
                     return;
                 };
                 if !is_shown {
@@ -424,6 +423,7 @@ impl Presenter {
                 }
                 let question = remaining[0];
                 let id = self.send_message_request(&pending, question).await;
+                self.rotate_later(id);
                 self.shown = Some(Shown {
                     key,
                     id,
@@ -449,8 +449,48 @@ impl Presenter {
         }
     }
 
+    fn rotate_later(&self, id: i64) {
+        let inputs = self.inputs.clone();
+        let after = self.rotate_after;
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            let _ = inputs.send(Input::Unanswered { id });
+        });
+    }
+
+    /// A plain prompt left unanswered goes behind the others, if any wait;
+    /// else it stays and is looked at again later.
+    async fn unanswered(&mut self, id: i64) {
+        let Some(shown) = self.shown.as_ref().filter(|s| s.id == id && !s.answered) else {
+            return;
+        };
+        if !self.queue.others_ready(&shown.key) {
+            return self.rotate_later(id);
+        }
+        let key = shown.key.clone();
+        self.shown = None;
+        self.client
+            .send_notification::<Cancel>(CancelParams {
+                id: NumberOrString::Number(id as i32),
+            })
+            .await;
+        self.queue.move_back(&key);
+        self.client
+            .log_message(
+                MessageType::INFO,
+                format!(
+                    "ask-lsp: {} had no answer for {} s; showing the next prompt (it is still pending: code actions and {} list it)",
+                    crate::text::for_display(&key, crate::text::DISPLAY_ID_CHARS),
+                    self.rotate_after.as_secs_f64(),
+                    ext::CMD_LIST
+                ),
+            )
+            .await;
+        self.present_next().await;
+    }
+
     async fn defer(&mut self, key: String) {
-        self.deferred.insert(key);
+        self.queue.defer(&key);
         self.shown = None;
         self.present_next().await;
     }

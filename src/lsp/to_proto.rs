@@ -324,6 +324,8 @@ pub(crate) fn status_params(status: &Status) -> ext::StatusParams {
                 connected: s.connected,
                 error: s.error.clone(),
                 defaulted: s.defaulted,
+                discovered: s.discovered.clone(),
+                generation: s.generation.map(str::to_owned),
             })
             .collect(),
         counters: ext::Counters {

@@ -12,6 +12,7 @@
 //! Over 500 lines: framing, resynchronisation, ordering and exit handling
 //! belong together; about 70 lines are tests.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -38,6 +39,11 @@ const PIPE: usize = 64 << 10;
 const IDLE: Duration = Duration::from_millis(500);
 /// How long output may take to drain once the server has stopped.
 const FLUSH: Duration = Duration::from_secs(2);
+/// How long a client has to answer a request ask-lsp cancelled, before it
+/// is answered for it: tower-lsp-server keeps every request it sent until
+/// a response comes, so a client that ignores cancelled ones would make
+/// that memory grow for as long as it runs.
+const CANCELLED_GRACE: Duration = Duration::from_secs(30);
 
 /// How serving ended: the process exit code and, when not a clean stop,
 /// why (for stderr).
@@ -57,6 +63,9 @@ struct Shared {
     shut_down: AtomicBool,
     /// The request whose response releases further input.
     awaited: Mutex<Option<(Id, oneshot::Sender<()>)>>,
+    /// Requests to the client that we cancelled and it has not answered.
+    cancelled: Mutex<HashSet<Id>>,
+    cancelled_grace: Duration,
 }
 
 /// Where frames for the client go.
@@ -111,7 +120,13 @@ where
     S: LanguageServer,
     I: AsyncRead + Unpin + Send + 'static,
 {
-    let shared = Arc::new(Shared::default());
+    let shared = Arc::new(Shared {
+        cancelled_grace: std::env::var("ASK_LSP_CANCELLED_GRACE_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map_or(CANCELLED_GRACE, Duration::from_millis),
+        ..Shared::default()
+    });
     let (out_tx, out_rx) = mpsc::channel(QUEUE);
     let mut writer = output.spawn(out_rx);
     let (in_tx, in_rx) = mpsc::channel(QUEUE);
@@ -302,12 +317,16 @@ async fn pass(
     to_server: &mpsc::Sender<Vec<u8>>,
     shared: &Shared,
 ) -> Option<Ended> {
-    let Message::Request(request) = message else {
-        return to_server
-            .send(body)
-            .await
-            .err()
-            .map(|_| Ended::ServerStopped);
+    let request = match message {
+        Message::Request(request) => request,
+        Message::Response(id) => {
+            shared.cancelled.lock().expect("not poisoned").remove(&id);
+            return to_server
+                .send(body)
+                .await
+                .err()
+                .map(|_| Ended::ServerStopped);
+        }
     };
     // tower-lsp-server drops notifications (`initialized`!) and refuses
     // requests that arrive before its `initialize` response is out, and
@@ -357,9 +376,19 @@ async fn reply(
 /// What tower-lsp-server's output tells us about the protocol's state.
 #[derive(Deserialize)]
 struct Peek {
-    method: Option<IgnoredAny>,
+    method: Option<String>,
     id: Option<Id>,
     error: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct CancelPeek {
+    params: CancelId,
+}
+
+#[derive(Deserialize)]
+struct CancelId {
+    id: Id,
 }
 
 /// Passes tower-lsp-server's frames on to the writer, noting the answers the
@@ -385,6 +414,11 @@ async fn forward(
             refuse_after_shutdown(id, &to_server);
             continue;
         }
+        if peek.method.as_deref() == Some("$/cancelRequest")
+            && let Ok(cancel) = serde_json::from_slice::<CancelPeek>(&body)
+        {
+            release_if_unanswered(cancel.params.id, &to_server, &shared);
+        }
         if to_client.send(body).await.is_err() {
             return;
         }
@@ -402,6 +436,33 @@ async fn forward(
             let _ = release.send(());
         }
     }
+}
+
+/// Answers a cancelled request for a client that does not, once it has had
+/// [`CANCELLED_GRACE`] to: tower-lsp-server then lets the request go.
+fn release_if_unanswered(id: Id, to_server: &mpsc::WeakSender<Vec<u8>>, shared: &Arc<Shared>) {
+    shared
+        .cancelled
+        .lock()
+        .expect("not poisoned")
+        .insert(id.clone());
+    let (to_server, shared) = (to_server.clone(), shared.clone());
+    tokio::spawn(async move {
+        tokio::time::sleep(shared.cancelled_grace).await;
+        if !shared.cancelled.lock().expect("not poisoned").remove(&id) {
+            return; // answered meanwhile
+        }
+        let Some(to_server) = to_server.upgrade() else {
+            return;
+        };
+        tracing::debug!(%id, "released a cancelled request the client never answered");
+        let response = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": -32800, "message": "cancelled, and not answered by the client"},
+        });
+        let _ = to_server.send(response.to_string().into_bytes()).await;
+    });
 }
 
 /// Answers a request the server tried to send after `shutdown` as if the
@@ -424,7 +485,7 @@ fn refuse_after_shutdown(id: Id, to_server: &mpsc::WeakSender<Vec<u8>>) {
 
 enum Message {
     Request(Request),
-    Response,
+    Response(Id),
 }
 
 /// Why a body was refused, in words that quote none of it.
@@ -450,11 +511,12 @@ fn check(body: &[u8]) -> Result<Message, Refusal> {
     let text = std::str::from_utf8(body).map_err(|_| parse_error("not UTF-8".into()))?;
     // serde_json's syntax errors give a position, never the text.
     let value: Value = serde_json::from_str(text).map_err(|e| parse_error(e.to_string()))?;
+    // First: a response also decodes as a `Request` (its `method` defaults).
+    if let Ok(response) = Response::deserialize(&value) {
+        return Ok(Message::Response(response.id().clone()));
+    }
     if let Ok(request) = Request::deserialize(&value) {
         return Ok(Message::Request(request));
-    }
-    if Response::deserialize(&value).is_ok() {
-        return Ok(Message::Response);
     }
     let id = value
         .get("id")

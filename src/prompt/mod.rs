@@ -18,7 +18,7 @@ pub(crate) use form::{
 pub(crate) use permission::{Effect, Permission, PermissionChoice};
 pub(crate) use question::{Choice, Question};
 
-use crate::text::{multi_line, one_line};
+use crate::text::{DISPLAY_ID_CHARS, DISPLAY_MESSAGE_CHARS, for_display, multi_line, one_line};
 
 /// Bounds on what an agent may ask. A request over them is refused with a
 /// clear error instead of being shown half-broken.
@@ -150,6 +150,105 @@ pub(crate) enum PromptError {
     },
 }
 
+/// A prompt [`Prompt::checked`] refused.
+#[derive(Debug)]
+pub(crate) struct Refused {
+    pub error: PromptError,
+    /// Listed in its place, so that a person can refuse it (or type answers
+    /// where every question takes typed text) instead of the agent waiting
+    /// for ever; `None` when not even a refusal could be routed back.
+    pub stand_in: Option<Box<Prompt>>,
+}
+
+/// What a stand-in keeps of a refused prompt's kind: nothing of its text.
+enum Shape {
+    Questions {
+        count: usize,
+        typed: bool,
+    },
+    Permission {
+        action: String,
+        rejects: Vec<PermissionChoice>,
+    },
+    Form,
+}
+
+impl Shape {
+    fn of(kind: &Kind) -> Shape {
+        match kind {
+            Kind::Questions(questions) => Shape::Questions {
+                count: questions.len(),
+                typed: questions.iter().all(|q| q.custom),
+            },
+            Kind::Permission(permission) => Shape::Permission {
+                action: for_display(&permission.action, DISPLAY_ID_CHARS).into_owned(),
+                rejects: permission
+                    .choices
+                    .iter()
+                    .filter(|c| matches!(c.effect, Effect::RejectOnce | Effect::RejectAlways))
+                    .filter(|c| c.id.len() <= limits::ID_LEN)
+                    .take(limits::OPTIONS)
+                    .cloned()
+                    .collect(),
+            },
+            Kind::Form(_) => Shape::Form,
+        }
+    }
+
+    fn stand_in(self, reason: &str) -> Kind {
+        match self {
+            // Typed answers only where the agent takes typed text for every
+            // question and they fit in one request.
+            Shape::Questions { count, typed } => {
+                let typed = typed && (1..=limits::QUESTIONS).contains(&count);
+                let text = if typed {
+                    format!(
+                        "This question cannot be shown here ({reason}). Reject it, or type an answer."
+                    )
+                } else {
+                    format!(
+                        "This request cannot be shown here ({reason}). Reject it, or answer it in the agent's own interface."
+                    )
+                };
+                let question = Question {
+                    header: "Cannot be shown".into(),
+                    text,
+                    options: Vec::new(),
+                    multiple: false,
+                    custom: typed,
+                };
+                Kind::Questions(vec![question; if typed { count } else { 1 }])
+            }
+            Shape::Permission { action, rejects } => Kind::Permission(Box::new(Permission {
+                action,
+                title: format!(
+                    "A permission request that cannot be shown here ({reason}); it can only be rejected"
+                ),
+                patterns: Vec::new(),
+                command: None,
+                diff: None,
+                choices: rejects
+                    .into_iter()
+                    .map(|c| PermissionChoice {
+                        label: match for_display(&c.label, limits::LABEL_LEN) {
+                            label if label.trim().is_empty() => "Reject".into(),
+                            label => label.into_owned(),
+                        },
+                        ..c
+                    })
+                    .collect(),
+            })),
+            Shape::Form => Kind::Form(Box::new(Form {
+                message: format!(
+                    "A form that cannot be shown here ({reason}); it can only be declined"
+                ),
+                fields: Vec::new(),
+                url: None,
+            })),
+        }
+    }
+}
+
 impl Kind {
     pub fn name(&self) -> &'static str {
         match self {
@@ -173,7 +272,23 @@ impl Answer {
 impl Prompt {
     /// Neutralises every agent-supplied string and checks the bounds. The
     /// result is what the broker stores, shows and answers against.
-    pub fn into_checked(mut self) -> Result<Prompt, PromptError> {
+    pub fn into_checked(self) -> Result<Prompt, PromptError> {
+        self.checked().map_err(|refused| refused.error)
+    }
+
+    /// [`Prompt::into_checked`], with a stand-in for a refused prompt.
+    pub fn checked(mut self) -> Result<Prompt, Refused> {
+        let shape = Shape::of(&self.kind);
+        match self.check_in_place() {
+            Ok(()) => Ok(self),
+            Err(error) => {
+                let stand_in = self.stand_in(shape, &error).map(Box::new);
+                Err(Refused { error, stand_in })
+            }
+        }
+    }
+
+    fn check_in_place(&mut self) -> Result<(), PromptError> {
         check_len("request id", &self.id, limits::ID_LEN)?;
         check_len("session id", &self.session, limits::ID_LEN)?;
         if self.id.is_empty() {
@@ -193,12 +308,40 @@ impl Prompt {
             check_len("origin", text, limits::ID_LEN)?;
             *text = one_line(text).into_owned();
         }
-        self.kind = match self.kind {
+        let kind = std::mem::replace(&mut self.kind, Kind::Questions(Vec::new()));
+        self.kind = match kind {
             Kind::Questions(questions) => Kind::Questions(question::checked(questions)?),
             Kind::Permission(permission) => Kind::Permission(Box::new(permission.into_checked()?)),
             Kind::Form(form) => Kind::Form(Box::new(form.into_checked()?)),
         };
-        Ok(self)
+        Ok(())
+    }
+
+    /// The refused prompt reduced to what can be shown safely: its reason,
+    /// and only the decisions that need none of its text. `None` when the
+    /// ids or directory a reply is routed by are themselves out of bounds.
+    fn stand_in(mut self, shape: Shape, error: &PromptError) -> Option<Prompt> {
+        let within = |s: &str, max: usize| !s.is_empty() && s.chars().count() <= max;
+        if !within(&self.id, limits::ID_LEN)
+            || self.session.chars().count() > limits::ID_LEN
+            || self
+                .directory
+                .as_deref()
+                .is_some_and(|d| d.chars().count() > limits::DESCRIPTION_LEN)
+        {
+            return None;
+        }
+        self.session = one_line(&self.session).into_owned();
+        self.directory = self.directory.map(|d| one_line(&d).into_owned());
+        for text in [&mut self.origin.tool_call, &mut self.origin.agent] {
+            *text = text
+                .take()
+                .filter(|t| within(t, limits::ID_LEN))
+                .map(|t| one_line(&t).into_owned());
+        }
+        let reason = for_display(&error.to_string(), DISPLAY_MESSAGE_CHARS).into_owned();
+        self.kind = shape.stand_in(&reason);
+        Some(self)
     }
 
     /// A short, safe name for the prompt, computed once and sent to editors:
@@ -310,6 +453,56 @@ mod tests {
         );
         let long = prompt(Kind::Questions(vec![q(&"é".repeat(100), "")])).title();
         assert_eq!(long.chars().count(), limits::TITLE_CHARS);
+    }
+
+    #[test]
+    fn a_refused_prompt_stands_in_with_its_reason_unless_its_reply_cannot_be_routed() {
+        let huge = |custom: bool| Question {
+            header: "\u{1b}]52;c;x\u{7}H".into(),
+            text: "q".repeat(limits::QUESTION_LEN + 1),
+            options: vec![Choice::new("a".into(), String::new())],
+            multiple: false,
+            custom,
+        };
+        let refused = prompt(Kind::Questions(vec![huge(true), huge(true)]))
+            .checked()
+            .unwrap_err();
+        let Kind::Questions(questions) = refused.stand_in.expect("a stand-in").kind else {
+            panic!("not questions")
+        };
+        assert_eq!(questions.len(), 2);
+        assert!(questions.iter().all(|q| q.custom && q.options.is_empty()));
+        assert_eq!(
+            questions[0].text,
+            "This question cannot be shown here (question is 8001 characters long (at most 8000)). Reject it, or type an answer."
+        );
+        // One question without typed answers: a refusal only.
+        let refused = prompt(Kind::Questions(vec![huge(true), huge(false)]))
+            .checked()
+            .unwrap_err();
+        assert!(matches!(
+            refused.stand_in.unwrap().kind,
+            Kind::Questions(q) if q.len() == 1 && !q[0].custom
+        ));
+        let form = Form {
+            message: "m".into(),
+            fields: Vec::new(),
+            url: Some(Link {
+                url: "javascript:alert(1)".into(),
+                domain: String::new(),
+            }),
+        };
+        let refused = prompt(Kind::Form(Box::new(form.clone())))
+            .checked()
+            .unwrap_err();
+        assert!(matches!(
+            refused.stand_in.unwrap().kind,
+            Kind::Form(f) if f.fields.is_empty() && f.url.is_none()
+        ));
+        // A directory over its bound would send the refusal elsewhere.
+        let mut far = prompt(Kind::Form(Box::new(form)));
+        far.directory = Some("d".repeat(limits::DESCRIPTION_LEN + 1));
+        assert!(far.checked().unwrap_err().stand_in.is_none());
     }
 
     #[test]

@@ -23,6 +23,14 @@ pub(super) fn link_text(form: &Form, text: &mut String) {
     }
 }
 
+/// A form with nothing to fill in: sent as it is, or declined.
+pub(super) fn empty_text(form: &Form, text: &mut String) {
+    text.push_str(&format!(
+        "[Form] {}\ny: send it; an empty line declines.",
+        form.message
+    ));
+}
+
 /// The text shown for one field.
 pub(super) fn field_text(form: &Form, index: usize, text: &mut String) {
     let field = &form.fields[index];

@@ -42,6 +42,8 @@ impl LspClient {
             .env("ASK_LSP_LOG", "ask_lsp=debug")
             .env_remove("OPENCODE_SERVER_PASSWORD")
             .env_remove("ASK_LSP_URL")
+            // No service.json of the person running the tests is discovered.
+            .env("XDG_STATE_HOME", "/nonexistent/ask-lsp-tests")
             .kill_on_drop(true);
         for (key, value) in env {
             command.env(key, value);

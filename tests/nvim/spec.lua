@@ -101,13 +101,22 @@ end
 
 require('ask-lsp').setup({
   cmd = { BIN },
-  servers = { { name = 'sim', url = SIM }, { name = 'locked', url = LOCKED } },
+  servers = {
+    { name = 'sim', url = SIM },
+    { name = 'locked', url = LOCKED },
+    -- The simulated server's sandbox-agent endpoint: forms (ACP elicitations).
+    { name = 'acp', url = SIM, backend = 'sandbox-agent', serverId = 'nvim' },
+  },
 })
 
 test('connects and reports its servers', function()
   wait_for(function()
     local status = require('ask-lsp.client').status
-    return status.servers and #status.servers == 2 and status.servers[2].connected
+    local connected = {}
+    for _, server in ipairs(status.servers or {}) do
+      connected[server.name] = server.connected
+    end
+    return connected.sim and connected.acp and connected.locked == false
   end, 'the status notification')
 end)
 
@@ -173,6 +182,18 @@ test('c types an answer when the question allows it', function()
   assert(float_text():find('[✎] nightly build', 1, true), float_text())
   keys('<CR>')
   eq({ kind = 'reply', id = request.id, answers = { { 'Lint', 'nightly build' } } }, next_received(before), 'received')
+end)
+
+test('typed text with a newline is shown on lines of its own (a buffer line cannot hold one)', function()
+  local before = #received()
+  local request = ask(checks)
+  wait_for(float_win, 'the float')
+  -- A picker plugin's vim.ui.input may return several lines.
+  typed.next = 'first\nsecond'
+  keys('c')
+  assert(float_text():find('c. [✎] first\nsecond\n', 1, true), float_text())
+  keys('<Esc>')
+  eq({ kind = 'reject', id = request.id }, next_received(before), 'received')
 end)
 
 test('<Esc> rejects', function()
@@ -327,6 +348,254 @@ test('the form uses AskLsp* highlight groups, linked with default = true', funct
   eq({ kind = 'reject', id = request.id }, next_received(before), 'received')
 end)
 
+--- The float's lines, and the lines with their two-space indent removed
+--- joined with nothing: long text cut into lines reads whole again.
+local function float_lines()
+  local _, buf = float_win()
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  return lines, table.concat(vim.tbl_map(function(line)
+    return (line:gsub('^  ', ''))
+  end, lines))
+end
+
+local function assert_fits()
+  local win = float_win()
+  local width = vim.api.nvim_win_get_width(win)
+  for _, line in ipairs(float_lines()) do
+    assert(vim.fn.strdisplaywidth(line) <= width, ('line wider than the window (%d): %s'):format(width, line))
+  end
+end
+
+local function float_closed()
+  wait_for(function()
+    return float_win() == nil
+  end, 'the float to close')
+end
+
+local DIR = '/sim/project'
+local function bash(command, session)
+  return http('POST', '/_sim/permission', {
+    sessionID = session,
+    permission = 'bash',
+    patterns = { command },
+    metadata = { command = command },
+    always = { command:match('^%S+') .. ' *' },
+  })
+end
+
+test('a permission shows the whole command and who asks; o allows once', function()
+  local before = #received()
+  -- Long, on two lines, with the dangerous part at the very end.
+  local command = 'echo start && printf ' .. ('%s'):rep(120) .. '\nrm -rf /tmp/ask-lsp-nvim-spec-END'
+  local request = bash(command, 'ses_nvim_once')
+  wait_for(float_win, 'the float')
+  local lines, joined = float_lines()
+  eq('Permission · bash', lines[1], 'first line')
+  assert(joined:find(command:gsub('\n', ''), 1, true), 'the whole command:\n' .. float_text())
+  assert(float_text():find('Session ses_nvim_once · server sim · ' .. DIR, 1, true), float_text())
+  assert(float_text():find('[1/o] Allow once', 1, true), float_text())
+  assert(float_text():find('[2/a] Allow always (echo *)', 1, true), float_text())
+  assert(float_text():find('[3/r] Reject', 1, true), float_text())
+  assert_fits()
+  vim.wait(100)
+  eq(before, #received(), 'nothing sent before a key')
+  keys('o')
+  eq({ kind = 'permission', id = request.id, reply = 'once', message = vim.NIL }, next_received(before), 'received')
+  float_closed()
+end)
+
+test('a permission: a allows always', function()
+  local before = #received()
+  local request = bash('git status --short', 'ses_nvim_always')
+  wait_for(float_win, 'the float')
+  keys('a')
+  eq({ kind = 'permission', id = request.id, reply = 'always', message = vim.NIL }, next_received(before), 'received')
+  float_closed()
+end)
+
+test('a permission: m rejects with the reason typed', function()
+  local before = #received()
+  local request = bash('rm -rf build/', 'ses_nvim_reason')
+  wait_for(float_win, 'the float')
+  typed.next = '  use the trash instead  '
+  keys('m')
+  eq({ kind = 'permission', id = request.id, reply = 'reject', message = 'use the trash instead' }, next_received(before), 'received')
+  float_closed()
+end)
+
+test('a permission: an empty reason sends nothing; r rejects; q leaves it pending', function()
+  local before = #received()
+  local request = bash('make clean', 'ses_nvim_reject')
+  wait_for(float_win, 'the float')
+  typed.next = ''
+  keys('m')
+  vim.wait(100)
+  eq(before, #received(), 'nothing sent for an empty reason')
+  keys('q')
+  float_closed()
+  vim.wait(100)
+  eq(before, #received(), 'nothing sent by q')
+  vim.cmd('AskLsp answer')
+  wait_for(float_win, 'the float again')
+  keys('r')
+  eq({ kind = 'permission', id = request.id, reply = 'reject', message = vim.NIL }, next_received(before), 'received')
+end)
+
+test('an edit shows its files and diff; answered in another client, the float closes', function()
+  local before = #received()
+  local diff = '--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1 +1 @@\n-fn old() {}\n+fn new() {}\n'
+  local request = http('POST', '/_sim/permission', {
+    sessionID = 'ses_nvim_edit',
+    permission = 'edit',
+    patterns = { 'src/main.rs' },
+    metadata = { filepath = DIR .. '/src/main.rs', diff = diff },
+    always = { '*' },
+  })
+  wait_for(float_win, 'the float')
+  local text = float_text()
+  assert(text:find('Edit ' .. DIR .. '/src/main.rs', 1, true), text)
+  assert(text:find('Files:\n  src/main.rs\n  ' .. DIR .. '/src/main.rs\n', 1, true), text)
+  assert(text:find('Diff:\n  --- a/src/main.rs\n', 1, true), text)
+  eq({ AskLspAdded = '  +fn new() {}' }, highlights_on('+fn new'), 'added line')
+  eq({ AskLspRemoved = '  -fn old() {}' }, highlights_on('-fn old'), 'removed line')
+  -- Another client allows it.
+  local out = vim.system({ 'curl', '-s', '-m', '5', '-X', 'POST', SIM .. '/permission/' .. request.id .. '/reply?directory=' .. DIR,
+    '-H', 'content-type: application/json', '-d', '{"reply":"once"}' }, { text = true }):wait()
+  eq('true', out.stdout, 'the other client\'s reply')
+  float_closed()
+  assert(notified[#notified].message:find('elsewhere', 1, true), notified[#notified].message)
+  vim.wait(200)
+  eq({ kind = 'permission', id = request.id, reply = 'once', message = vim.NIL }, received()[before + 1], 'the other client\'s reply')
+  eq(before + 1, #received(), 'nothing sent from Neovim')
+end)
+
+--- The agent's request through the sandbox-agent endpoint; its JSON-RPC id.
+local acp_requests = 0
+local function acp_request(method, params)
+  acp_requests = acp_requests + 1
+  local id = 'nvim-' .. acp_requests
+  http('POST', '/_sim/acp/nvim', { jsonrpc = '2.0', id = id, method = method, params = params })
+  return id
+end
+
+--- What the agent received for request `id`, as the log records it.
+local function acp_response(id, result)
+  return { kind = 'acp', message = { jsonrpc = '2.0', id = id, result = result } }
+end
+
+local ORDER_FORM = {
+  type = 'object',
+  required = { 'color', 'email', 'port' },
+  properties = {
+    checks = { type = 'array', title = 'Checks', minItems = 1, maxItems = 2,
+      items = { anyOf = { { const = 'unit', title = 'Unit' }, { const = 'lint', title = 'Lint' }, { const = 'e2e', title = 'E2E' } } } },
+    color = { type = 'string', title = 'Color', oneOf = { { const = 'red', title = 'Red' }, { const = 'green', title = 'Green' } } },
+    email = { type = 'string', title = 'Email', format = 'email', description = 'Where the report goes' },
+    note = { type = 'string', title = 'Note', maxLength = 20 },
+    port = { type = 'integer', title = 'Port', minimum = 1024, maximum = 65535 },
+    verbose = { type = 'boolean', title = 'Verbose' },
+  },
+}
+
+test('a form: every field type, hints and required marks; refused until valid, then the agent gets the values', function()
+  local before = #received()
+  local id = acp_request('elicitation/create', { sessionId = 'nvim-acp', mode = 'form', message = 'Configure the run\nBefore it starts', requestedSchema = ORDER_FORM })
+  wait_for(float_win, 'the float')
+  local text = float_text()
+  for _, expected in ipairs({ 'Form\nConfigure the run\nBefore it starts\nSession nvim-acp · server acp',
+    '1. Checks — pick any · 1–2 choices', '   [ ] Unit', '2. Color * — pick one', '   ( ) Red',
+    '3. Email * — email', '   Where the report goes', '   > (empty)', '4. Note — text · at most 20 characters',
+    '5. Port * — whole number · 1024–65535', '6. Verbose — yes/no\n   [ ] (not set)' }) do
+    assert(text:find(expected, 1, true), ('%q not in\n%s'):format(expected, text))
+  end
+  assert_fits()
+  -- Nothing filled: refused, with the reasons.
+  keys('s')
+  assert(notified[#notified].message:find('Color is required\nEmail is required\nPort is required', 1, true), notified[#notified].message)
+  assert(float_text():find('⚠ Color is required', 1, true), float_text())
+  -- Checks: Unit and E2E; Color: Green.
+  keys('gg<Space>jj<Space>')
+  assert(float_text():find('[x] Unit\n   [ ] Lint\n   [x] E2E', 1, true), float_text())
+  keys('jj<Space>')
+  assert(float_text():find('( ) Red\n   (•) Green', 1, true), float_text())
+  keys('<Tab>')
+  typed.next = 'not an address'
+  keys('<CR>')
+  assert(notified[#notified].message:find('Email is not a valid email', 1, true), notified[#notified].message)
+  typed.next = 'dev@example.com'
+  keys('<CR>')
+  assert(float_text():find('> dev@example.com', 1, true), float_text())
+  keys('<Tab><Tab>')
+  typed.next = '80'
+  keys('<CR>')
+  eq('ask-lsp: Port takes at least 1024', notified[#notified].message, 'checked as typed')
+  assert(float_text():find('> 80\n   ⚠ Port takes at least 1024', 1, true), float_text())
+  keys('j<Space>')
+  assert(float_text():find('[x] yes', 1, true), float_text())
+  keys('s')
+  eq('ask-lsp: not sent:\nPort takes at least 1024', notified[#notified].message, 'refused')
+  vim.wait(100)
+  eq(before, #received(), 'nothing sent while a value is wrong')
+  typed.next = '8080'
+  keys('<CR>s')
+  eq(acp_response(id, { action = 'accept', content = {
+    checks = { 'unit', 'e2e' }, color = 'green', email = 'dev@example.com', port = 8080, verbose = true } }),
+    next_received(before), 'received')
+  float_closed()
+end)
+
+test('a form: text on several lines is shown split; d declines', function()
+  local before = #received()
+  local id = acp_request('elicitation/create', { sessionId = 'nvim-acp', mode = 'form', message = 'Pick', requestedSchema = ORDER_FORM })
+  wait_for(float_win, 'the float')
+  keys('gg')
+  keys('<Tab><Tab><Tab>')
+  typed.next = 'one\ntwo'
+  keys('<CR>')
+  assert(float_text():find('4. Note — text · at most 20 characters\n   > one\n   two\n', 1, true), float_text())
+  keys('d')
+  eq(acp_response(id, { action = 'decline' }), next_received(before), 'received')
+  float_closed()
+end)
+
+test('a form the agent withdraws closes; nothing is sent', function()
+  local before = #received()
+  local id = acp_request('elicitation/create', { sessionId = 'nvim-acp', mode = 'form', message = 'Pick', requestedSchema = ORDER_FORM })
+  wait_for(float_win, 'the float')
+  http('POST', '/_sim/acp/nvim', { jsonrpc = '2.0', method = '$/cancel_request', params = { requestId = id } })
+  float_closed()
+  vim.wait(200)
+  eq(before, #received(), 'nothing sent')
+end)
+
+test('a link shows its domain and the whole URL, and opens only when the person presses o', function()
+  local opened = {}
+  local open = vim.ui.open
+  vim.ui.open = function(url)
+    table.insert(opened, url)
+    return {}, nil
+  end
+  local before = #received()
+  local url = 'https://auth.example.com/device?code=' .. ('X'):rep(150) .. '&state=END'
+  local id = acp_request('elicitation/create', { sessionId = 'nvim-acp', mode = 'url', message = 'Sign in to continue',
+    elicitationId = 'el-nvim-1', url = url })
+  wait_for(float_win, 'the float')
+  local lines, joined = float_lines()
+  eq('Link', lines[1], 'first line')
+  assert(float_text():find('Sign in to continue', 1, true), float_text())
+  assert(float_text():find('Domain: auth.example.com', 1, true), float_text())
+  assert(joined:find(url, 1, true), 'the whole URL:\n' .. float_text())
+  assert_fits()
+  vim.wait(200)
+  eq({}, opened, 'not opened by itself')
+  eq(before, #received(), 'nothing sent')
+  keys('o')
+  vim.ui.open = open
+  eq({ url }, opened, 'opened once, on o')
+  eq(acp_response(id, { action = 'accept' }), next_received(before), 'received')
+  float_closed()
+end)
+
 test('setup on a Neovim older than 0.11 says so and starts nothing', function()
   local has = vim.fn.has
   -- Only 0.11.4 is on PyPI: an older Neovim is stood in for by its has().
@@ -378,6 +647,18 @@ test("no plugin: vim.lsp.enable('ask_lsp') asks through showMessageRequest; the 
   eq({ { kind = 'reply', id = seen.id, answers = { { 'SQLite' } } } }, received(PLAIN), 'received')
 end)
 
+test(':checkhealth says where a server nobody configured was found (service.json)', function()
+  local state = vim.fn.tempname()
+  vim.fn.mkdir(state .. '/opencode', 'p')
+  local file = state .. '/opencode/service.json'
+  vim.fn.writefile({ vim.json.encode({ url = PLAIN, pid = vim.fn.getpid() }) }, file)
+  local seen = child('discovered.lua', { root }, { XDG_STATE_HOME = state, ASK_LSP_BIN = BIN }, 60000)
+  vim.fn.delete(state, 'rf')
+  local found = ('server default (%s): no server configured; found running: %s'):format(PLAIN, file)
+  assert(seen.health:find(found, 1, true), seen.health)
+  assert(seen.health:find('OK server default (' .. PLAIN .. '): connected', 1, true), seen.health)
+end)
+
 test('lazy.nvim-style install from a local clone: the build step makes the binary the plugin uses; :help ask-lsp opens', function()
   -- What a clone of this working tree holds (tracked and new files, no
   -- target/), copied so uncommitted changes are tested too. The same path
@@ -416,6 +697,12 @@ test(':checkhealth reports the binary, a connected server and an auth failure', 
   assert(text:find('ERROR server locked (' .. LOCKED .. '): OpenCode at ' .. LOCKED .. ': 401 Unauthorized', 1, true), text)
   assert(text:find('OPENCODE_SERVER_PASSWORD', 1, true), text)
   vim.cmd('bwipeout!')
+end)
+
+test(':checkhealth says when no server was configured and a default is followed', function()
+  local seen = child('health.lua', { root }, { ASK_LSP_BIN = BIN, ASK_LSP_URL = PLAIN }, 60000)
+  assert(seen.text:find('WARNING server default: none configured, so ask-lsp follows the default ' .. PLAIN, 1, true), seen.text)
+  assert(seen.text:find('OK server default (' .. PLAIN .. '): connected', 1, true), seen.text)
 end)
 
 local passed, failed = 0, 0

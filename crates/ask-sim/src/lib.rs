@@ -5,7 +5,8 @@
 //! not part of the `ask-lsp` binary. See `docs/sim.md`.
 //!
 //! Over 500 lines: one simulated server with its control API and fault
-//! injection; permission routes are in permission.rs.
+//! injection; permission routes are in permission.rs, the ACP endpoint
+//! (forms for editor suites) in acp.rs.
 
 use std::collections::{HashSet, VecDeque};
 use std::convert::Infallible;
@@ -25,7 +26,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
+mod acp;
 pub mod demo;
+pub mod opencode2;
 mod permission;
 mod wire;
 
@@ -39,6 +42,7 @@ pub struct SimOptions {
     pub heartbeat: Duration,
     /// The directory reported on `/global/event`.
     pub directory: String,
+    pub dialect: Dialect,
 }
 
 impl Default for SimOptions {
@@ -48,8 +52,77 @@ impl Default for SimOptions {
             password: None,
             heartbeat: Duration::from_secs(10),
             directory: "/sim/project".into(),
+            dialect: Dialect::default(),
         }
     }
+}
+
+/// How the sim writes OpenCode 1.x events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// As the real 1.18.33 server does.
+    #[default]
+    V118,
+    /// As SDK 1.19.3 lists them: `question.v2.*` instead of `question.*`;
+    /// on `/global/event` the durable events (session, message part) only
+    /// as `sync` envelopes, and the wrapper names a workspace
+    /// ([`SIM_WORKSPACE`]).
+    V119,
+    /// [`Dialect::V119`], with every question event sent under both names.
+    V119Both,
+}
+
+/// How many requests [`SimState::requests`] keeps (the latest).
+const MAX_REQUESTS_KEPT: usize = 4096;
+
+/// The workspace named on `/global/event` in the 1.19 dialects.
+pub const SIM_WORKSPACE: &str = "wrk_sim";
+
+/// Events that SDK 1.19 also writes as `sync` envelopes (`SyncEvent*`).
+const DURABLE: [&str; 4] = [
+    "session.created",
+    "session.updated",
+    "session.deleted",
+    "message.part.updated",
+];
+
+impl Dialect {
+    /// From `--dialect`: `1.18`, `1.19` or `1.19-both`.
+    pub fn parse(name: &str) -> Option<Dialect> {
+        match name {
+            "1.18" => Some(Dialect::V118),
+            "1.19" => Some(Dialect::V119),
+            "1.19-both" => Some(Dialect::V119Both),
+            _ => None,
+        }
+    }
+
+    /// The names an event goes out under.
+    fn names(self, kind: &str) -> Vec<String> {
+        match (self, kind.strip_prefix("question.")) {
+            (Dialect::V119, Some(rest)) => vec![format!("question.v2.{rest}")],
+            (Dialect::V119Both, Some(rest)) => vec![kind.to_owned(), format!("question.v2.{rest}")],
+            _ => vec![kind.to_owned()],
+        }
+    }
+}
+
+/// One item for the open event streams.
+#[derive(Debug)]
+enum Outgoing {
+    /// An event, wrapped on `/global/event`.
+    Event(String),
+    /// A durable event in the 1.19 dialects: plain on `/event`, the `sync`
+    /// envelope on `/global/event`.
+    Durable { plain: String, sync: String },
+    /// Disposal: `/global/event` gets it with its wrapper's directory;
+    /// `/event` ends after it, as upstream's event route does.
+    Disposed { event: String, directory: String },
+    /// Bytes sent verbatim to every stream.
+    Raw(String),
+    /// One event's `data` sent as written to `/global/event` streams only
+    /// (recorded streams).
+    GlobalData(String),
 }
 
 /// What the server received from clients, in order.
@@ -68,6 +141,10 @@ pub enum Received {
         id: String,
         reply: String,
         message: Option<String>,
+    },
+    /// `POST /v1/acp/{serverId}`: a JSON-RPC response to an agent request.
+    Acp {
+        message: Value,
     },
 }
 
@@ -101,7 +178,11 @@ pub struct SimState {
     counter: Mutex<u64>,
     /// Keeps ids unique across restarts, as real ids are.
     instance: String,
-    events: broadcast::Sender<Arc<str>>,
+    events: broadcast::Sender<Arc<Outgoing>>,
+    acp: Mutex<acp::AcpLog>,
+    acp_events: broadcast::Sender<acp::AcpEvent>,
+    /// Every request to the OpenCode routes: method, path and query.
+    requests: Mutex<Vec<String>>,
     /// Bumped to close every open stream.
     generation: watch::Sender<u64>,
     events_up: watch::Sender<bool>,
@@ -113,7 +194,7 @@ pub struct SimState {
 pub struct Sim {
     inner: Arc<SimState>,
     pub addr: SocketAddr,
-    shutdown: Arc<watch::Sender<bool>>,
+    serving: Arc<Serving>,
 }
 
 impl Sim {
@@ -135,13 +216,11 @@ impl Sim {
             log: Mutex::default(),
             faults: Mutex::default(),
             counter: Mutex::new(0),
-            instance: format!(
-                "{:08x}",
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos() as u32)
-            ),
+            instance: instance_id(),
             events,
+            requests: Mutex::default(),
+            acp: Mutex::default(),
+            acp_events: broadcast::channel(1024).0,
             generation: watch::channel(0).0,
             events_up: watch::channel(true).0,
             stalled: watch::channel(false).0,
@@ -165,6 +244,8 @@ impl Sim {
                 "/session/{id}",
                 get(permission::get_session).delete(permission::delete_session),
             )
+            .route("/v1/acp/{server}", get(acp::stream).post(acp::respond))
+            .route("/_sim/acp/{server}", post(acp::control_send))
             .route("/_sim/permission", post(permission::control_ask))
             .route("/_sim/ask", post(control_ask))
             .route("/_sim/answer/{id}", post(control_answer))
@@ -180,28 +261,11 @@ impl Sim {
             })
             .layer(middleware::from_fn_with_state(inner.clone(), basic_auth))
             .with_state(inner.clone());
-        let (shutdown, mut stop) = watch::channel(false);
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()?;
-        std::thread::spawn(move || {
-            runtime.block_on(async move {
-                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-                    return;
-                };
-                tokio::select! {
-                    _ = axum::serve(listener, app) => {}
-                    _ = stop.wait_for(|s| *s) => {}
-                }
-            });
-            // Dropping the runtime drops every connection task: sockets close.
-            runtime.shutdown_background();
-        });
+        let serving = serve(listener, app)?;
         Ok(Sim {
             inner,
             addr,
-            shutdown: Arc::new(shutdown),
+            serving: Arc::new(serving),
         })
     }
 
@@ -211,7 +275,7 @@ impl Sim {
 
     pub fn stop(&self) {
         self.drop_streams();
-        let _ = self.shutdown.send(true);
+        self.serving.stop();
     }
 }
 
@@ -290,7 +354,7 @@ impl SimState {
     fn resolve(&self, outcome: Received, record: bool) -> bool {
         let id = match &outcome {
             Received::Reply { id, .. } | Received::Reject { id } => id,
-            Received::Permission { .. } => return false, // not a question
+            Received::Permission { .. } | Received::Acp { .. } => return false, // not a question
         };
         let Some(request) = self.take(id) else {
             return false;
@@ -344,17 +408,69 @@ impl SimState {
         self.emit("session.idle", json!({"sessionID": session_id}));
     }
 
-    /// Sends any event, e.g. `message.part.delta` noise.
+    /// Sends any event, e.g. `message.part.delta` noise, named and wrapped
+    /// as the sim's [`Dialect`] does.
     pub fn emit(&self, kind: &str, properties: Value) {
-        let id = self.next("evt");
-        let event = json!({"id": id, "type": kind, "properties": properties});
-        let _ = self.events.send(event.to_string().into());
+        let dialect = self.options.dialect;
+        for kind in dialect.names(kind) {
+            let id = self.next("evt");
+            let event = json!({"id": id, "type": kind, "properties": properties}).to_string();
+            let outgoing = if dialect != Dialect::V118 && DURABLE.contains(&kind.as_str()) {
+                let sync = json!({"type": "sync", "id": id, "syncEvent": {
+                    "type": format!("{kind}.1"), "id": self.next("evt"), "seq": 1,
+                    "aggregateID": properties.get("sessionID"), "data": properties}});
+                Outgoing::Durable {
+                    plain: event,
+                    sync: sync.to_string(),
+                }
+            } else {
+                Outgoing::Event(event)
+            };
+            let _ = self.events.send(Arc::new(outgoing));
+        }
     }
 
-    /// Sends raw bytes to every open stream (malformed framing tests). Only
-    /// `/event` streams get them verbatim.
+    /// Disposes the instance (`server.instance.disposed`) or, with `all`,
+    /// every instance (`global.disposed`), as upstream does. What is pending
+    /// stays pending here: a client must reconnect and list it again.
+    pub fn dispose(&self, all: bool) {
+        let directory = &self.options.directory;
+        let (kind, properties, wrapper) = match all {
+            false => (
+                "server.instance.disposed",
+                json!({"directory": directory}),
+                directory.as_str(),
+            ),
+            true => ("global.disposed", json!({}), "global"),
+        };
+        let event = json!({"id": self.next("evt"), "type": kind, "properties": properties});
+        let _ = self.events.send(Arc::new(Outgoing::Disposed {
+            event: event.to_string(),
+            directory: wrapper.to_owned(),
+        }));
+    }
+
+    /// Sends raw bytes, verbatim, to every open stream (malformed framing tests).
     pub fn emit_raw(&self, raw: &str) {
-        let _ = self.events.send(format!("\u{0}{raw}").into());
+        let _ = self.events.send(Arc::new(Outgoing::Raw(raw.to_owned())));
+    }
+
+    /// Sends one recorded `/global/event` payload as written, to
+    /// `/global/event` streams only (`/event` streams get nothing).
+    pub fn emit_global_data(&self, data: &str) {
+        let _ = self
+            .events
+            .send(Arc::new(Outgoing::GlobalData(data.to_owned())));
+    }
+
+    /// Makes a request pending as given (ids from a recording), with no event.
+    pub fn add_pending(&self, request: QuestionRequest) {
+        self.pending.lock().expect("not poisoned").push(request);
+    }
+
+    /// Every request received on the OpenCode routes (`GET /question?directory=…`).
+    pub fn requests(&self) -> Vec<String> {
+        self.requests.lock().expect("not poisoned").clone()
     }
 
     pub fn drop_streams(&self) {
@@ -426,21 +542,89 @@ fn tool_part(request: &QuestionRequest, status: &str, input: Value) -> Value {
 }
 
 async fn basic_auth(State(inner): State<Arc<SimState>>, request: Request, next: Next) -> Response {
-    if let Some(password) = &inner.options.password {
-        let expected = format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(format!("opencode:{password}"))
-        );
-        let given = request.headers().get(header::AUTHORIZATION);
-        if given.and_then(|v| v.to_str().ok()) != Some(expected.as_str()) {
-            return (
-                StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Basic realm=\"Secure Area\"")],
-            )
-                .into_response();
+    let uri = request.uri();
+    if !uri.path().starts_with("/_sim/") {
+        let line = format!("{} {}", request.method(), uri);
+        let mut requests = inner.requests.lock().expect("not poisoned");
+        if requests.len() >= MAX_REQUESTS_KEPT {
+            requests.remove(0);
         }
+        requests.push(line);
+    }
+    if !authorized(inner.options.password.as_deref(), &request) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Basic realm=\"Secure Area\"")],
+        )
+            .into_response();
     }
     next.run(request).await
+}
+
+/// Basic auth `opencode:<password>`, when the server has a password.
+pub(crate) fn authorized(password: Option<&str>, request: &Request) -> bool {
+    let Some(password) = password else {
+        return true;
+    };
+    let expected = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("opencode:{password}"))
+    );
+    let given = request.headers().get(header::AUTHORIZATION);
+    given.and_then(|v| v.to_str().ok()) == Some(expected.as_str())
+}
+
+/// Keeps ids unique across restarts, as real ids are.
+pub(crate) fn instance_id() -> String {
+    format!(
+        "{:08x}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u32)
+    )
+}
+
+/// A server's thread; [`Serving::stop`] ends it.
+pub(crate) struct Serving {
+    shutdown: watch::Sender<bool>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Serving {
+    /// Closes every connection and the listener, the way a killed server
+    /// process's close, and returns once they are closed (the port is free).
+    pub(crate) fn stop(&self) {
+        let _ = self.shutdown.send(true);
+        if let Some(thread) = self.thread.lock().expect("not poisoned").take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Serves `app` on its own runtime thread until [`Serving::stop`].
+pub(crate) fn serve(listener: std::net::TcpListener, app: Router) -> std::io::Result<Serving> {
+    let (shutdown, mut stop) = watch::channel(false);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let thread = std::thread::spawn(move || {
+        runtime.block_on(async move {
+            let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                return;
+            };
+            tokio::select! {
+                _ = axum::serve(listener, app) => {}
+                _ = stop.wait_for(|s| *s) => {}
+            }
+        });
+        // Dropping the runtime drops every connection task: sockets close.
+        runtime.shutdown_background();
+    });
+    Ok(Serving {
+        shutdown,
+        thread: Mutex::new(Some(thread)),
+    })
 }
 
 async fn event_stream(State(inner): State<Arc<SimState>>) -> Response {
@@ -460,40 +644,61 @@ fn stream(inner: Arc<SimState>, global: bool) -> Response {
     let mut stalled = inner.stalled.subscribe();
     generation.mark_unchanged();
     let directory = inner.options.directory.clone();
+    let workspace = (inner.options.dialect != Dialect::V118).then_some(SIM_WORKSPACE);
     let heartbeat = inner.options.heartbeat;
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(1024);
-    let frame = move |event: &str| -> Bytes {
-        if let Some(raw) = event.strip_prefix('\u{0}') {
-            return Bytes::from(raw.to_owned());
-        }
-        let data = if global {
-            let is_server_event = event.contains("\"type\":\"server.");
-            if is_server_event {
-                format!("{{\"payload\":{event}}}")
-            } else {
-                format!(
-                    "{{\"directory\":{},\"project\":\"global\",\"payload\":{event}}}",
-                    json!(directory)
-                )
+    let wrap = move |directory: Option<&str>, event: &str| -> String {
+        let mut wrapper = serde_json::Map::new();
+        if let Some(directory) = directory {
+            wrapper.insert("directory".into(), json!(directory));
+            wrapper.insert("project".into(), json!("global"));
+            if let Some(workspace) = workspace {
+                wrapper.insert("workspace".into(), json!(workspace));
             }
-        } else {
-            event.to_owned()
+        }
+        // Spliced in as written: the wrapper's keys first, as OpenCode's.
+        let head = Value::Object(wrapper).to_string();
+        let head = head.strip_suffix('}').expect("an object");
+        let comma = if head.len() > 1 { "," } else { "" };
+        format!("{head}{comma}\"payload\":{event}}}")
+    };
+    // The frame of one outgoing item, and whether the stream ends after it.
+    let frame = move |outgoing: &Outgoing| -> (Bytes, bool) {
+        let (data, end) = match outgoing {
+            Outgoing::Raw(raw) => return (Bytes::from(raw.clone()), false),
+            Outgoing::GlobalData(data) if global => (data.clone(), false),
+            Outgoing::GlobalData(_) => return (Bytes::new(), false),
+            Outgoing::Event(event) if global => {
+                let is_server_event = event.contains("\"type\":\"server.");
+                (wrap((!is_server_event).then_some(&directory), event), false)
+            }
+            Outgoing::Event(event) => (event.clone(), false),
+            Outgoing::Durable { sync, .. } if global => (wrap(Some(&directory), sync), false),
+            Outgoing::Durable { plain, .. } => (plain.clone(), false),
+            Outgoing::Disposed { event, directory } if global => {
+                (wrap(Some(directory), event), false)
+            }
+            Outgoing::Disposed { event, .. } => (event.clone(), true),
         };
-        Bytes::from(format!("data: {data}\n\n"))
+        (Bytes::from(format!("data: {data}\n\n")), end)
     };
     tokio::spawn(async move {
         let connected =
             json!({"id": "evt_connected", "type": "server.connected", "properties": {}});
-        if tx.send(frame(&connected.to_string())).await.is_err() {
+        if tx
+            .send(frame(&Outgoing::Event(connected.to_string())).0)
+            .await
+            .is_err()
+        {
             return;
         }
         let mut ticks =
             tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
         loop {
-            let bytes = tokio::select! {
+            let (bytes, end) = tokio::select! {
                 _ = generation.changed() => return,
                 _ = tx.closed() => return,
-                _ = ticks.tick() => frame(&json!({"id": "evt_hb", "type": "server.heartbeat", "properties": {}}).to_string()),
+                _ = ticks.tick() => frame(&Outgoing::Event(json!({"id": "evt_hb", "type": "server.heartbeat", "properties": {}}).to_string())),
                 event = events.recv() => match event {
                     Ok(event) => frame(&event),
                     Err(broadcast::error::RecvError::Lagged(n)) => {
@@ -511,7 +716,10 @@ fn stream(inner: Arc<SimState>, global: bool) -> Response {
                 }
                 continue; // what came in while stalled is lost
             }
-            if tx.send(bytes).await.is_err() {
+            if bytes.is_empty() {
+                continue;
+            }
+            if tx.send(bytes).await.is_err() || end {
                 return;
             }
         }

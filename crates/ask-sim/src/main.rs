@@ -3,15 +3,17 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use ask_sim::{Sim, SimOptions};
+use ask_sim::opencode2::Sim2;
+use ask_sim::{Dialect, Sim, SimOptions};
 
 const USAGE: &str = "\
 ask-sim: a simulated OpenCode server for trying and testing ask-lsp
 
 Usage:
   ask-sim demo        a simulated agent asks questions; answer them in this terminal
-  ask-sim serve [--port N] [--password P] [--heartbeat-ms N]
-                      run the simulated server until Ctrl-C (docs/sim.md)
+  ask-sim serve [--opencode2] [--port N] [--password P] [--heartbeat-ms N] [--dialect 1.18|1.19|1.19-both]
+                      run the simulated server until Ctrl-C (docs/sim.md);
+                      --opencode2 speaks OpenCode 2 (forms, /api/event)
   ask-sim --help";
 
 fn main() -> ExitCode {
@@ -48,8 +50,12 @@ fn main() -> ExitCode {
 }
 
 async fn serve(args: &[String]) -> Result<(), String> {
+    let opencode2 = args.iter().any(|a| a == "--opencode2");
     let mut options = SimOptions::default();
-    let mut iter = args.iter();
+    if opencode2 {
+        options.heartbeat = ask_sim::opencode2::Options::default().heartbeat;
+    }
+    let mut iter = args.iter().filter(|a| *a != "--opencode2");
     while let Some(flag) = iter.next() {
         let value = iter
             .next()
@@ -68,14 +74,31 @@ async fn serve(args: &[String]) -> Result<(), String> {
             "--heartbeat-ms" => {
                 options.heartbeat = Duration::from_millis(number("a number")?.max(1))
             }
+            "--dialect" => {
+                options.dialect = Dialect::parse(value)
+                    .ok_or_else(|| format!("--dialect {value:?}: 1.18, 1.19 or 1.19-both"))?
+            }
             _ => return Err(format!("unknown option {flag:?}\n\n{USAGE}")),
         }
     }
-    let sim = Sim::start(options)
+    let cannot = |e: std::io::Error| format!("cannot listen: {e}");
+    let stop: Box<dyn Fn()> = if opencode2 {
+        let sim = Sim2::start(ask_sim::opencode2::Options {
+            port: options.port,
+            password: options.password,
+            heartbeat: options.heartbeat,
+            directory: options.directory,
+        })
         .await
-        .map_err(|e| format!("cannot listen: {e}"))?;
-    println!("listening on {}", sim.url());
+        .map_err(cannot)?;
+        println!("listening on {}", sim.url());
+        Box::new(move || sim.stop())
+    } else {
+        let sim = Sim::start(options).await.map_err(cannot)?;
+        println!("listening on {}", sim.url());
+        Box::new(move || sim.stop())
+    };
     tokio::signal::ctrl_c().await.map_err(|e| e.to_string())?;
-    sim.stop();
+    stop();
     Ok(())
 }

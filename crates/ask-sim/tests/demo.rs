@@ -97,7 +97,10 @@ async fn help_and_unknown_flags() {
     for args in [&["--help"][..], &["serve", "--help"], &["demo", "-h"]] {
         let (code, out) = run(args).await;
         assert_eq!(code, Some(0), "{args:?}");
-        assert!(out.contains("ask-sim serve [--port N]"), "{args:?}: {out}");
+        assert!(
+            out.contains("ask-sim serve [--opencode2] [--port N]"),
+            "{args:?}: {out}"
+        );
     }
     assert_eq!(run(&["serve", "--bogus", "1"]).await.0, Some(2));
     assert_eq!(run(&["demo", "extra"]).await.0, Some(2));

@@ -1,5 +1,6 @@
 // ask-lsp for VS Code: starts the ask-lsp language server, opts into its
-// askQuestions extension and shows each question request natively.
+// askQuestions extension and shows each prompt natively: questions here,
+// permissions and forms in prompts.ts.
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -12,6 +13,7 @@ import {
   StaticFeature,
 } from 'vscode-languageclient/node';
 import { Item, answerFrom, itemsFor, presentation, statusText, stepTitle, toServerConfig, waitingMessage } from './logic';
+import { RequestDocuments, askForm, askPermission } from './prompts';
 import * as proto from './protocol';
 import { AskParams, AskResult, QuestionInfo, requestTitle } from './protocol';
 
@@ -19,11 +21,12 @@ let client: LanguageClient | undefined;
 let status: vscode.StatusBarItem;
 /** The person chose Later on the last prompt: announce the next one first. */
 let laterChosen = false;
+const documents = new RequestDocuments();
 
-/** Opts into askQuestions in `initialize`. */
+/** Opts into askQuestions, with the prompt kinds shown here, in `initialize`. */
 class AskQuestionsFeature implements StaticFeature {
   fillClientCapabilities(capabilities: ClientCapabilities): void {
-    capabilities.experimental = { ...capabilities.experimental, askQuestions: { version: proto.VERSION } };
+    capabilities.experimental = { ...capabilities.experimental, askQuestions: proto.CAPABILITY };
   }
   initialize(): void {}
   getState() {
@@ -117,14 +120,14 @@ function askOne(question: QuestionInfo, index: number, total: number, token: Can
 }
 
 async function askQuestions(params: AskParams, token: CancellationToken): Promise<AskResult> {
+  const questions = params.questions ?? [];
   const answers: string[][] = [];
-  for (const [index, question] of params.questions.entries()) {
-    const step = await askOne(question, index, params.questions.length, token);
+  for (const [index, question] of questions.entries()) {
+    const step = await askOne(question, index, questions.length, token);
     if ('answer' in step) {
       answers.push(step.answer);
       continue;
     }
-    laterChosen = step.outcome === 'deferred';
     // A cancelled request's response is ignored; deferred keeps it pending.
     return { outcome: step.outcome === 'rejected' ? 'rejected' : 'deferred' };
   }
@@ -147,7 +150,20 @@ async function ask(params: AskParams, token: CancellationToken): Promise<AskResu
     }
   }
   laterChosen = false;
-  return askQuestions(params, token);
+  const result = await present(params, token);
+  laterChosen = result.outcome === 'deferred' && !token.isCancellationRequested;
+  return result;
+}
+
+function present(params: AskParams, token: CancellationToken): Promise<AskResult> {
+  switch (params.kind) {
+    case 'permission':
+      return askPermission(params, token, documents);
+    case 'form':
+      return askForm(params, token);
+    default:
+      return askQuestions(params, token);
+  }
 }
 
 async function start(context: vscode.ExtensionContext) {
@@ -161,6 +177,7 @@ async function start(context: vscode.ExtensionContext) {
   client.registerFeature(new AskQuestionsFeature());
   client.onRequest(proto.ask, (params: AskParams, token: CancellationToken) => ask(params, token));
   client.onNotification(proto.resolved, (params: proto.ResolvedParams) => {
+    documents.forget(params.key);
     showPending(params.pending);
     if (!proto.resolvedHere(params)) {
       vscode.window.showInformationMessage(`ask-lsp: ${params.message}`);
@@ -172,7 +189,7 @@ async function start(context: vscode.ExtensionContext) {
 
 function showPending(pending: number) {
   status.text = statusText(pending);
-  status.tooltip = `${pending} agent question${pending === 1 ? '' : 's'} waiting: click to answer`;
+  status.tooltip = `${pending} agent prompt${pending === 1 ? '' : 's'} waiting: click to answer`;
   if (pending > 0) status.show();
   else status.hide();
 }
@@ -180,7 +197,7 @@ function showPending(pending: number) {
 async function pendingPick(placeHolder: string): Promise<AskParams | undefined> {
   const list = ((await client?.sendRequest('workspace/executeCommand', { command: proto.commands.list })) ?? []) as AskParams[];
   if (list.length === 0) {
-    vscode.window.showInformationMessage('ask-lsp: no pending questions');
+    vscode.window.showInformationMessage('ask-lsp: nothing pending');
     return undefined;
   }
   if (list.length === 1) return list[0];
@@ -202,16 +219,17 @@ export async function activate(context: vscode.ExtensionContext) {
   status.command = 'askLsp.answerPending';
   context.subscriptions.push(
     status,
+    vscode.workspace.registerTextDocumentContentProvider(RequestDocuments.scheme, documents),
     vscode.commands.registerCommand('askLsp.answerPending', async () => {
-      const p = await pendingPick('Which question?');
+      const p = await pendingPick('Which prompt?');
       if (p) await show(p);
     }),
     vscode.commands.registerCommand('askLsp.listPending', async () => {
-      const p = await pendingPick('Pending questions (pick one to answer)');
+      const p = await pendingPick('Pending prompts (pick one to answer)');
       if (p) await show(p);
     }),
     vscode.commands.registerCommand('askLsp.rejectPending', async () => {
-      const p = await pendingPick('Reject which question?');
+      const p = await pendingPick('Reject which prompt?');
       if (p) await client?.sendRequest('workspace/executeCommand', { command: proto.commands.reject, arguments: [p.key] });
     }),
     vscode.commands.registerCommand('askLsp.restart', async () => {

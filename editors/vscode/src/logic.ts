@@ -2,7 +2,9 @@
 // check it: what a person's picks become, how a prompt is presented, and
 // the configuration ask-lsp is given.
 
-import { AskParams, QuestionInfo, requestTitle } from './protocol';
+import {
+  AskParams, AskResult, Effect, FieldValue, Form, FormField, PermissionChoice, QuestionInfo, TextFormat, requestTitle,
+} from './protocol';
 
 /** One row of a question's pick list. */
 export interface Item {
@@ -93,3 +95,299 @@ export function toServerConfig(settings: Settings): Record<string, unknown> {
   if (settings.policy) config.policy = settings.policy;
   return config;
 }
+
+// ---------------------------------------------------------------------------
+// Permissions
+
+/**
+ * Splits text into rows a QuickPick shows whole: VS Code cuts a long row
+ * with "…", which could hide the dangerous end of a command, so every row is
+ * kept under `width` columns (wide characters count two), breaking at a
+ * space where one is near, else anywhere. Nothing is dropped: joining the
+ * rows of a line gives it back.
+ */
+export function wrapRows(text: string, width = 44): string[] {
+  const rows: string[] = [];
+  for (const line of text.split('\n')) {
+    let row = '';
+    let used = 0;
+    let lastSpace = -1; // index in `row` just after the last space
+    for (const ch of line) {
+      const w = columns(ch);
+      if (used + w > width && row) {
+        const cut = lastSpace > row.length / 2 ? lastSpace : row.length;
+        rows.push(row.slice(0, cut));
+        row = row.slice(cut);
+        used = [...row].reduce((n, c) => n + columns(c), 0);
+        lastSpace = -1;
+      }
+      row += ch;
+      used += w;
+      if (ch === ' ') lastSpace = row.length;
+    }
+    if (row) rows.push(row);
+  }
+  return rows;
+}
+
+/** Columns a character takes: two for East Asian wide ones and emoji. */
+function columns(ch: string): number {
+  const code = ch.codePointAt(0) ?? 0;
+  return (code >= 0x1100 && code <= 0x115f) || (code >= 0x2e80 && code <= 0xa4cf) || (code >= 0xac00 && code <= 0xd7a3)
+    || (code >= 0xf900 && code <= 0xfaff) || (code >= 0xfe30 && code <= 0xfe4f) || (code >= 0xff00 && code <= 0xff60)
+    || (code >= 0xffe0 && code <= 0xffe6) || code >= 0x1f000 ? 2 : 1;
+}
+
+/** One row of a permission's QuickPick. */
+export type PermissionRow =
+  | { kind: 'separator'; label: string }
+  | { kind: 'info'; label: string; description?: string }
+  | { kind: 'choice'; label: string; description: string; choice: PermissionChoice }
+  | { kind: 'reason' | 'diff' | 'details'; label: string; description: string };
+
+const EFFECT_HINTS: Record<Effect, string> = {
+  allowOnce: 'run it this one time',
+  allowAlways: 'no more asking for these in this project',
+  rejectOnce: 'the agent stops this turn',
+  rejectAlways: 'and refuse it from now on',
+};
+
+/** Where a prompt comes from: session, server, project, agent. */
+export function whereFrom(params: AskParams): string {
+  return [params.server, params.source?.directory, params.origin?.agent && `agent ${params.origin.agent}`]
+    .filter(Boolean).join(' · ');
+}
+
+/**
+ * A permission as QuickPick rows: first what is asked (the whole command,
+ * the patterns, the session), then the decisions. Nothing that allows comes
+ * first, so Enter on a freshly shown prompt never grants it.
+ */
+export function permissionRows(params: AskParams): PermissionRow[] {
+  const p = params.permission!;
+  const rows: PermissionRow[] = [];
+  if (p.command) {
+    rows.push({ kind: 'separator', label: 'Command' });
+    wrapRows(p.command).forEach((line, i) => rows.push({ kind: 'info', label: (i === 0 ? '$ ' : '  ') + line }));
+  }
+  const patterns = p.patterns.filter((pattern) => pattern !== p.command);
+  if (patterns.length > 0) {
+    rows.push({ kind: 'separator', label: p.command ? 'Patterns' : 'Files and patterns' });
+    for (const pattern of patterns) {
+      wrapRows(pattern).forEach((line, i) => rows.push({ kind: 'info', label: (i === 0 ? '• ' : '  ') + line }));
+    }
+  }
+  rows.push({ kind: 'separator', label: 'Session' });
+  rows.push({ kind: 'info', label: params.sessionID, description: whereFrom(params) });
+  rows.push({ kind: 'separator', label: 'Decide' });
+  for (const choice of p.choices) {
+    // A label too long for its row ("Allow always (<every pattern>)") is
+    // also shown whole just above it: what "always" approves matters.
+    const labelRows = wrapRows(choice.label);
+    if (labelRows.length > 1) labelRows.forEach((line, i) => rows.push({ kind: 'info', label: (i === 0 ? '' : '  ') + line }));
+    rows.push({ kind: 'choice', label: choice.label, description: labelRows.length > 1 ? '' : EFFECT_HINTS[choice.effect] ?? '', choice });
+  }
+  rows.push({ kind: 'reason', label: 'Reject with a reason…', description: 'the agent reads it and goes on' });
+  if (p.diff) rows.push({ kind: 'diff', label: 'Show the diff', description: 'opens it in an editor' });
+  rows.push({ kind: 'details', label: 'Show the whole request', description: 'opens it in an editor' });
+  return rows;
+}
+
+/** The QuickPick's title: what kind of action, and its one-line title. */
+export function permissionTitle(params: AskParams): string {
+  const title = requestTitle(params);
+  // ask-lsp cuts long titles: say so, so a cut command does not look whole.
+  const cut = [...params.permission!.title].length > [...title].length ? '…' : '';
+  return `Permission: ${params.permission!.action} — ${title}${cut}`;
+}
+
+/** The whole request as plain text, for the read-only document. */
+export function permissionDocument(params: AskParams): string {
+  const p = params.permission!;
+  const lines = [
+    `Permission: ${p.action}`,
+    `Title: ${p.title}`,
+    `Session: ${params.sessionID} (${whereFrom(params)})`,
+  ];
+  if (p.command) lines.push('', 'Command:', p.command);
+  if (p.patterns.length > 0) lines.push('', 'Patterns:', ...p.patterns.map((pattern) => `  ${pattern}`));
+  lines.push('', 'Choices:', ...p.choices.map((c) => `  ${c.label} (${c.id})`));
+  if (p.diff) lines.push('', 'Diff:', p.diff);
+  return lines.join('\n') + '\n';
+}
+
+/** A reject's reason, or why it cannot be sent. */
+export function rejectWithReason(typed: string | undefined): AskResult | { error: string } {
+  const message = (typed ?? '').trim();
+  if (!message) return { error: 'Type a reason, or pick Reject.' };
+  return { outcome: 'rejected', message };
+}
+
+// ---------------------------------------------------------------------------
+// Forms
+
+/** A field's name as a step shows it: required fields are marked. */
+export function fieldLabel(field: FormField): string {
+  return field.required ? `${field.title} *` : `${field.title} (optional)`;
+}
+
+/** What a field takes, in words: shown under the input. */
+export function fieldHint(field: FormField): string {
+  const hints: string[] = [];
+  switch (field.type) {
+    case 'text': {
+      const { minLength: min, maxLength: max } = field;
+      if (min !== undefined && max !== undefined) hints.push(`${min} to ${max} characters`);
+      else if (min !== undefined) hints.push(`at least ${min} characters`);
+      else if (max !== undefined) hints.push(`at most ${max} characters`);
+      if (field.format) hints.push(FORMAT_NAMES[field.format]);
+      if (field.pattern) hints.push(`matching ${field.pattern}`);
+      break;
+    }
+    case 'number':
+    case 'integer': {
+      hints.push(field.type === 'integer' ? 'a whole number' : 'a number');
+      if (field.minimum !== undefined && field.maximum !== undefined) hints.push(`from ${field.minimum} to ${field.maximum}`);
+      else if (field.minimum !== undefined) hints.push(`at least ${field.minimum}`);
+      else if (field.maximum !== undefined) hints.push(`at most ${field.maximum}`);
+      break;
+    }
+    case 'multi': {
+      const { minItems: min, maxItems: max } = field;
+      if (min !== undefined && max !== undefined) hints.push(min === max ? `pick ${min}` : `pick ${min} to ${max}`);
+      else if (min !== undefined) hints.push(`pick at least ${min}`);
+      else if (max !== undefined) hints.push(`pick at most ${max}`);
+      else hints.push('pick any');
+      break;
+    }
+  }
+  return hints.join(', ');
+}
+
+const FORMAT_NAMES: Record<TextFormat, string> = {
+  email: 'an email address',
+  uri: 'a URI (scheme:…)',
+  date: 'a date (YYYY-MM-DD)',
+  'date-time': 'a date and time (YYYY-MM-DDTHH:MM:SSZ)',
+};
+
+/** The InputBox's starting text: the default, if the field has one. */
+export function initialText(field: FormField, current: FieldValue | undefined): string {
+  const value = current ?? field.default;
+  return value === undefined || Array.isArray(value) ? '' : String(value);
+}
+
+/**
+ * A typed field's value, or the message the InputBox shows (the same rules
+ * ask-lsp applies; it checks again). `undefined` value: an optional field
+ * left empty (left out of the answer).
+ */
+export function parseTyped(field: FormField, typed: string): { value: FieldValue | undefined } | { error: string } {
+  const text = typed.trim();
+  if (!text) return field.required ? { error: `${field.title} is required` } : { value: undefined };
+  if (field.type === 'number' || field.type === 'integer') {
+    const n = Number(text);
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) || !Number.isFinite(n)) return { error: 'Type a number' };
+    if (field.type === 'integer' && !Number.isSafeInteger(n)) return { error: 'Type a whole number' };
+    if (field.minimum !== undefined && n < field.minimum) return { error: `At least ${field.minimum}` };
+    if (field.maximum !== undefined && n > field.maximum) return { error: `At most ${field.maximum}` };
+    return { value: n };
+  }
+  const length = [...text].length;
+  if (field.minLength !== undefined && length < field.minLength) return { error: `At least ${field.minLength} characters (${length} now)` };
+  if (field.maxLength !== undefined && length > field.maxLength) return { error: `At most ${field.maxLength} characters (${length} now)` };
+  if (field.format && !formatOk(field.format, text)) return { error: `Not ${FORMAT_NAMES[field.format]}` };
+  if (field.pattern && !matches(field.pattern, text)) return { error: `Does not match ${field.pattern}` };
+  return { value: text };
+}
+
+/** Unanchored, as JSON Schema; a pattern JavaScript cannot read is left to ask-lsp. */
+function matches(pattern: string, text: string): boolean {
+  try {
+    return new RegExp(pattern, 'u').test(text);
+  } catch {
+    return true;
+  }
+}
+
+function formatOk(format: TextFormat, text: string): boolean {
+  switch (format) {
+    case 'email': {
+      const at = text.lastIndexOf('@');
+      const domain = text.slice(at + 1);
+      return at > 0 && !/\s/.test(text) && domain.includes('.') && !domain.startsWith('.') && !domain.endsWith('.');
+    }
+    case 'uri':
+      return /^[A-Za-z][A-Za-z0-9+.-]*:[^\s\p{Cc}]+$/u.test(text);
+    case 'date':
+      return dateOk(text);
+    case 'date-time': {
+      const [date, time] = text.split(/[Tt]/, 2);
+      return time !== undefined && dateOk(date)
+        && /^([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$/.test(time);
+    }
+  }
+}
+
+function dateOk(text: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!m) return false;
+  const [y, month, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const days = new Date(Date.UTC(y, month, 0)).getUTCDate();
+  return month >= 1 && month <= 12 && d >= 1 && d <= days;
+}
+
+/** One row of a pick-type field (boolean, choice, multi). */
+export interface FieldItem {
+  label: string;
+  description?: string;
+  /** `undefined`: leave the field out (optional fields). */
+  value: string | boolean | undefined;
+  picked: boolean;
+}
+
+export const SKIP_LABEL = 'Leave empty';
+
+export function fieldItems(field: FormField, current: FieldValue | undefined): FieldItem[] {
+  const chosen = current ?? field.default;
+  const isDefault = (value: string | boolean) => (field.default === value ? 'default' : undefined);
+  const items: FieldItem[] = field.type === 'boolean'
+    ? [true, false].map((value) => ({ label: value ? 'Yes' : 'No', value, description: isDefault(value), picked: chosen === value }))
+    : (field.options ?? []).map((o) => ({
+      label: o.label,
+      value: o.value,
+      description: field.type === 'multi'
+        ? (Array.isArray(field.default) && field.default.includes(o.value) ? 'default' : undefined)
+        : isDefault(o.value),
+      picked: Array.isArray(chosen) ? chosen.includes(o.value) : chosen === o.value,
+    }));
+  if (!field.required && field.type !== 'multi') {
+    items.push({ label: SKIP_LABEL, value: undefined, description: 'optional: not answered', picked: false });
+  }
+  return items;
+}
+
+/** A pick-type field's value from the rows picked, or what is wrong. */
+export function pickedValue(field: FormField, picked: FieldItem[]): { value: FieldValue | undefined } | { error: string } {
+  if (field.type !== 'multi') {
+    if (picked.length !== 1) return { error: 'Pick one' };
+    return { value: picked[0].value };
+  }
+  const values = picked.map((i) => i.value as string);
+  if (field.minItems !== undefined && values.length < field.minItems) return { error: `Pick at least ${field.minItems}` };
+  if (field.maxItems !== undefined && values.length > field.maxItems) return { error: `Pick at most ${field.maxItems}` };
+  if (values.length === 0 && !field.required) return { value: undefined };
+  return { value: values };
+}
+
+/** The form's answer: each field's value by id, fields left empty left out. */
+export function formAnswer(form: Form, values: Array<FieldValue | undefined>): AskResult {
+  const out: Record<string, FieldValue> = {};
+  form.fields.forEach((field, i) => {
+    if (values[i] !== undefined) out[field.id] = values[i]!;
+  });
+  return { outcome: 'answered', values: out };
+}
+
+/** A link: consenting is `values: {}` (ask-lsp never opens it). */
+export const LINK_CONSENT: AskResult = { outcome: 'answered', values: {} };

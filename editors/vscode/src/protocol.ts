@@ -4,6 +4,10 @@
 
 /** The extension version this client speaks (sent in `initialize`). */
 export const VERSION = 2;
+/** Prompt kinds besides questions this client shows natively. */
+export const KINDS: PromptKind[] = ['permission', 'form'];
+/** What the client sends as `capabilities.experimental.askQuestions`. */
+export const CAPABILITY = { version: VERSION, kinds: KINDS };
 
 /** Server → client request: show a question request; answered with `AskResult`. */
 export const ask = 'askQuestions/ask';
@@ -40,25 +44,109 @@ export interface Origin {
   agent?: string;
 }
 
+export type PromptKind = 'questions' | 'permission' | 'form';
+
+/** Where a prompt comes from. */
+export interface Source {
+  backend: string;
+  url: string;
+  directory: string | null;
+}
+
+export type Effect = 'allowOnce' | 'allowAlways' | 'rejectOnce' | 'rejectAlways';
+
+export interface PermissionChoice {
+  /** What an answer names. */
+  id: string;
+  label: string;
+  effect: Effect;
+}
+
+export interface Permission {
+  /** The tool: "bash", "edit", an ACP tool kind. */
+  action: string;
+  title: string;
+  /** Commands or paths it names. */
+  patterns: string[];
+  /** The full command line: shown whole. */
+  command: string | null;
+  /** A unified diff, for edits. */
+  diff: string | null;
+  choices: PermissionChoice[];
+}
+
+export type FieldType = 'text' | 'number' | 'integer' | 'boolean' | 'choice' | 'multi';
+export type TextFormat = 'email' | 'uri' | 'date' | 'date-time';
+export type FieldValue = string | number | boolean | string[];
+
+export interface FieldOption {
+  /** What the answer carries. */
+  value: string;
+  /** What the person sees. */
+  label: string;
+}
+
+export interface FormField {
+  id: string;
+  title: string;
+  description: string;
+  required: boolean;
+  type: FieldType;
+  format?: TextFormat;
+  /** Unanchored, as in JSON Schema. */
+  pattern?: string;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  options?: FieldOption[];
+  minItems?: number;
+  maxItems?: number;
+  default?: FieldValue;
+}
+
+export interface FormLink {
+  /** Shown whole; opened only when the person chooses to. */
+  url: string;
+  /** Its host, shown prominently. */
+  domain: string;
+}
+
+export interface Form {
+  message: string;
+  /** Url mode: then `fields` is []. */
+  url: FormLink | null;
+  fields: FormField[];
+}
+
 export interface AskParams {
   key: string;
   server: string;
   requestID: string;
   sessionID: string;
-  /** Version 2; only `questions` exists so far. */
-  kind?: 'questions';
+  /** Version 2; absent means questions. */
+  kind?: PromptKind;
   /** Version 2: the display title ask-lsp computed. */
   title?: string;
+  /** Version 2. */
+  source?: Source;
   /** Version 2, replacing version 1's `tool`. */
   origin?: Origin | null;
-  questions: QuestionInfo[];
+  /** Kind "questions" (always there in version 1). */
+  questions?: QuestionInfo[];
+  /** Kind "permission". */
+  permission?: Permission;
+  /** Kind "form". */
+  form?: Form;
   timeoutMs: number | null;
   pending: number;
 }
 
 export type AskResult =
   | { outcome: 'answered'; answers: string[][] }
-  | { outcome: 'rejected' }
+  | { outcome: 'answered'; choice: string }
+  | { outcome: 'answered'; values: Record<string, FieldValue> }
+  | { outcome: 'rejected'; message?: string }
   | { outcome: 'deferred' };
 
 export interface ResolvedParams {
@@ -90,10 +178,12 @@ export interface StatusParams {
  */
 export function requestTitle(params: AskParams): string {
   if (params.title) return params.title;
-  const first = params.questions[0];
+  const first = params.questions?.[0];
+  if (!first) return params.key;
   let name = first.header || first.question;
   if ([...name].length > 80) name = [...name].slice(0, 79).join('') + '…';
-  const more = params.questions.length > 1 ? ` (+${params.questions.length - 1} more)` : '';
+  const count = params.questions?.length ?? 0;
+  const more = count > 1 ? ` (+${count - 1} more)` : '';
   return name + more;
 }
 

@@ -1,6 +1,8 @@
-// One true end-to-end test in a real VS Code (code-server) driven through
-// Chromium: a question from the simulated OpenCode server appears as a
-// QuickPick, the test picks an option, and the server receives it.
+// End-to-end tests in a real VS Code (code-server) driven through Chromium:
+// a question, a permission and a form from the simulated servers (OpenCode
+// and a sandbox-agent ACP endpoint, both ask-sim) appear as QuickPicks and
+// InputBoxes, the test answers as a person would, and asserts what the
+// server (or agent) received. Screenshots go to test-artifacts/.
 // Needs CODE_SERVER_DIR, CODE_SERVER_NODE, ASK_LSP_VSIX (scripts/test.sh sets them).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -53,12 +55,19 @@ async function waitFor(condition, what, ms = 60000) {
   }
 }
 
-test('a question shows as a QuickPick in VS Code and the pick reaches the server', { timeout: 240000 }, async (t) => {
+let shared;
+/** One code-server for every test here (it takes a while to start). */
+function workbench(t) {
   if (!CODE_SERVER_DIR || !CODE_SERVER_NODE || !ASK_LSP_VSIX) {
     if (process.env.ASK_LSP_REQUIRE_E2E) assert.fail('CODE_SERVER_DIR, CODE_SERVER_NODE and ASK_LSP_VSIX are required');
     t.skip('code-server not installed (scripts/install-e2e.sh)');
-    return;
+    return undefined;
   }
+  shared ??= startWorkbench();
+  return shared;
+}
+
+async function startWorkbench() {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ask-lsp-vscode-'));
   const userData = path.join(home, 'user-data');
   const extensions = path.join(home, 'extensions');
@@ -75,7 +84,9 @@ test('a question shows as a QuickPick in VS Code and the pick reaches the server
     });
   });
   fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
-    'askLsp.servers': [{ url: simUrl }],
+    // OpenCode (questions, permissions) and a sandbox-agent ACP endpoint
+    // (forms), both simulated by ask-sim.
+    'askLsp.servers': [{ url: simUrl }, { name: 'acp', url: simUrl, backend: 'sandbox-agent', serverId: 'e2e' }],
     'workbench.startupEditor': 'none',
     'security.workspace.trust.enabled': false,
     'telemetry.telemetryLevel': 'off',
@@ -103,6 +114,20 @@ test('a question shows as a QuickPick in VS Code and the pick reaches the server
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`);
   await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const post = async (route, body) => (await fetch(`${simUrl}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })).json();
+  const log = async () => (await fetch(`${simUrl}/_sim/log`)).json();
+  return { page, simUrl, post, log, widget: page.locator('.quick-input-widget') };
+}
+
+test('a question shows as a QuickPick in VS Code and the pick reaches the server', { timeout: 240000 }, async (t) => {
+  const started = workbench(t);
+  if (!started) return;
+  const { page, simUrl } = await started;
 
   const asked = await (await fetch(`${simUrl}/_sim/ask`, {
     method: 'POST',
@@ -117,7 +142,6 @@ test('a question shows as a QuickPick in VS Code and the pick reaches the server
   await row.waitFor({ state: 'visible', timeout: 30000 });
   assert.match(await widget.innerText(), /Database/);
   assert.match(await widget.innerText(), /Relational, the default/);
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, 'quickpick.png') });
 
   await row.click();
@@ -191,4 +215,167 @@ test('a question shows as a QuickPick in VS Code and the pick reaches the server
   await widget.locator('.monaco-list-row', { hasText: 'us-east' }).click();
   await waitFor(async () => (await (await fetch(`${simUrl}/_sim/log`)).json()).length === 3, 'the third reply', 30000);
   assert.deepEqual((await (await fetch(`${simUrl}/_sim/log`)).json())[2], { kind: 'reply', id: fifth.id, answers: [['us-east']] });
+});
+
+/** Rows whose text VS Code cut with "…" (a label wider than its row). */
+function cutRows(page) {
+  return page.evaluate(() => [...document.querySelectorAll('.quick-input-widget .monaco-list-row .label-name')]
+    .filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => el.textContent));
+}
+
+const command = `git status && ${'echo "step"; '.repeat(12)}rm -rf build/tmp`;
+
+test('a permission shows the whole command; Allow once reaches the server as `once`; edits open their diff', { timeout: 240000 }, async (t) => {
+  const started = workbench(t);
+  if (!started) return;
+  const { page, post, log, widget } = await started;
+  const before = (await log()).length;
+  const asked = await post('/_sim/permission', {
+    permission: 'bash', patterns: ['git status', 'echo "step"', 'rm -rf build/tmp'], metadata: { command }, always: ['git status *', 'echo *', 'rm *'],
+  });
+  const allow = widget.locator('.monaco-list-row', { hasText: 'Allow once' });
+  await allow.waitFor({ state: 'visible', timeout: 60000 });
+  const text = await widget.innerText();
+  assert.match(text, /Permission: bash/);
+  assert.match(text, /rm -rf build\/tmp/, 'the end of the command is on screen');
+  assert.match(text, new RegExp(asked.sessionID), 'the session');
+  assert.deepEqual(await cutRows(page), [], 'no row is cut short');
+  // Nothing that allows is active when the prompt appears: Enter alone never grants.
+  assert.doesNotMatch(await widget.locator('.monaco-list-row.focused').innerText(), /Allow/);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'permission.png') });
+  await allow.click();
+  await waitFor(async () => (await log()).length > before, 'the permission reply', 30000);
+  assert.deepEqual((await log()).slice(before), [{ kind: 'permission', id: asked.id, reply: 'once', message: null }]);
+  await widget.waitFor({ state: 'hidden', timeout: 10000 });
+
+  // An edit: its diff opens in an editor; then rejected with a reason.
+  const context = Array.from({ length: 12 }, (_, i) => ` // line ${i + 2}\n`).join('');
+  const diff = `--- a/src/app.ts\n+++ b/src/app.ts\n@@ -1,15 +1,15 @@\n import { serve } from "./server";\n${context}-serve(3000);\n+serve(8080);\n export {};\n`;
+  const edit = await post('/_sim/permission', {
+    permission: 'edit', patterns: ['src/app.ts'], metadata: { filepath: '/sim/project/src/app.ts', diff }, always: ['*'],
+  });
+  await widget.locator('.monaco-list-row', { hasText: 'Show the diff' }).click({ timeout: 60000 });
+  await page.locator('.editor-instance .view-lines', { hasText: 'serve(8080);' }).waitFor({ timeout: 20000 });
+  await page.locator('.tab', { hasText: 'changes.diff' }).waitFor({ timeout: 10000 });
+  assert.equal(await widget.isVisible(), true, 'the prompt stays open beside the diff');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'permission-diff.png') });
+  await widget.locator('.monaco-list-row', { hasText: 'Reject with a reason' }).click();
+  await page.waitForFunction(() => !document.querySelector('.quick-input-widget .monaco-list-row'), null, { timeout: 10000 });
+  await page.keyboard.type('keep port 3000, the proxy expects it');
+  await page.keyboard.press('Enter');
+  await waitFor(async () => (await log()).length > before + 1, 'the reject', 30000);
+  assert.deepEqual((await log()).slice(before + 1),
+    [{ kind: 'permission', id: edit.id, reply: 'reject', message: 'keep port 3000, the proxy expects it' }]);
+  await widget.waitFor({ state: 'hidden', timeout: 10000 });
+
+  // Answered in another client while shown: the prompt closes, nothing more is sent.
+  const third = await post('/_sim/permission', { permission: 'bash', patterns: ['ls'], metadata: { command: 'ls' }, always: ['ls *'] });
+  await widget.locator('.monaco-list-row', { hasText: 'Allow once' }).waitFor({ state: 'visible', timeout: 60000 });
+  await post(`/permission/${third.id}/reply?directory=/sim/project`, { reply: 'reject', message: 'from the TUI' });
+  await widget.waitFor({ state: 'hidden', timeout: 10000 });
+  await page.waitForTimeout(500);
+  assert.deepEqual((await log()).slice(before + 2), [{ kind: 'permission', id: third.id, reply: 'reject', message: 'from the TUI' }]);
+});
+
+const schema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', title: 'Project name', description: 'lower case, used in URLs', minLength: 2, maxLength: 20,
+      pattern: '^[a-z][a-z0-9-]*$' },
+    port: { type: 'integer', title: 'Port', minimum: 1024, maximum: 65535, default: 3000 },
+    logging: { type: 'boolean', title: 'Enable logging', default: true },
+    strategy: { type: 'string', title: 'Strategy', oneOf: [{ const: 'conservative', title: 'Conservative' },
+      { const: 'balanced', title: 'Balanced (Recommended)' }] },
+    colors: { type: 'array', title: 'Colors', minItems: 1, maxItems: 2,
+      items: { anyOf: [{ const: '#f00', title: 'Red' }, { const: '#0f0', title: 'Green' }, { const: '#00f', title: 'Blue' }] } },
+    note: { type: 'string', title: 'Note' },
+  },
+  required: ['name', 'port', 'strategy', 'colors'],
+};
+
+test('a form is answered step by step with validation, Back and a skipped field; the agent receives the values', { timeout: 240000 }, async (t) => {
+  const started = workbench(t);
+  if (!started) return;
+  const { page, post, log, widget } = await started;
+  const before = (await log()).length;
+  await post('/_sim/acp/e2e', { jsonrpc: '2.0', id: 'form-1', method: 'elicitation/create',
+    params: { sessionId: 'sim-session', mode: 'form', message: 'Configure the new project', requestedSchema: schema } });
+  const input = widget.locator('input');
+  // A row by its label (its accessible name is "label" or "label, description").
+  const row = (label) => widget.locator(`.monaco-list-row[aria-label="${label}"], .monaco-list-row[aria-label^="${label}, "]`);
+  const message = widget.locator('.quick-input-message');
+  const stepTitle = (field, step) => waitFor(async () => (await widget.innerText()).split('\n')[0] === `Configure the new project — ${field} (${step}/6)`,
+    `step ${step}`, 60000);
+  // The prompt line, without the hint VS Code adds to it.
+  const prompt = async () => (await message.innerText()).trim().replace(/ \(Press 'Enter' to confirm or 'Escape' to cancel\)$/, '');
+
+  // 1/6: text with length and pattern.
+  await stepTitle('Project name *', 1);
+  assert.equal(await prompt(), 'lower case, used in URLs — 2 to 20 characters, matching ^[a-z][a-z0-9-]*$');
+  await page.keyboard.type('A');
+  await waitFor(async () => /At least 2 characters \(1 now\)/.test(await message.innerText()), 'the length message', 10000);
+  await page.keyboard.type('pp');
+  await waitFor(async () => /Does not match/.test(await message.innerText()), 'the pattern message', 10000);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'form-validation.png') });
+  await page.keyboard.press('Enter'); // refused: stays on this step
+  await page.waitForTimeout(300);
+  assert.match(await widget.innerText(), /\(1\/6\)$/m);
+  await input.fill('web-app');
+  await page.keyboard.press('Enter');
+
+  // 2/6: an integer with bounds, its default filled in.
+  await stepTitle('Port *', 2);
+  assert.equal(await input.inputValue(), '3000');
+  await input.fill('80');
+  await waitFor(async () => /At least 1024/.test(await message.innerText()), 'the bound message', 10000);
+  await input.fill('8080');
+  await page.keyboard.press('Enter');
+
+  // 3/6: boolean; 4/6: choice.
+  await stepTitle('Enable logging (optional)', 3);
+  await row('No').click();
+  await stepTitle('Strategy *', 4);
+  await row('Conservative').click();
+
+  // 5/6: Back to 4/6, change the choice, then the multi-select.
+  await stepTitle('Colors *', 5);
+  await widget.getByRole('button', { name: 'Back' }).click();
+  await stepTitle('Strategy *', 4);
+  await row('Balanced (Recommended)').click();
+  await stepTitle('Colors *', 5);
+  assert.equal(await input.getAttribute('placeholder'), 'pick 1 to 2');
+  for (const color of ['Red', 'Green', 'Blue']) await row(color).click();
+  await page.keyboard.press('Enter'); // three: refused
+  await waitFor(async () => /Pick at most 2/.test(await input.getAttribute('placeholder')), 'the multi message', 10000);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'form-multi.png') });
+  await row('Green').click();
+  await page.keyboard.press('Enter');
+
+  // 6/6: optional text left empty.
+  await stepTitle('Note (optional)', 6);
+  assert.equal(await prompt(), 'Optional: leave empty to skip');
+  await page.keyboard.press('Enter');
+  await waitFor(async () => (await log()).length > before, 'the form answer', 30000);
+  assert.deepEqual((await log()).slice(before), [{ kind: 'acp', message: { jsonrpc: '2.0', id: 'form-1',
+    result: { action: 'accept', content: { name: 'web-app', port: 8080, logging: false, strategy: 'balanced', colors: ['#f00', '#00f'] } } } }]);
+  await widget.waitFor({ state: 'hidden', timeout: 10000 });
+
+  // A link: the real domain and the whole URL; nothing opens by itself; declined.
+  const url = 'https://github.com@login.example.com/oauth/authorize?state=xyz';
+  await post('/_sim/acp/e2e', { jsonrpc: '2.0', id: 'link-1', method: 'elicitation/create',
+    params: { sessionId: 'sim-session', mode: 'url', elicitationId: 'oauth-1', url, message: 'Authorize access to your repositories.' } });
+  const decline = row('Decline');
+  await decline.waitFor({ state: 'visible', timeout: 60000 });
+  const linkText = await widget.innerText();
+  assert.match(linkText, /Open a link on login\.example\.com\?/);
+  const labels = await widget.locator('.monaco-list-row .label-name').allTextContents();
+  assert.ok(labels.join('').includes(url), `the whole URL in rows: ${labels}`);
+  assert.ok(labels.includes('login.example.com') || labels.some((l) => l.endsWith(' login.example.com')), 'the real domain');
+  assert.deepEqual(await cutRows(page), []);
+  assert.equal(page.context().pages().length, 1, 'no page was opened');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'form-link.png') });
+  await decline.click();
+  await waitFor(async () => (await log()).length > before + 1, 'the decline', 30000);
+  assert.deepEqual((await log()).slice(before + 1), [{ kind: 'acp', message: { jsonrpc: '2.0', id: 'link-1', result: { action: 'decline' } } }]);
+  assert.equal(page.context().pages().length, 1, 'still no page opened');
 });

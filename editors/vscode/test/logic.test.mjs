@@ -80,3 +80,150 @@ test('a prompt is announced first when the window is not focused or the last one
     'ask-lsp: the agent is waiting for you: "Database (+1 more)" (default, agent build)');
   assert.equal(logic.waitingMessage(request), 'ask-lsp: the agent is waiting for you: "Database (+1 more)" (default)');
 });
+
+const dangerous = 'echo hello && ' + 'x'.repeat(120) + ' ; rm -rf ~/important';
+const bash = {
+  ...request, key: 'default/per_1', requestID: 'per_1', kind: 'permission', title: 'Run echo hello',
+  source: { backend: 'opencode', url: 'http://sim', directory: '/sim/project' }, origin: { toolCallID: 'c', agent: 'build' },
+  questions: undefined,
+  permission: {
+    action: 'bash', title: 'Run echo hello', patterns: ['echo hello', 'rm -rf ~/important'], command: dangerous, diff: null,
+    choices: [
+      { id: 'once', label: 'Allow once', effect: 'allowOnce' },
+      { id: 'always', label: 'Allow always (echo *)', effect: 'allowAlways' },
+      { id: 'reject', label: 'Reject', effect: 'rejectOnce' },
+    ],
+  },
+};
+
+test('wrapped rows keep every character and each fits the QuickPick', () => {
+  const rows = logic.wrapRows(dangerous);
+  assert.equal(rows.join(''), dangerous, 'nothing is dropped');
+  assert.ok(rows.length > 3);
+  assert.ok(rows.every((r) => [...r].length <= 44));
+  assert.match(rows.at(-1), /rm -rf ~\/important$/, 'the end of the command is shown');
+  assert.deepEqual(logic.wrapRows('a\nb'), ['a', 'b']);
+  // Wide characters take two columns.
+  assert.ok(logic.wrapRows('界'.repeat(30)).every((r) => [...r].length <= 22));
+  assert.deepEqual(logic.wrapRows('界'.repeat(30)).join(''), '界'.repeat(30));
+});
+
+test('a permission: the whole command, patterns and session first, then the decisions', () => {
+  const rows = logic.permissionRows(bash);
+  const labels = rows.map((r) => r.label);
+  const firstChoice = rows.findIndex((r) => r.kind === 'choice');
+  assert.equal(rows[0].kind, 'separator', 'no decision is the first (default) row');
+  assert.ok(rows.slice(0, firstChoice).every((r) => r.kind === 'info' || r.kind === 'separator'));
+  const commandRows = rows.filter((r) => r.kind === 'info' && /^(\$ | {2})/.test(r.label)).map((r) => r.label.slice(2));
+  assert.ok(commandRows.join('').startsWith(dangerous), 'the command, whole');
+  assert.ok(labels.includes('• rm -rf ~/important'));
+  assert.deepEqual(rows.find((r) => r.label === 'ses_1'), { kind: 'info', label: 'ses_1', description: 'default · /sim/project · agent build' });
+  assert.deepEqual(rows.filter((r) => r.kind === 'choice').map((r) => [r.label, r.choice.id]),
+    [['Allow once', 'once'], ['Allow always (echo *)', 'always'], ['Reject', 'reject']]);
+  assert.ok(labels.includes('Reject with a reason…'));
+  assert.ok(!rows.some((r) => r.kind === 'diff'), 'no diff row without a diff');
+  assert.equal(logic.permissionTitle(bash), 'Permission: bash — Run echo hello');
+  assert.equal(logic.permissionTitle({ ...bash, title: 'Run echo h' }), 'Permission: bash — Run echo h…');
+  // A choice label too long for its row is also shown whole above it.
+  const always = `Allow always (${'git status *, '.repeat(8)}rm *)`;
+  const long = { ...bash, permission: { ...bash.permission, choices: [{ id: 'always', label: always, effect: 'allowAlways' }] } };
+  const longRows = logic.permissionRows(long);
+  const at = longRows.findIndex((r) => r.kind === 'choice');
+  const above = longRows.slice(0, at).reverse();
+  const shown = above.slice(0, above.findIndex((r) => r.kind === 'separator')).reverse().map((r) => r.label.replace(/^ {2}/, ''));
+  assert.equal(shown.join(''), always);
+  assert.equal(longRows[at].label, always);
+  const edit = { ...bash, permission: { ...bash.permission, action: 'edit', command: null, patterns: ['src/a.ts'], diff: '--- a\n+++ b\n' } };
+  const editRows = logic.permissionRows(edit);
+  assert.ok(editRows.some((r) => r.kind === 'diff'));
+  assert.ok(editRows.some((r) => r.label === 'Files and patterns'));
+  assert.ok(editRows.some((r) => r.label === '• src/a.ts'));
+  const document = logic.permissionDocument(edit);
+  assert.match(document, /^Permission: edit\n/);
+  assert.match(document, /Diff:\n--- a\n\+\+\+ b\n/);
+  assert.match(logic.permissionDocument(bash), new RegExp(`Command:\n${dangerous.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n`));
+});
+
+test('reject with a reason: the reason is trimmed and required', () => {
+  assert.deepEqual(logic.rejectWithReason('  use git stash instead '), { outcome: 'rejected', message: 'use git stash instead' });
+  assert.deepEqual(logic.rejectWithReason('  '), { error: 'Type a reason, or pick Reject.' });
+  assert.deepEqual(logic.rejectWithReason(undefined), { error: 'Type a reason, or pick Reject.' });
+});
+
+const field = (type, extra = {}) => ({ id: type, title: type[0].toUpperCase() + type.slice(1), description: '', required: true, type, ...extra });
+
+test('form fields: labels mark required ones, hints say what is taken', () => {
+  assert.equal(logic.fieldLabel(field('text')), 'Text *');
+  assert.equal(logic.fieldLabel(field('text', { required: false })), 'Text (optional)');
+  assert.equal(logic.fieldHint(field('text', { minLength: 2, maxLength: 20, pattern: '^[a-z]+$' })), '2 to 20 characters, matching ^[a-z]+$');
+  assert.equal(logic.fieldHint(field('text', { format: 'email' })), 'an email address');
+  assert.equal(logic.fieldHint(field('integer', { minimum: 1024, maximum: 65535 })), 'a whole number, from 1024 to 65535');
+  assert.equal(logic.fieldHint(field('number', { minimum: 0 })), 'a number, at least 0');
+  assert.equal(logic.fieldHint(field('multi', { minItems: 1, maxItems: 2 })), 'pick 1 to 2');
+  assert.equal(logic.fieldHint(field('boolean')), '');
+});
+
+test('typed fields are validated as ask-lsp does', () => {
+  const name = field('text', { minLength: 2, maxLength: 5, pattern: '^[a-z][a-z0-9-]*$' });
+  assert.deepEqual(logic.parseTyped(name, ' web '), { value: 'web' });
+  assert.deepEqual(logic.parseTyped(name, 'a'), { error: 'At least 2 characters (1 now)' });
+  assert.deepEqual(logic.parseTyped(name, 'abcdef'), { error: 'At most 5 characters (6 now)' });
+  assert.deepEqual(logic.parseTyped(name, 'Web'), { error: 'Does not match ^[a-z][a-z0-9-]*$' });
+  assert.deepEqual(logic.parseTyped(name, ''), { error: 'Text is required' });
+  assert.deepEqual(logic.parseTyped({ ...name, required: false }, '  '), { value: undefined });
+  const email = field('text', { format: 'email' });
+  assert.deepEqual(logic.parseTyped(email, 'a@b'), { error: 'Not an email address' });
+  assert.deepEqual(logic.parseTyped(email, 'a@b.example'), { value: 'a@b.example' });
+  assert.ok('error' in logic.parseTyped(field('text', { format: 'date' }), '2025-02-30'));
+  assert.deepEqual(logic.parseTyped(field('text', { format: 'date' }), '2024-02-29'), { value: '2024-02-29' });
+  assert.deepEqual(logic.parseTyped(field('text', { format: 'date-time' }), '2024-02-29T10:00:00Z'), { value: '2024-02-29T10:00:00Z' });
+  assert.ok('error' in logic.parseTyped(field('text', { format: 'date-time' }), '2024-02-29 10:00'));
+  assert.deepEqual(logic.parseTyped(field('text', { format: 'uri' }), 'https://x.example/a'), { value: 'https://x.example/a' });
+  assert.ok('error' in logic.parseTyped(field('text', { format: 'uri' }), 'not a uri'));
+  // A pattern JavaScript cannot read is left to ask-lsp.
+  assert.deepEqual(logic.parseTyped(field('text', { pattern: '(?<x' }), 'y'), { value: 'y' });
+  const port = field('integer', { minimum: 1024, maximum: 65535 });
+  assert.deepEqual(logic.parseTyped(port, '8080'), { value: 8080 });
+  assert.deepEqual(logic.parseTyped(port, '80'), { error: 'At least 1024' });
+  assert.deepEqual(logic.parseTyped(port, '70000'), { error: 'At most 65535' });
+  assert.deepEqual(logic.parseTyped(port, '8080.5'), { error: 'Type a whole number' });
+  assert.deepEqual(logic.parseTyped(port, '0x1F90'), { error: 'Type a number' });
+  assert.deepEqual(logic.parseTyped(field('number', { maximum: 1 }), '0.25'), { value: 0.25 });
+  assert.deepEqual(logic.parseTyped(field('number'), 'Infinity'), { error: 'Type a number' });
+  assert.equal(logic.initialText(port, undefined), '');
+  assert.equal(logic.initialText({ ...port, default: 3000 }, undefined), '3000');
+  assert.equal(logic.initialText({ ...port, default: 3000 }, 8080), '8080');
+});
+
+test('pick fields: yes/no, choices, multi with bounds; optional ones can be left empty', () => {
+  const logging = field('boolean', { default: true });
+  assert.deepEqual(logic.fieldItems(logging), [
+    { label: 'Yes', value: true, description: 'default', picked: true },
+    { label: 'No', value: false, description: undefined, picked: false },
+  ]);
+  assert.deepEqual(logic.pickedValue(logging, [logic.fieldItems(logging)[1]]), { value: false });
+  const size = field('choice', { required: false, options: [{ value: 'S', label: 'Small' }, { value: 'L', label: 'Large' }] });
+  const sizeItems = logic.fieldItems(size, 'L');
+  assert.deepEqual(sizeItems.map((i) => [i.label, i.value, i.picked]), [['Small', 'S', false], ['Large', 'L', true], ['Leave empty', undefined, false]]);
+  assert.deepEqual(logic.pickedValue(size, [sizeItems[2]]), { value: undefined });
+  assert.deepEqual(logic.pickedValue(size, []), { error: 'Pick one' });
+  const colors = field('multi', { minItems: 1, maxItems: 2, default: ['#f00'],
+    options: [{ value: '#f00', label: 'Red' }, { value: '#0f0', label: 'Green' }, { value: '#00f', label: 'Blue' }] });
+  const colorItems = logic.fieldItems(colors);
+  assert.deepEqual(colorItems.map((i) => [i.label, i.description, i.picked]), [['Red', 'default', true], ['Green', undefined, false], ['Blue', undefined, false]]);
+  assert.deepEqual(logic.pickedValue(colors, []), { error: 'Pick at least 1' });
+  assert.deepEqual(logic.pickedValue(colors, colorItems), { error: 'Pick at most 2' });
+  assert.deepEqual(logic.pickedValue(colors, colorItems.slice(1)), { value: ['#0f0', '#00f'] });
+  assert.deepEqual(logic.pickedValue({ ...colors, required: false, minItems: undefined }, []), { value: undefined });
+});
+
+test('a form\'s answer: values by field id, fields left empty left out; a link is consented with {}', () => {
+  const form = { message: 'Configure', url: null, fields: [field('text'), field('integer'), field('boolean', { required: false })] };
+  assert.deepEqual(logic.formAnswer(form, ['web', 8080, undefined]), { outcome: 'answered', values: { text: 'web', integer: 8080 } });
+  assert.deepEqual(logic.LINK_CONSENT, { outcome: 'answered', values: {} });
+});
+
+test('the client declares the kinds it shows', () => {
+  assert.deepEqual(proto.CAPABILITY, { version: 2, kinds: ['permission', 'form'] });
+  assert.equal(proto.requestTitle({ ...bash, title: undefined }), 'default/per_1');
+});

@@ -65,7 +65,7 @@ async function sidecar(onAsk, settings = { servers: [{ url: sim }] }) {
   connection.listen();
   await connection.sendRequest('initialize', {
     processId: process.pid, rootUri: null,
-    capabilities: { experimental: { askQuestions: { version: proto.VERSION } } },
+    capabilities: { experimental: { askQuestions: proto.CAPABILITY } },
     initializationOptions: logic.toServerConfig(settings),
   });
   connection.sendNotification('initialized', {});
@@ -149,4 +149,141 @@ test('every setting in package.json is a key ask-lsp accepts', async () => {
   (await sidecar(() => ({ outcome: 'deferred' }), auto)).connection.dispose();
   // The check can fail: a key ask-lsp does not know is refused.
   await assert.rejects(sidecar(() => ({ outcome: 'deferred' }), { servers: [{ url: sim, colour: 'red' }] }), /unknown field `colour`/);
+});
+
+async function logAfter(count, what) {
+  await waitFor(async () => (await http('GET', '/_sim/log')).length > count, what);
+  return (await http('GET', '/_sim/log')).slice(count);
+}
+
+const dangerous = `git status && ${'echo padding; '.repeat(40)}rm -rf ~/important`;
+
+test('a permission arrives whole; Allow once reaches the server as `once`, a reason as a reject message', async () => {
+  let seen;
+  let answer = { outcome: 'answered', choice: 'once' };
+  const { connection } = await sidecar((params) => {
+    seen = params;
+    return answer;
+  });
+  const start = (await http('GET', '/_sim/log')).length;
+  const permission = await http('POST', '/_sim/permission', {
+    permission: 'bash', patterns: ['git status', 'rm -rf ~/important'], metadata: { command: dangerous }, always: ['git status *'],
+  });
+  assert.deepEqual(await logAfter(start, 'the reply'), [{ kind: 'permission', id: permission.id, reply: 'once', message: null }]);
+  assert.equal(seen.kind, 'permission');
+  assert.equal(seen.sessionID, permission.sessionID);
+  assert.equal(seen.permission.command, dangerous, 'the whole command');
+  assert.deepEqual(seen.permission.choices.map((c) => [c.id, c.effect]), [['once', 'allowOnce'], ['always', 'allowAlways'], ['reject', 'rejectOnce']]);
+  // What the QuickPick shows, from what ask-lsp sent: the end of the command too.
+  const rows = logic.permissionRows(seen);
+  assert.match(rows.filter((r) => r.kind === 'info').map((r) => r.label).join('\n'), /rm -rf ~\/important$/m);
+
+  answer = logic.rejectWithReason(' use git stash ');
+  const second = await http('POST', '/_sim/permission', { permission: 'bash', patterns: ['rm -rf build'], metadata: { command: 'rm -rf build' }, always: ['rm *'] });
+  assert.deepEqual(await logAfter(start + 1, 'the reject'), [{ kind: 'permission', id: second.id, reply: 'reject', message: 'use git stash' }]);
+  connection.dispose();
+});
+
+test('a permission answered elsewhere cancels the request token; nothing is sent from here', async () => {
+  let cancelled = false;
+  const { connection, resolved } = await sidecar((params, token) => new Promise((resolve) => {
+    token.onCancellationRequested(() => {
+      cancelled = true;
+      resolve({ outcome: 'answered', choice: 'once' }); // ignored: the request was cancelled
+    });
+  }));
+  const start = (await http('GET', '/_sim/log')).length;
+  const permission = await http('POST', '/_sim/permission', { permission: 'bash', patterns: ['ls'], metadata: { command: 'ls' }, always: ['ls *'] });
+  await new Promise((r) => setTimeout(r, 300));
+  // Another client rejects it (its reply lands in the log too).
+  await http('POST', `/permission/${permission.id}/reply?directory=/sim/project`, { reply: 'reject', message: 'not now' });
+  await waitFor(() => cancelled && resolved.some((r) => r.key === `default/${permission.id}`), 'the cancellation');
+  assert.equal(resolved.find((r) => r.key === `default/${permission.id}`).reason, 'rejectedElsewhere');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual((await http('GET', '/_sim/log')).slice(start), [{ kind: 'permission', id: permission.id, reply: 'reject', message: 'not now' }]);
+  connection.dispose();
+});
+
+/** A sandbox-agent server on the sim: each test its own ACP stream. */
+const acp = (serverId) => ({ servers: [{ name: 'acp', url: sim, backend: 'sandbox-agent', serverId }] });
+const schema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', title: 'Project name', minLength: 2, maxLength: 20, pattern: '^[a-z][a-z0-9-]*$' },
+    port: { type: 'integer', title: 'Port', minimum: 1024, maximum: 65535, default: 3000 },
+    logging: { type: 'boolean', title: 'Enable logging', default: true },
+    strategy: { type: 'string', title: 'Strategy', oneOf: [{ const: 'conservative', title: 'Conservative' }, { const: 'balanced', title: 'Balanced' }] },
+    colors: { type: 'array', title: 'Colors', minItems: 1, maxItems: 2,
+      items: { anyOf: [{ const: '#f00', title: 'Red' }, { const: '#0f0', title: 'Green' }, { const: '#00f', title: 'Blue' }] } },
+    note: { type: 'string', title: 'Note' },
+  },
+  required: ['name', 'port', 'strategy', 'colors'],
+};
+let elicitations = 0;
+async function elicit(serverId, params) {
+  const id = `e-${++elicitations}`;
+  await http('POST', `/_sim/acp/${serverId}`, { jsonrpc: '2.0', id, method: 'elicitation/create', params });
+  return id;
+}
+const formParams = { sessionId: 'sim-session', mode: 'form', message: 'Configure the new project', requestedSchema: schema };
+
+test('a form (ACP elicitation) arrives with its fields; the values built step by step reach the agent', async () => {
+  let seen;
+  let answer;
+  const { connection } = await sidecar((params) => {
+    seen = params;
+    const fields = params.form.fields;
+    const byId = (id) => fields.find((f) => f.id === id);
+    const typed = (id, text) => logic.parseTyped(byId(id), text).value;
+    const picked = (id, labels) => logic.pickedValue(byId(id),
+      logic.fieldItems(byId(id)).filter((i) => labels.includes(i.label))).value;
+    const values = fields.map((f) => ({
+      name: typed('name', ' web-app '), port: typed('port', '8080'), logging: picked('logging', ['No']),
+      strategy: picked('strategy', ['Balanced']), colors: picked('colors', ['Red', 'Blue']), note: typed('note', ''),
+    })[f.id]);
+    return answer ?? logic.formAnswer(params.form, values);
+  }, acp('steps'));
+  const start = (await http('GET', '/_sim/log')).length;
+  const id = await elicit('steps', formParams);
+  const [received] = await logAfter(start, 'the form answer');
+  assert.deepEqual(received, { kind: 'acp', message: { jsonrpc: '2.0', id,
+    result: { action: 'accept', content: { name: 'web-app', port: 8080, logging: false, strategy: 'balanced', colors: ['#f00', '#00f'] } } } });
+  assert.equal(seen.kind, 'form');
+  assert.equal(seen.form.message, 'Configure the new project');
+  assert.deepEqual(seen.form.fields.map((f) => [f.id, f.type, f.required]), [
+    ['name', 'text', true], ['port', 'integer', true], ['logging', 'boolean', false], ['strategy', 'choice', true],
+    ['colors', 'multi', true], ['note', 'text', false]]);
+  const name = seen.form.fields[0];
+  assert.deepEqual([name.minLength, name.maxLength, name.pattern], [2, 20, '^[a-z][a-z0-9-]*$']);
+  assert.equal(logic.parseTyped(name, 'Web').error, 'Does not match ^[a-z][a-z0-9-]*$', 'the shape the InputBox validates');
+
+  answer = { outcome: 'rejected' };
+  const declined = await elicit('steps', formParams);
+  assert.deepEqual(await logAfter(start + 1, 'the decline'), [{ kind: 'acp', message: { jsonrpc: '2.0', id: declined, result: { action: 'decline' } } }]);
+  connection.dispose();
+});
+
+test('a form cancelled by the agent cancels the request token; a link is consented with {} (never opened by ask-lsp)', async () => {
+  let cancelled = false;
+  let link;
+  const { connection } = await sidecar((params, token) => {
+    if (params.form.url) {
+      link = params.form.url;
+      return logic.LINK_CONSENT;
+    }
+    return new Promise((resolve) => token.onCancellationRequested(() => {
+      cancelled = true;
+      resolve({ outcome: 'deferred' });
+    }));
+  }, acp('cancel'));
+  const start = (await http('GET', '/_sim/log')).length;
+  const id = await elicit('cancel', formParams);
+  await new Promise((r) => setTimeout(r, 300));
+  await http('POST', '/_sim/acp/cancel', { jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
+  await waitFor(() => cancelled, 'the cancellation');
+  const url = 'https://github.com@login.example.com/oauth/authorize?state=xyz';
+  const linkId = await elicit('cancel', { sessionId: 'sim-session', mode: 'url', elicitationId: 'oauth-1', url, message: 'Authorize access.' });
+  assert.deepEqual(await logAfter(start, 'the consent'), [{ kind: 'acp', message: { jsonrpc: '2.0', id: linkId, result: { action: 'accept' } } }]);
+  assert.deepEqual(link, { url, domain: 'login.example.com' });
+  connection.dispose();
 });

@@ -9,6 +9,10 @@
 //! Permissions get more care: answering a deleted session's permission
 //! `once` still runs its command, so a permission is shown and allowed only
 //! when the server confirms its session runs and exists.
+//!
+//! It also reads the 1.x line as SDK 1.19 describes it (docs/opencode.md):
+//! `question.v2.*`, `sync` envelopes, `workspace` beside `directory`, and the
+//! dispose events, after which it reconnects and lists again.
 
 mod pending;
 pub(super) mod prefilter;
@@ -25,7 +29,7 @@ use serde_json::json;
 
 use self::wire::{OcEvent, parse_event};
 use super::http::{self, Answered, Peer};
-use super::stream::{Follow, follow};
+use super::stream::{Flow, Follow, follow};
 use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing};
 use crate::config::ServerSpec;
 use crate::prompt::{Answer, Effect, Kind, Prompt, Reply};
@@ -48,8 +52,10 @@ pub(crate) struct OpenCode {
     http: reqwest::Client,
     timing: Timing,
     peer: Peer,
-    /// Directories seen on `/global/event`, resynced one by one.
-    directories: Mutex<LruCache<String, ()>>,
+    /// Directories seen on `/global/event`, resynced one by one, each with
+    /// the workspace the server named for it (SDK 1.19), which requests for
+    /// that directory carry beside it.
+    directories: Mutex<LruCache<String, Option<String>>>,
     /// Tool calls whose question this connection has seen.
     seen_calls: Mutex<LruCache<String, ()>>,
     /// Which agent runs each session, from session events.
@@ -99,6 +105,9 @@ impl OpenCode {
             .request(method, format!("{}{}", self.spec.url, path));
         if let Some(dir) = directory.or(self.spec.directory.as_deref()) {
             builder = builder.query(&[("directory", dir)]);
+            if let Some(workspace) = self.workspace(dir) {
+                builder = builder.query(&[("workspace", workspace)]);
+            }
         }
         if let Some(password) = &self.spec.password {
             builder = builder.basic_auth(&self.spec.username, Some(password.expose()));
@@ -143,15 +152,29 @@ impl OpenCode {
             .cloned()
     }
 
-    fn remember_directory(&self, directory: Option<&str>) {
+    /// Remembers a directory to resync, and its workspace when the server
+    /// names one (a directory seen without one keeps what was named before).
+    fn remember_directory(&self, directory: Option<&str>, workspace: Option<&str>) {
+        let workspace = workspace.filter(|w| w.len() <= MAX_DIRECTORY_LEN);
         if let (true, Some(dir)) = (self.global(), directory)
             && dir.len() <= MAX_DIRECTORY_LEN
         {
-            self.directories
-                .lock()
-                .expect("not poisoned")
-                .put(dir.to_owned(), ());
+            let mut directories = self.directories.lock().expect("not poisoned");
+            let known = directories.get_or_insert_mut(dir.to_owned(), || None);
+            if let Some(workspace) = workspace {
+                *known = Some(workspace.to_owned());
+            }
         }
+    }
+
+    /// The workspace the server named for a directory.
+    fn workspace(&self, directory: &str) -> Option<String> {
+        self.directories
+            .lock()
+            .expect("not poisoned")
+            .peek(directory)
+            .cloned()
+            .flatten()
     }
 
     /// A prompt whose id cannot go into a URL can be neither answered nor
@@ -177,15 +200,16 @@ impl OpenCode {
         false
     }
 
-    async fn handle(&self, event: SseEvent, sink: &EventSink) -> bool {
+    async fn handle(&self, event: SseEvent, sink: &EventSink) -> Flow {
         let parsed = match parse_event(&event.data, self.global()) {
             Ok(parsed) => parsed,
             Err(e) => {
                 tracing::warn!("skipped an undecodable event: {e}");
-                return true;
+                return Flow::Continue;
             }
         };
         let directory = parsed.directory;
+        let workspace = parsed.workspace;
         let out = match parsed.event {
             OcEvent::Asked(mut prompt) => {
                 if let Some(call) = &prompt.origin.tool_call {
@@ -194,13 +218,13 @@ impl OpenCode {
                         .expect("not poisoned")
                         .put(call.clone(), ());
                 }
-                self.remember_directory(directory.as_deref());
+                self.remember_directory(directory.as_deref(), workspace.as_deref());
                 if prompt.directory.is_none() {
                     prompt.directory = self.spec.directory.clone();
                 }
                 prompt.origin.agent = self.agent(&prompt.session);
                 if !self.usable(&prompt, sink) {
-                    return !sink.is_closed();
+                    return Flow::while_open(!sink.is_closed());
                 }
                 BackendEvent::Asked(prompt)
             }
@@ -212,7 +236,7 @@ impl OpenCode {
                     .put(call_id.clone(), ())
                     .is_some();
                 if seen {
-                    return true;
+                    return Flow::Continue;
                 }
                 // The asked event was missed: find the request by its call.
                 match self.list(directory.as_deref()).await {
@@ -221,7 +245,7 @@ impl OpenCode {
                         .find(|p| p.origin.tool_call.as_deref() == Some(call_id.as_str()))
                     {
                         Some(prompt) if self.usable(&prompt, sink) => BackendEvent::Asked(prompt),
-                        _ => return true,
+                        _ => return Flow::Continue,
                     },
                     Err(e) => BackendEvent::Invalid {
                         error: format!("could not look up the question of a running tool: {e}"),
@@ -245,11 +269,15 @@ impl OpenCode {
                     .lock()
                     .expect("not poisoned")
                     .put(session, text::one_line(&agent).into_owned());
-                return true;
+                return Flow::Continue;
             }
-            OcEvent::Connected | OcEvent::Heartbeat | OcEvent::Other => return true,
+            OcEvent::Disposed => {
+                tracing::info!(server = %self.spec.name, directory = directory.as_deref().unwrap_or(""), "the server disposed an instance; reconnecting to list what is still pending");
+                return Flow::Reconnect;
+            }
+            OcEvent::Connected | OcEvent::Heartbeat | OcEvent::Other => return Flow::Continue,
         };
-        sink.send(out).is_ok()
+        Flow::while_open(sink.send(out).is_ok())
     }
 }
 
@@ -286,7 +314,7 @@ impl Follow for OpenCode {
             let all = self.snapshot().await.map_err(|e| e.to_string())?;
             let mut usable = Vec::with_capacity(all.len());
             for prompt in all {
-                self.remember_directory(prompt.directory.as_deref());
+                self.remember_directory(prompt.directory.as_deref(), None);
                 if let Some(call) = &prompt.origin.tool_call {
                     self.seen_calls
                         .lock()
@@ -302,7 +330,7 @@ impl Follow for OpenCode {
         })
     }
 
-    fn event<'a>(&'a self, event: SseEvent, sink: &'a EventSink) -> BoxFuture<'a, bool> {
+    fn event<'a>(&'a self, event: SseEvent, sink: &'a EventSink) -> BoxFuture<'a, Flow> {
         Box::pin(self.handle(event, sink))
     }
 }
@@ -312,6 +340,7 @@ impl Backend for OpenCode {
         Source {
             backend: "opencode",
             url: self.spec.url.clone(),
+            generation: Some("1"),
         }
     }
 

@@ -237,6 +237,9 @@ impl OpenCode {
         #[derive(serde::Deserialize)]
         struct SessionDirectory {
             directory: Option<String>,
+            /// SDK 1.19 (`GlobalSession.workspaceID`).
+            #[serde(rename = "workspaceID")]
+            workspace: Option<String>,
         }
         let request = self
             .request(reqwest::Method::GET, "/session", None)
@@ -246,8 +249,11 @@ impl OpenCode {
         };
         match serde_json::from_slice::<Vec<SessionDirectory>>(&answered.body) {
             Ok(sessions) => {
-                for directory in sessions.iter().filter_map(|s| s.directory.as_deref()) {
-                    self.remember_directory(Some(directory));
+                for session in &sessions {
+                    self.remember_directory(
+                        session.directory.as_deref(),
+                        session.workspace.as_deref(),
+                    );
                 }
             }
             Err(e) => tracing::debug!(server = %self.spec.name, "session list not read: {e}"),

@@ -35,7 +35,14 @@ fn type_relevant(kind: &[u8], rest: &[u8]) -> bool {
         b"session.error" | b"session.idle" | b"session.deleted" | b"session.status" => true,
         // Which agent runs a session (for `agents` policies).
         b"session.created" | b"session.updated" => true,
-        b"server.connected" | b"server.heartbeat" | b"server.instance.disposed" => true,
+        b"server.connected" | b"server.heartbeat" => true,
+        b"server.instance.disposed" | b"global.disposed" => true,
+        // SDK 1.19's envelope around a durable event: judged by the inner
+        // event's type, without its version (`session.created.1`).
+        b"sync" => match sync_type(rest) {
+            Some((inner, after)) => inner != b"sync" && type_relevant(inner, after),
+            None => fallback(rest),
+        },
         // Only tool parts matter; a tool part has the string "tool" as its
         // type (an escaped quote inside text is `\"`, so cannot match) unless
         // that is written with `\u` escapes.
@@ -54,6 +61,7 @@ fn fallback(data: &[u8]) -> bool {
         "permission",
         "session.",
         "server.",
+        "disposed",
         "\"tool\"",
         "\\u",
     ]
@@ -83,6 +91,22 @@ fn event_type(data: &[u8], global: bool) -> Option<(&[u8], &[u8])> {
         let (_, after) = string(rest)?;
         rest = after.strip_prefix(b",")?;
     }
+}
+
+/// In what follows a sync envelope's `type`, the inner event's type without
+/// its version and the bytes after it, when written as OpenCode writes it
+/// (`,"id":"…","syncEvent":{"type":"message.part.updated.1",…`).
+fn sync_type(rest: &[u8]) -> Option<(&[u8], &[u8])> {
+    const KEY: &[u8] = b"\"syncEvent\":";
+    let at = memmem::find(rest, KEY)?;
+    let (kind, after) = event_type(&rest[at + KEY.len()..], false)?;
+    let name = match kind.iter().rposition(|&b| b == b'.') {
+        Some(dot) if dot + 1 < kind.len() && kind[dot + 1..].iter().all(u8::is_ascii_digit) => {
+            &kind[..dot]
+        }
+        _ => kind,
+    };
+    Some((name, after))
 }
 
 /// A JSON string at the start of `bytes`: its raw contents and what follows.
@@ -143,6 +167,10 @@ mod tests {
             "server.connected",
             "server.heartbeat",
             "server.instance.disposed",
+            "global.disposed",
+            "question.v2.asked",
+            "question.v2.replied",
+            "question.v2.rejected",
         ] {
             assert!(opencode(ev(kind).as_bytes(), false), "{kind}");
         }
@@ -182,6 +210,46 @@ mod tests {
             "{\"id\":\"x\",\"type\":",
         ] {
             assert!(!opencode(data.as_bytes(), false), "{data}");
+        }
+    }
+    #[test]
+    fn sync_envelopes_are_judged_by_the_event_inside() {
+        let sync = |kind: &str, data: &str| {
+            format!(
+                r#"{{"directory":"/p","project":"global","workspace":"wrk_1","payload":{{"type":"sync","id":"evt_1","syncEvent":{{"type":"{kind}","id":"evt_2","seq":1,"aggregateID":"ses_1","data":{data}}}}}}}"#
+            )
+        };
+        for kind in [
+            "session.created.1",
+            "session.updated.1",
+            "session.deleted.1",
+        ] {
+            assert!(opencode(sync(kind, "{}").as_bytes(), true), "{kind}");
+        }
+        let tool = r#"{"sessionID":"ses_1","part":{"type":"tool","tool":"question"}}"#;
+        let text = r#"{"sessionID":"ses_1","part":{"type":"text","text":"a question"}}"#;
+        assert!(opencode(
+            sync("message.part.updated.1", tool).as_bytes(),
+            true
+        ));
+        assert!(!opencode(
+            sync("message.part.updated.1", text).as_bytes(),
+            true
+        ));
+        assert!(!opencode(sync("message.updated.1", "{}").as_bytes(), true));
+        assert!(!opencode(
+            sync("session.next.text.started.1", "{}").as_bytes(),
+            true
+        ));
+        // Every line of the 1.19 fixture the parser acts on is kept.
+        for line in include_str!("../../../tests/fixtures/opencode-1.19/global-stream.jsonl")
+            .lines()
+            .chain(include_str!("../../../tests/fixtures/opencode-1.19/disposed.jsonl").lines())
+        {
+            let acted_on = super::super::wire::parse_event(line, true)
+                .map(|p| p.event != super::super::wire::OcEvent::Other)
+                .unwrap_or(true);
+            assert!(!acted_on || opencode(line.as_bytes(), true), "{line}");
         }
     }
 }

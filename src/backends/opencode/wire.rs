@@ -15,7 +15,12 @@
 //! `permission.replied`. A deleted session sends `session.deleted` and its
 //! permission stays listed (answering it `once` still runs the command).
 //!
-//! (Over 500 lines: a third is tests on lines copied from the captures.)
+//! SDK 1.19.3's additions (tests/fixtures/opencode-1.19): `question.v2.*`
+//! with the same properties, `sync` envelopes around durable events, a
+//! `workspace` in the `/global/event` wrapper, the dispose events.
+//!
+//! (Over 500 lines: a third is tests on lines copied from the captures and
+//! the 1.19 fixture.)
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -27,6 +32,9 @@ use crate::prompt::{Choice, Effect, Kind, Origin, Permission, PermissionChoice, 
 pub(crate) enum OcEvent {
     Connected,
     Heartbeat,
+    /// `server.instance.disposed` / `global.disposed`: what was pending may be
+    /// gone, and `/event` ends.
+    Disposed,
     Asked(Prompt),
     Replied {
         id: String,
@@ -61,6 +69,8 @@ pub(crate) enum OcEvent {
 pub(crate) struct Parsed {
     /// The `/global/event` wrapper's directory.
     pub directory: Option<String>,
+    /// The `/global/event` wrapper's workspace (SDK 1.19), to route requests.
+    pub workspace: Option<String>,
     pub event: OcEvent,
 }
 
@@ -246,8 +256,24 @@ struct Envelope<'a> {
 #[derive(Deserialize)]
 struct GlobalEnvelope<'a> {
     directory: Option<String>,
+    /// SDK 1.19: the workspace the directory belongs to, if any.
+    workspace: Option<String>,
     #[serde(borrow)]
     payload: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct SyncEnvelope<'a> {
+    #[serde(rename = "syncEvent", borrow)]
+    sync: SyncEvent<'a>,
+}
+
+#[derive(Deserialize)]
+struct SyncEvent<'a> {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(borrow)]
+    data: &'a RawValue,
 }
 
 #[derive(Deserialize)]
@@ -300,42 +326,85 @@ pub(crate) fn parse_event(data: &str, global: bool) -> Result<Parsed, serde_json
     if !super::prefilter::opencode(data.as_bytes(), global) {
         return Ok(Parsed {
             directory: None,
+            workspace: None,
             event: OcEvent::Other,
         });
     }
-    let (directory, payload) = if global {
+    let (directory, workspace, payload) = if global {
         let wrapper: GlobalEnvelope = serde_json::from_str(data)?;
-        (wrapper.directory, wrapper.payload.get())
+        (wrapper.directory, wrapper.workspace, wrapper.payload.get())
     } else {
-        (None, data)
+        (None, None, data)
     };
     let envelope: Envelope = serde_json::from_str(payload)?;
-    let props = || envelope.properties.map_or("null", RawValue::get);
     let event = match envelope.kind {
+        // SDK 1.19: a durable event's twin, `{type: "sync", syncEvent: {type:
+        // "session.created.1", data: {properties}}}`.
+        "sync" => {
+            let SyncEnvelope { sync } = serde_json::from_str(payload)?;
+            decode(unversioned(&sync.kind), sync.data.get(), &directory)?
+        }
+        kind => decode(
+            kind,
+            envelope.properties.map_or("null", RawValue::get),
+            &directory,
+        )?,
+    };
+    Ok(Parsed {
+        directory,
+        workspace,
+        event,
+    })
+}
+
+/// A sync event's type without its schema version (`session.created.1`).
+fn unversioned(kind: &str) -> &str {
+    match kind.rsplit_once('.') {
+        Some((name, version))
+            if !version.is_empty() && version.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            name
+        }
+        _ => kind,
+    }
+}
+
+/// One event by its type and properties. SDK 1.19 names the question events
+/// `question.v2.*` beside `question.*`, with the same properties; a build may
+/// send either or both (the broker takes each request id once).
+fn decode(
+    kind: &str,
+    props: &str,
+    directory: &Option<String>,
+) -> Result<OcEvent, serde_json::Error> {
+    Ok(match kind {
         "server.heartbeat" => OcEvent::Heartbeat,
         "server.connected" => OcEvent::Connected,
-        "question.asked" => OcEvent::Asked(
-            serde_json::from_str::<QuestionRequest>(props())?.into_prompt(directory.clone()),
+        // An instance (or every instance) was torn down with whatever it had
+        // pending; `/event` ends after it.
+        "server.instance.disposed" | "global.disposed" => OcEvent::Disposed,
+        "question.asked" | "question.v2.asked" => OcEvent::Asked(
+            serde_json::from_str::<QuestionRequest>(props)?.into_prompt(directory.clone()),
         ),
-        "question.replied" => OcEvent::Replied {
-            id: serde_json::from_str::<RequestRef>(props())?.request_id,
+        "question.replied" | "question.v2.replied" => OcEvent::Replied {
+            id: serde_json::from_str::<RequestRef>(props)?.request_id,
+        },
+        "question.rejected" | "question.v2.rejected" => OcEvent::Rejected {
+            id: serde_json::from_str::<RequestRef>(props)?.request_id,
         },
         "permission.asked" => OcEvent::Asked(
-            serde_json::from_str::<PermissionRequest>(props())?.into_prompt(directory.clone()),
+            serde_json::from_str::<PermissionRequest>(props)?.into_prompt(directory.clone()),
         ),
         "permission.replied" => {
-            let replied: PermissionReplied = serde_json::from_str(props())?;
+            let replied: PermissionReplied = serde_json::from_str(props)?;
             OcEvent::PermissionReplied {
                 id: replied.request_id,
                 rejected: replied.reply == "reject",
             }
         }
-        "question.rejected" => OcEvent::Rejected {
-            id: serde_json::from_str::<RequestRef>(props())?.request_id,
-        },
         // The hot path: one per streamed token. Only question tool parts matter.
-        "message.part.updated" if props().contains("\"question\"") => {
-            let PartUpdated { part } = serde_json::from_str(props())?;
+        "message.part.updated" if props.contains("\"question\"") => {
+            let PartUpdated { part } = serde_json::from_str(props)?;
             match (
                 part.kind.as_str(),
                 part.tool.as_deref(),
@@ -356,13 +425,13 @@ pub(crate) fn parse_event(data: &str, global: bool) -> Result<Parsed, serde_json
         // A deleted session's permission stays listed and still runs if
         // answered: its prompts go with it.
         "session.error" | "session.idle" | "session.deleted" => {
-            match serde_json::from_str::<SessionRef>(props())?.session_id {
+            match serde_json::from_str::<SessionRef>(props)?.session_id {
                 Some(session) => OcEvent::SessionEnded { session },
                 None => OcEvent::Other,
             }
         }
         "session.created" | "session.updated" => {
-            match serde_json::from_str::<SessionInfo>(props())?.info {
+            match serde_json::from_str::<SessionInfo>(props)?.info {
                 SessionAgent {
                     id,
                     agent: Some(agent),
@@ -371,8 +440,7 @@ pub(crate) fn parse_event(data: &str, global: bool) -> Result<Parsed, serde_json
             }
         }
         _ => OcEvent::Other,
-    };
-    Ok(Parsed { directory, event })
+    })
 }
 
 /// Splits a JSON array into its items' text without parsing them, so that
@@ -448,6 +516,7 @@ mod tests {
             parse_event(heartbeat, true).unwrap(),
             Parsed {
                 directory: None,
+                workspace: None,
                 event: OcEvent::Heartbeat
             }
         );
@@ -649,6 +718,126 @@ mod tests {
         assert!(
             parse_event(
                 r#"{"type":"permission.asked","properties":{"id":"per_1"}}"#,
+                false
+            )
+            .is_err()
+        );
+    }
+    /// SDK 1.19.3 shapes (tests/fixtures/opencode-1.19/README.md).
+    const STREAM_119: &str =
+        include_str!("../../../tests/fixtures/opencode-1.19/global-stream.jsonl");
+    const DISPOSED_119: &str = include_str!("../../../tests/fixtures/opencode-1.19/disposed.jsonl");
+
+    #[test]
+    fn sdk_119_names_envelopes_and_workspaces_are_read() {
+        let parsed: Vec<Parsed> = STREAM_119
+            .lines()
+            .map(|line| parse_event(line, true).unwrap())
+            .collect();
+        // The wrapper is read for every event acted on (filtered ones are not parsed).
+        assert!(
+            parsed
+                .iter()
+                .filter(|p| p.event != OcEvent::Other)
+                .all(|p| p.workspace.as_deref() == Some("wrk_fixture")
+                    && p.directory.as_deref() == Some("/sim/project"))
+        );
+        let events: Vec<&OcEvent> = parsed.iter().map(|p| &p.event).collect();
+        assert_eq!(
+            events[0],
+            &OcEvent::SessionAgent {
+                session: "ses_fx1".into(),
+                agent: "plan".into()
+            }
+        );
+        assert_eq!(events[1], &OcEvent::Other, "a token delta");
+        assert_eq!(events[2], &OcEvent::Other, "the tool part, pending");
+        let (OcEvent::Asked(v1), OcEvent::Asked(v2)) = (events[3], events[4]) else {
+            panic!("{events:?}")
+        };
+        assert_eq!(v1, v2, "question.asked and question.v2.asked read alike");
+        assert_eq!(v1.id, "que_fx1");
+        assert_eq!(v1.directory.as_deref(), Some("/sim/project"));
+        assert_eq!(
+            events[5],
+            &OcEvent::ToolRunning {
+                call_id: "call_fx1".into()
+            }
+        );
+        let OcEvent::Asked(only_v2) = events[6] else {
+            panic!("{events:?}")
+        };
+        assert_eq!(only_v2.id, "que_fx2");
+        let Kind::Questions(questions) = &only_v2.kind else {
+            panic!()
+        };
+        assert!(!questions[0].custom);
+        assert_eq!(
+            events[7],
+            &OcEvent::SessionEnded {
+                session: "ses_fx2".into()
+            }
+        );
+        for line in DISPOSED_119.lines() {
+            assert_eq!(
+                parse_event(line, true).unwrap().event,
+                OcEvent::Disposed,
+                "{line}"
+            );
+        }
+        // `/event` carries the same events unwrapped.
+        let plain = r#"{"id":"e","type":"question.v2.replied","properties":{"sessionID":"s","requestID":"que_1","answers":[["A"]]}}"#;
+        assert_eq!(
+            parse_event(plain, false).unwrap().event,
+            OcEvent::Replied { id: "que_1".into() }
+        );
+        let rejected = r#"{"id":"e","type":"question.v2.rejected","properties":{"sessionID":"s","requestID":"que_1"}}"#;
+        assert_eq!(
+            parse_event(rejected, false).unwrap().event,
+            OcEvent::Rejected { id: "que_1".into() }
+        );
+    }
+
+    #[test]
+    fn sync_envelopes_are_read_by_their_unversioned_type() {
+        assert_eq!(unversioned("session.created.1"), "session.created");
+        assert_eq!(unversioned("session.created.12"), "session.created");
+        assert_eq!(unversioned("session.created"), "session.created");
+        assert_eq!(unversioned("session.v2"), "session.v2");
+        assert_eq!(unversioned("x."), "x.");
+        let sync = |kind: &str, data: &str| {
+            format!(
+                r#"{{"type":"sync","id":"evt_1","syncEvent":{{"type":"{kind}","id":"evt_2","seq":1,"aggregateID":"ses_1","data":{data}}}}}"#
+            )
+        };
+        assert_eq!(
+            parse_event(
+                &sync("session.deleted.1", r#"{"sessionID":"ses_1","info":{}}"#),
+                false
+            )
+            .unwrap()
+            .event,
+            OcEvent::SessionEnded {
+                session: "ses_1".into()
+            }
+        );
+        assert_eq!(
+            parse_event(&sync("session.next.step.ended.1", "{}"), false)
+                .unwrap()
+                .event,
+            OcEvent::Other
+        );
+        // A broken envelope is an error, not a panic.
+        assert!(
+            parse_event(
+                r#"{"type":"sync","id":"evt_1","syncEvent":{"type":"session.deleted.1"}}"#,
+                false
+            )
+            .is_err()
+        );
+        assert!(
+            parse_event(
+                r#"{"type":"sync","id":"evt_1","syncEvent":"session.deleted"}"#,
                 false
             )
             .is_err()

@@ -13,14 +13,48 @@ local config = require('ask-lsp.config')
 ---@field multiple boolean
 ---@field custom boolean
 
+---@class ask-lsp.Permission
+---@field action string The tool: bash, edit, an ACP tool kind.
+---@field title string
+---@field patterns string[]
+---@field command? string The whole command line.
+---@field diff? string A unified diff, for edits.
+---@field choices { id: string, label: string, effect: 'allowOnce'|'allowAlways'|'rejectOnce'|'rejectAlways' }[]
+
+---@class ask-lsp.FormField
+---@field id string
+---@field title string
+---@field description string
+---@field required boolean
+---@field type 'text'|'number'|'integer'|'boolean'|'choice'|'multi'
+---@field format? 'email'|'uri'|'date'|'date-time'
+---@field pattern? string
+---@field minLength? integer
+---@field maxLength? integer
+---@field minimum? number
+---@field maximum? number
+---@field options? { value: string, label: string }[]
+---@field minItems? integer
+---@field maxItems? integer
+---@field default? string|number|boolean|string[]
+
+---@class ask-lsp.Form
+---@field message string
+---@field url? { url: string, domain: string } Url mode: a link the person may open.
+---@field fields ask-lsp.FormField[]
+
 ---@class ask-lsp.AskParams askQuestions/ask
 ---@field key string
 ---@field server string
 ---@field sessionID string
----@field kind? 'questions' Version 2.
+---@field kind? 'questions'|'permission'|'form' Version 2.
 ---@field title? string Version 2: the display title ask-lsp computed.
+---@field source? { backend: string, url: string, directory?: string } Version 2.
 ---@field origin? { toolCallID?: string, agent?: string } Version 2.
----@field questions ask-lsp.Question[]
+---@field questions? ask-lsp.Question[] kind 'questions'
+---@field permission? ask-lsp.Permission kind 'permission'
+---@field form? ask-lsp.Form kind 'form'
+---@field requestID string
 ---@field timeoutMs? integer
 ---@field pending integer
 
@@ -139,13 +173,16 @@ function M.start()
     return nil
   end
   local capabilities = vim.lsp.protocol.make_client_capabilities()
-  capabilities.experimental = { askQuestions = { version = 2 } }
+  -- Permissions and forms come through the extension too (else ask-lsp
+  -- would send them as plain showMessageRequest prompts).
+  capabilities.experimental = { askQuestions = { version = 2, kinds = { 'permission', 'form' } } }
   M.client_id = vim.lsp.start({
     name = 'ask-lsp',
     cmd = cmd,
     root_dir = vim.fn.getcwd(),
     capabilities = capabilities,
-    init_options = { servers = opts.servers, policy = opts.policy },
+    -- An object even when empty: `{}` alone would be sent as `[]`.
+    init_options = vim.tbl_extend('force', vim.empty_dict(), { servers = opts.servers, policy = opts.policy }),
     handlers = handlers,
   }, { attach = false })
   return M.client_id

@@ -36,6 +36,13 @@ function M.check()
     return
   end
   for _, server in ipairs(status.servers) do
+    if server.discovered ~= nil and server.discovered ~= vim.NIL then
+      health.info(('server %s (%s): no server configured; found running: %s'):format(server.name, server.url, server.discovered))
+    elseif server.defaulted then
+      health.warn(('server %s: none configured, so ask-lsp follows the default %s'):format(server.name, server.url), {
+        'set servers in setup{} (or $ASK_LSP_URL) to the OpenCode you use',
+      })
+    end
     if server.connected then
       health.ok(('server %s (%s): connected'):format(server.name, server.url))
     elseif server.error and server.error:find('401', 1, true) then

@@ -8,6 +8,10 @@ M.links = {
   AskLspSelected = 'Special', -- a picked option
   AskLspDescription = 'Comment', -- an option's description
   AskLspHelp = 'NonText', -- the key help at the bottom
+  AskLspAdded = 'Added', -- a permission's diff: added lines
+  AskLspRemoved = 'Removed', -- a permission's diff: removed lines
+  AskLspDomain = 'WarningMsg', -- a link's domain, to check before opening it
+  AskLspError = 'DiagnosticError', -- why a form value is not accepted
 }
 
 function M.setup()

@@ -1,41 +1,13 @@
 -- The question form: a floating window for multi-select and several
 -- questions per request, with the keys OpenCode's TUI uses. Unlike
 -- vim.ui.select it can be closed from code (answered elsewhere).
-local config = require('ask-lsp.config')
 local ui = require('ask-lsp.ui')
+local window = require('ask-lsp.ui.window')
 
 local M = {}
 
 local HELP = 'j/k move  1-9 pick  <Space> toggle  <CR> next/submit  <Tab> next  c type  <Esc> reject  q later'
-local ns = vim.api.nvim_create_namespace('ask-lsp')
-
---- Breaks text into lines of at most `width` display cells, on spaces where possible.
-local function wrap(text, width)
-  local lines = {}
-  for _, paragraph in ipairs(vim.split(text, '\n', { plain = true })) do
-    local line = ''
-    for word in paragraph:gmatch('%S+') do
-      while vim.fn.strdisplaywidth(word) > width do
-        if line ~= '' then
-          table.insert(lines, line)
-          line = ''
-        end
-        table.insert(lines, vim.fn.strcharpart(word, 0, width))
-        word = vim.fn.strcharpart(word, width)
-      end
-      if line == '' then
-        line = word
-      elseif vim.fn.strdisplaywidth(line .. ' ' .. word) <= width then
-        line = line .. ' ' .. word
-      else
-        table.insert(lines, line)
-        line = word
-      end
-    end
-    table.insert(lines, line)
-  end
-  return lines
-end
+local wrap = window.wrap
 
 local Form = {}
 Form.__index = Form
@@ -71,12 +43,8 @@ function Form:is_other(row)
   return row > #self.questions[self.index].options
 end
 
-function Form:width()
-  return math.min(config.options.float.max_width, vim.o.columns - 4)
-end
-
 function Form:render()
-  local width = self:width() - 2
+  local width = window.width() - 2
   local question = self.questions[self.index]
   local total = #self.questions
   local lines, option_line, spans = {}, {}, {}
@@ -87,7 +55,7 @@ function Form:render()
   if question.multiple then
     head = head .. ' (pick any)'
   end
-  table.insert(lines, head)
+  vim.list_extend(lines, wrap(head, width))
   vim.list_extend(lines, wrap(question.question, width))
   table.insert(lines, '')
   for i, option in ipairs(question.options) do
@@ -105,28 +73,18 @@ function Form:render()
   if question.custom then
     local typed = self.typed[self.index]
     option_line[#question.options + 1] = #lines + 1
-    table.insert(lines, typed and ('c. [✎] ' .. typed) or 'c. Other… (type an answer)')
+    -- Typed text may hold newlines (a vim.ui.input of a plugin's may allow them).
+    vim.list_extend(lines, wrap(typed and ('c. [✎] ' .. typed) or 'c. Other… (type an answer)', width))
   end
   table.insert(lines, '')
   local help = wrap(HELP, width)
   vim.list_extend(lines, help)
   self.option_line = option_line
-  vim.bo[self.buf].modifiable = true
-  vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
-  vim.bo[self.buf].modifiable = false
-  vim.api.nvim_buf_clear_namespace(self.buf, ns, 0, -1)
+  self.window:set(lines)
   self:highlight(lines, spans, #help)
-  local height = math.min(#lines, math.max(3, vim.o.lines - 6))
-  vim.api.nvim_win_set_config(self.win, {
-    relative = 'editor',
-    width = self:width(),
-    height = height,
-    row = math.floor((vim.o.lines - height) / 2) - 1,
-    col = math.floor((vim.o.columns - self:width()) / 2),
-  })
   local row = math.min(self.cursor[self.index], math.max(self:rows(), 1))
   if option_line[row] then
-    vim.api.nvim_win_set_cursor(self.win, { option_line[row], 0 })
+    self.window:cursor(option_line[row])
   end
 end
 
@@ -134,7 +92,7 @@ end
 --- and its description, from " — " on, wrapped lines included.
 function Form:highlight(lines, spans, help_lines)
   local function mark(row, from, to, group)
-    vim.api.nvim_buf_set_extmark(self.buf, ns, row - 1, from, { end_col = to, hl_group = group })
+    self.window:mark(row, from, to, group)
   end
   mark(1, 0, #lines[1], 'AskLspTitle')
   for _, span in ipairs(spans) do
@@ -154,24 +112,12 @@ function Form:highlight(lines, spans, help_lines)
 end
 
 function Form:open()
-  self.buf = vim.api.nvim_create_buf(false, true)
-  vim.bo[self.buf].bufhidden = 'wipe'
-  vim.bo[self.buf].filetype = 'ask-lsp'
-  self.win = vim.api.nvim_open_win(self.buf, true, {
-    relative = 'editor',
-    width = self:width(),
-    height = 3,
-    row = 1,
-    col = 1,
-    style = 'minimal',
-    border = config.options.float.border,
-    title = ' ask-lsp ',
-    title_pos = 'center',
-  })
-  vim.wo[self.win].wrap = false
-  vim.wo[self.win].cursorline = true
+  -- Closed some other way (:q): the question stays pending.
+  self.window = window.open(function()
+    self.prompt.respond({ outcome = 'deferred' })
+  end)
   local function map(lhs, fn)
-    vim.keymap.set('n', lhs, fn, { buffer = self.buf, nowait = true, silent = true })
+    self.window:map(lhs, fn)
   end
   map('j', function() self:move(1) end)
   map('<Down>', function() self:move(1) end)
@@ -187,21 +133,11 @@ function Form:open()
   map('c', function() self:type() end)
   map('<Esc>', function() self:finish({ outcome = 'rejected' }) end)
   map('q', function() self:finish({ outcome = 'deferred' }) end)
-  vim.api.nvim_create_autocmd('BufWipeout', {
-    buffer = self.buf,
-    once = true,
-    callback = function()
-      -- Closed some other way (:q): the question stays pending.
-      self.prompt.respond({ outcome = 'deferred' })
-    end,
-  })
   self:render()
 end
 
 function Form:close()
-  if self.win and vim.api.nvim_win_is_valid(self.win) then
-    vim.api.nvim_win_close(self.win, true)
-  end
+  self.window:close()
 end
 
 function Form:finish(result)
@@ -267,7 +203,7 @@ function Form:type()
     if not question.multiple and self.typed[index] then
       self.picked[index] = {}
     end
-    if vim.api.nvim_win_is_valid(self.win) then
+    if self.window:valid() then
       if not question.multiple and self.typed[index] then
         self:advance()
       else

@@ -1,4 +1,5 @@
--- Chooses how a question request is shown.
+-- Chooses how a prompt is shown: permissions and forms in their own
+-- floats; questions through vim.ui.select or the question form.
 local config = require('ask-lsp.config')
 
 local M = {}
@@ -15,7 +16,11 @@ end
 function M.show(prompt)
   local ui = config.options.ui
   local params = prompt.params
-  if (ui == 'auto' and #params.questions == 1 and all_single(params)) or (ui == 'select' and all_single(params)) then
+  if params.kind == 'permission' then
+    require('ask-lsp.ui.permission').show(prompt)
+  elseif params.kind == 'form' then
+    require('ask-lsp.ui.form').show(prompt)
+  elseif (ui == 'auto' and #params.questions == 1 and all_single(params)) or (ui == 'select' and all_single(params)) then
     require('ask-lsp.ui.select').show(prompt)
   else
     require('ask-lsp.ui.float').show(prompt)

@@ -1,0 +1,917 @@
+//! A simulated OpenCode 2 server (`ask-sim serve --opencode2`), built from
+//! upstream's schema and route files (anomalyco/opencode; docs/sim.md and
+//! docs/opencode2.md cite paths and commits):
+//!
+//! - `GET /api/event`: `{id, type, data, location?}` envelopes, first
+//!   `server.connected`, then `: heartbeat` SSE comments (every 15 s
+//!   upstream), no replay (`packages/server/src/handlers/event.ts`);
+//! - forms (`packages/schema/src/form.ts`, `packages/protocol/src/groups/
+//!   form.ts`, `packages/core/src/form.ts`): `form.created` / `form.replied`
+//!   / `form.cancelled`, listed per location and per session, answered by
+//!   value (checked as upstream checks it), cancelled with no body or an
+//!   optional `{message}`;
+//! - permissions v2 (`packages/schema/src/permission.ts`,
+//!   `packages/protocol/src/groups/permission.ts`): `permission.v2.asked` /
+//!   `permission.v2.replied`, `{reply: once|always|reject, message?}`;
+//! - `GET /api/info` `{version, pid, urls, paths}`, what the official client
+//!   probes (`packages/protocol/src/groups/server.ts`,
+//!   `packages/client/src/effect/service.ts`).
+//!
+//! Over 500 lines: the server, its checks of answers, and its control API.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, watch};
+
+use crate::authorized;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub port: u16,
+    pub password: Option<String>,
+    /// Upstream sends a comment every 15 s.
+    pub heartbeat: Duration,
+    /// The server's default location.
+    pub directory: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            port: 0,
+            password: None,
+            heartbeat: Duration::from_secs(15),
+            directory: "/sim/project".into(),
+        }
+    }
+}
+
+/// What the server received from clients, in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Received {
+    /// `POST /api/session/{s}/form/{id}/reply`.
+    FormReply {
+        id: String,
+        session: String,
+        answer: Value,
+    },
+    /// `POST /api/session/{s}/form/{id}/cancel`.
+    FormCancel {
+        id: String,
+        session: String,
+        message: Option<String>,
+    },
+    /// `POST /api/session/{s}/permission/{id}/reply`.
+    Permission {
+        id: String,
+        session: String,
+        reply: String,
+        message: Option<String>,
+    },
+}
+
+struct Form {
+    info: Value,
+    directory: String,
+    state: Value,
+}
+
+struct PermissionEntry {
+    request: Value,
+    directory: String,
+    pending: bool,
+}
+
+pub struct State2 {
+    options: Options,
+    forms: Mutex<Vec<Form>>,
+    permissions: Mutex<Vec<PermissionEntry>>,
+    /// Sessions the server knows (`GET /api/session/{s}/…` is 404 for others).
+    sessions: Mutex<Vec<String>>,
+    log: Mutex<Vec<Received>>,
+    counter: Mutex<u64>,
+    instance: String,
+    events: broadcast::Sender<Arc<str>>,
+    /// Bumped to close every open stream.
+    streams: watch::Sender<u64>,
+    events_up: watch::Sender<bool>,
+    /// While true, open streams send nothing, heartbeats included.
+    stalled: watch::Sender<bool>,
+    /// Event streams opened so far.
+    connections: std::sync::atomic::AtomicUsize,
+}
+
+/// A running simulated OpenCode 2 server; [`Sim2::stop`] ends it.
+#[derive(Clone)]
+pub struct Sim2 {
+    inner: Arc<State2>,
+    pub addr: SocketAddr,
+    serving: Arc<crate::Serving>,
+}
+
+impl std::ops::Deref for Sim2 {
+    type Target = State2;
+    fn deref(&self) -> &State2 {
+        &self.inner
+    }
+}
+
+type Shared = State<Arc<State2>>;
+
+impl Sim2 {
+    pub async fn start(options: Options) -> std::io::Result<Sim2> {
+        let listener =
+            std::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], options.port)))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let inner = Arc::new(State2 {
+            options,
+            forms: Mutex::default(),
+            permissions: Mutex::default(),
+            sessions: Mutex::default(),
+            log: Mutex::default(),
+            counter: Mutex::new(0),
+            instance: crate::instance_id(),
+            events: broadcast::channel(65_536).0,
+            streams: watch::channel(0).0,
+            events_up: watch::channel(true).0,
+            stalled: watch::channel(false).0,
+            connections: Default::default(),
+        });
+        let app = Router::new()
+            .route("/api/info", get(info))
+            .route("/api/health", get(health))
+            .route("/api/event", get(event_stream))
+            .route("/api/form/request", get(list_location_forms))
+            .route("/api/permission/request", get(list_location_permissions))
+            .route("/api/session/{session}/form", get(list_session_forms))
+            .route("/api/session/{session}/form/{id}", get(get_form))
+            .route("/api/session/{session}/form/{id}/state", get(form_state))
+            .route("/api/session/{session}/form/{id}/reply", post(reply_form))
+            .route("/api/session/{session}/form/{id}/cancel", post(cancel_form))
+            .route(
+                "/api/session/{session}/permission",
+                get(list_session_permissions),
+            )
+            .route(
+                "/api/session/{session}/permission/{id}",
+                get(get_permission),
+            )
+            .route(
+                "/api/session/{session}/permission/{id}/reply",
+                post(reply_permission),
+            )
+            .route("/_sim/question", post(control_question))
+            .route("/_sim/form", post(control_form))
+            .route("/_sim/permission", post(control_permission))
+            .route("/_sim/form/{id}/reply", post(control_reply))
+            .route("/_sim/form/{id}/cancel", post(control_cancel))
+            .route("/_sim/drop", post(control_drop))
+            .route("/_sim/log", get(control_log))
+            .fallback(|| async { (StatusCode::NOT_FOUND, "Not Found") })
+            .layer(middleware::from_fn_with_state(inner.clone(), basic_auth))
+            .with_state(inner.clone());
+        let serving = crate::serve(listener, app)?;
+        Ok(Sim2 {
+            inner,
+            addr,
+            serving: Arc::new(serving),
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Ends the server the way a killed process does: every connection closes.
+    pub fn stop(&self) {
+        self.drop_streams();
+        self.serving.stop();
+    }
+}
+
+/// A question as the question tool takes it (`Question.Prompt`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct QuestionPrompt {
+    pub question: String,
+    #[serde(default)]
+    pub header: String,
+    #[serde(default)]
+    pub options: Vec<QuestionPromptOption>,
+    #[serde(default)]
+    pub multiple: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct QuestionPromptOption {
+    pub label: String,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+impl State2 {
+    fn next(&self, prefix: &str) -> String {
+        let mut counter = self.counter.lock().expect("not poisoned");
+        *counter += 1;
+        format!("{prefix}_sim{}_{:06}", self.instance, *counter)
+    }
+
+    fn know(&self, session: &str) {
+        let mut sessions = self.sessions.lock().expect("not poisoned");
+        if !sessions.iter().any(|s| s == session) {
+            sessions.push(session.to_owned());
+        }
+    }
+
+    fn emit(&self, kind: &str, data: Value, directory: Option<&str>) {
+        let mut event = json!({"id": self.next("evt"), "type": kind, "created": 0, "data": data});
+        if let Some(directory) = directory {
+            event["location"] = json!({"directory": directory});
+        }
+        let _ = self.events.send(event.to_string().into());
+    }
+
+    /// Asks as the question tool does: one form, `metadata.kind: "question"`,
+    /// a field `q{i}` per question, option values equal to their labels,
+    /// typed answers allowed (`packages/core/src/tool/plugin/question.ts`).
+    pub fn ask_questions(&self, session: Option<&str>, questions: &[QuestionPrompt]) -> Value {
+        let fields: Vec<Value> = questions
+            .iter()
+            .enumerate()
+            .map(|(i, q)| {
+                let options: Vec<Value> = q
+                    .options
+                    .iter()
+                    .map(|o| {
+                        let mut option = json!({"value": o.label, "label": o.label});
+                        if let Some(description) = &o.description {
+                            option["description"] = json!(description);
+                        }
+                        option
+                    })
+                    .collect();
+                json!({
+                    "key": format!("q{i}"), "title": q.header, "description": q.question,
+                    "type": if q.multiple { "multiselect" } else { "string" },
+                    "options": options, "custom": true,
+                })
+            })
+            .collect();
+        let tool = json!({"messageID": self.next("msg"), "id": self.next("call")});
+        self.create_form(
+            json!({
+                "sessionID": session, "title": "Questions",
+                "metadata": {"kind": "question", "tool": tool},
+                "mode": "form", "fields": fields,
+            }),
+            None,
+            true,
+        )
+    }
+
+    /// Creates a form from `Form.CreatePayload` plus `sessionID` (a new
+    /// session when absent), in `directory` (the default location when
+    /// absent); with `announce` false no event is sent, as if it was missed.
+    pub fn create_form(
+        &self,
+        mut payload: Value,
+        directory: Option<&str>,
+        announce: bool,
+    ) -> Value {
+        let session = payload["sessionID"]
+            .as_str()
+            .map_or_else(|| self.next("ses"), str::to_owned);
+        self.know(&session);
+        payload["sessionID"] = json!(session);
+        if payload.get("id").and_then(Value::as_str).is_none() {
+            payload["id"] = json!(self.next("frm"));
+        }
+        let directory = directory.unwrap_or(&self.options.directory).to_owned();
+        self.forms.lock().expect("not poisoned").push(Form {
+            info: payload.clone(),
+            directory: directory.clone(),
+            state: json!({"status": "pending"}),
+        });
+        if announce {
+            self.emit("form.created", json!({"form": payload}), Some(&directory));
+        }
+        payload
+    }
+
+    /// `permission.v2.asked` with the whole request (`PermissionV2.Request`).
+    pub fn ask_permission(&self, mut request: Value, announce: bool) -> Value {
+        let session = request["sessionID"]
+            .as_str()
+            .map_or_else(|| self.next("ses"), str::to_owned);
+        self.know(&session);
+        request["sessionID"] = json!(session);
+        request["id"] = json!(self.next("per"));
+        let directory = self.options.directory.clone();
+        self.permissions
+            .lock()
+            .expect("not poisoned")
+            .push(PermissionEntry {
+                request: request.clone(),
+                directory: directory.clone(),
+                pending: true,
+            });
+        if announce {
+            self.emit("permission.v2.asked", request.clone(), Some(&directory));
+        }
+        request
+    }
+
+    /// Answers a form as another client would (the event included).
+    pub fn reply_elsewhere(&self, id: &str, answer: Value) -> Result<(), String> {
+        self.settle(id, None, Some(answer), None)
+    }
+
+    /// Cancels a form as another client (or the agent stopping) would.
+    pub fn cancel_elsewhere(&self, id: &str) -> Result<(), String> {
+        self.settle(id, None, None, None)
+    }
+
+    /// Settles a pending form: answered (checked as upstream checks it) or
+    /// cancelled; emits the event. `Err` says why not, upstream's words.
+    fn settle(
+        &self,
+        id: &str,
+        session: Option<&str>,
+        answer: Option<Value>,
+        message: Option<String>,
+    ) -> Result<(), String> {
+        let mut forms = self.forms.lock().expect("not poisoned");
+        let form = forms
+            .iter_mut()
+            .find(|f| f.info["id"] == id && session.is_none_or(|s| f.info["sessionID"] == s))
+            .ok_or_else(|| format!("Form not found: {id}"))?;
+        if form.state["status"] != "pending" {
+            return Err(format!("Form already settled: {id}"));
+        }
+        let session = form.info["sessionID"].as_str().unwrap_or("").to_owned();
+        match answer {
+            Some(answer) => {
+                validate_answer(&form.info, &answer)?;
+                form.state = json!({"status": "answered", "answer": answer});
+                self.emit(
+                    "form.replied",
+                    json!({"id": id, "sessionID": session, "answer": answer}),
+                    Some(&form.directory),
+                );
+            }
+            None => {
+                form.state = match &message {
+                    Some(message) => json!({"status": "cancelled", "message": message}),
+                    None => json!({"status": "cancelled"}),
+                };
+                self.emit(
+                    "form.cancelled",
+                    json!({"id": id, "sessionID": session}),
+                    Some(&form.directory),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    pub fn drop_streams(&self) {
+        self.streams.send_modify(|g| *g += 1);
+    }
+
+    /// While down, `/api/event` answers 503 (a restarting server).
+    pub fn set_events_up(&self, up: bool) {
+        self.events_up.send_replace(up);
+        if !up {
+            self.drop_streams();
+        }
+    }
+
+    /// While stalled, open streams stay open and send nothing (not even
+    /// the heartbeat comment), like a hung server.
+    pub fn set_stalled(&self, stalled: bool) {
+        self.stalled.send_replace(stalled);
+    }
+
+    /// How many event streams were opened so far (reconnects count).
+    pub fn connections(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn received(&self) -> Vec<Received> {
+        self.log.lock().expect("not poisoned").clone()
+    }
+
+    /// The pending forms' ids.
+    pub fn pending_forms(&self) -> Vec<String> {
+        let forms = self.forms.lock().expect("not poisoned");
+        forms
+            .iter()
+            .filter(|f| f.state["status"] == "pending")
+            .filter_map(|f| f.info["id"].as_str().map(str::to_owned))
+            .collect()
+    }
+
+    pub fn subscribers(&self) -> usize {
+        self.events.receiver_count()
+    }
+
+    fn session_known(&self, session: &str) -> bool {
+        self.sessions
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .any(|s| s == session)
+    }
+}
+
+/// Upstream's `validateAnswer` (`packages/core/src/form.ts`), the parts a
+/// client can get wrong: unknown or inactive keys, missing required fields,
+/// value types, closed options; `Err` in upstream's words.
+fn validate_answer(form: &Value, answer: &Value) -> Result<(), String> {
+    let answer = answer.as_object().ok_or("Expected an object answer")?;
+    if form["mode"] == "url" {
+        return match answer.is_empty() {
+            true => Ok(()),
+            false => Err("URL forms must be answered with an empty answer".into()),
+        };
+    }
+    let fields = form["fields"].as_array().cloned().unwrap_or_default();
+    for key in answer.keys() {
+        if !fields.iter().any(|f| f["key"] == key.as_str()) {
+            return Err(format!("Unknown form field: {key}"));
+        }
+    }
+    for field in &fields {
+        let key = field["key"].as_str().unwrap_or("");
+        if field["type"] == "external" {
+            if answer.get(key) != Some(&Value::Bool(true)) {
+                return Err(format!("External form field must be acknowledged: {key}"));
+            }
+            continue;
+        }
+        let active = field["when"].as_array().is_none_or(|when| {
+            when.iter().all(|w| {
+                let Some(value) = answer.get(w["key"].as_str().unwrap_or("")) else {
+                    return false;
+                };
+                let hit = match value {
+                    Value::Array(items) => items.contains(&w["value"]),
+                    other => *other == w["value"],
+                };
+                (w["op"] == "eq") == hit
+            })
+        });
+        let Some(value) = answer.get(key) else {
+            if field["required"] == true && active {
+                return Err(format!("Missing required form field: {key}"));
+            }
+            continue;
+        };
+        if !active {
+            return Err(format!("Form field is not active: {key}"));
+        }
+        let closed = field["custom"] != true;
+        let in_options = |v: &Value| {
+            field["options"]
+                .as_array()
+                .is_some_and(|o| o.iter().any(|o| o["value"] == *v))
+        };
+        let ok = match field["type"].as_str() {
+            Some("string") => {
+                value.is_string() && !(closed && field["options"].is_array() && !in_options(value))
+            }
+            Some("number") => value.is_number(),
+            Some("integer") => value.is_i64() || value.is_u64(),
+            Some("boolean") => value.is_boolean(),
+            Some("multiselect") => value.as_array().is_some_and(|items| {
+                items
+                    .iter()
+                    .all(|i| i.is_string() && (!closed || in_options(i)))
+            }),
+            _ => false,
+        };
+        if !ok {
+            return Err(format!("Invalid value for form field: {key}"));
+        }
+    }
+    Ok(())
+}
+
+async fn basic_auth(State(inner): Shared, request: Request, next: Next) -> Response {
+    if !authorized(inner.options.password.as_deref(), &request) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Basic realm=\"Secure Area\"")],
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
+
+fn error(status: StatusCode, tag: &str, message: String) -> Response {
+    (status, axum::Json(json!({"_tag": tag, "message": message}))).into_response()
+}
+
+fn session_not_found(session: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "SessionNotFoundError",
+        format!("Session not found: {session}"),
+    )
+}
+
+async fn info() -> Response {
+    axum::Json(json!({"version": "2.0.0-sim", "pid": std::process::id(),
+        "urls": [], "paths": {"tmp": "/tmp"}}))
+    .into_response()
+}
+
+async fn health() -> Response {
+    axum::Json(json!({"healthy": true, "version": "2.0.0-sim", "pid": std::process::id()}))
+        .into_response()
+}
+
+/// Upstream: `server.connected` first, then live events only; a comment
+/// heartbeat on its own clock.
+async fn event_stream(State(inner): Shared) -> Response {
+    if !*inner.events_up.borrow() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "restarting").into_response();
+    }
+    inner
+        .connections
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let mut events = inner.events.subscribe();
+    let mut streams = inner.streams.subscribe();
+    let stalled = inner.stalled.subscribe();
+    streams.mark_unchanged();
+    let heartbeat = inner.options.heartbeat;
+    let connected = json!({"id": inner.next("evt"), "type": "server.connected", "data": {}});
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(1024);
+    tokio::spawn(async move {
+        if tx
+            .send(Bytes::from(format!("data: {connected}\n\n")))
+            .await
+            .is_err()
+        {
+            return;
+        }
+        let mut ticks =
+            tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
+        loop {
+            let bytes = tokio::select! {
+                _ = streams.changed() => return,
+                _ = tx.closed() => return,
+                _ = ticks.tick() => Bytes::from_static(b": heartbeat\n\n"),
+                event = events.recv() => match event {
+                    Ok(event) => Bytes::from(format!("data: {event}\n\n")),
+                    // Upstream fails a slow consumer's stream.
+                    Err(_) => return,
+                },
+            };
+            if *stalled.borrow() {
+                continue; // lost, as on a hung server
+            }
+            if tx.send(bytes).await.is_err() {
+                return;
+            }
+        }
+    });
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|bytes| (Ok::<_, Infallible>(bytes), rx))
+    });
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache, no-transform")
+        .body(Body::from_stream(body))
+        .expect("static response parts")
+}
+
+/// `location[directory]` (deepObject), else the default location.
+fn location(inner: &State2, query: &HashMap<String, String>) -> String {
+    query
+        .get("location[directory]")
+        .cloned()
+        .unwrap_or_else(|| inner.options.directory.clone())
+}
+
+fn located(directory: &str, data: Vec<Value>) -> Response {
+    axum::Json(json!({
+        "location": {"directory": directory, "project": {"id": "global", "directory": "/"}},
+        "data": data,
+    }))
+    .into_response()
+}
+
+async fn list_location_forms(
+    State(inner): Shared,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let directory = location(&inner, &query);
+    let forms = inner.forms.lock().expect("not poisoned");
+    let data = forms
+        .iter()
+        .filter(|f| f.state["status"] == "pending" && f.directory == directory)
+        .map(|f| f.info.clone())
+        .collect();
+    located(&directory, data)
+}
+
+async fn list_location_permissions(
+    State(inner): Shared,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let directory = location(&inner, &query);
+    let permissions = inner.permissions.lock().expect("not poisoned");
+    let data = permissions
+        .iter()
+        .filter(|p| p.pending && p.directory == directory)
+        .map(|p| p.request.clone())
+        .collect();
+    located(&directory, data)
+}
+
+async fn list_session_forms(State(inner): Shared, Path(session): Path<String>) -> Response {
+    if !inner.session_known(&session) {
+        return session_not_found(&session);
+    }
+    let forms = inner.forms.lock().expect("not poisoned");
+    let data: Vec<Value> = forms
+        .iter()
+        .filter(|f| f.state["status"] == "pending" && f.info["sessionID"] == session.as_str())
+        .map(|f| f.info.clone())
+        .collect();
+    axum::Json(json!({"data": data})).into_response()
+}
+
+async fn list_session_permissions(State(inner): Shared, Path(session): Path<String>) -> Response {
+    if !inner.session_known(&session) {
+        return session_not_found(&session);
+    }
+    let permissions = inner.permissions.lock().expect("not poisoned");
+    let data: Vec<Value> = permissions
+        .iter()
+        .filter(|p| p.pending && p.request["sessionID"] == session.as_str())
+        .map(|p| p.request.clone())
+        .collect();
+    axum::Json(json!({"data": data})).into_response()
+}
+
+fn form_not_found(id: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "FormNotFoundError",
+        format!("Form not found: {id}"),
+    )
+}
+
+/// A form of a session, read with `pick`.
+fn with_form(inner: &State2, session: &str, id: &str, pick: impl Fn(&Form) -> Value) -> Response {
+    if !inner.session_known(session) {
+        return session_not_found(session);
+    }
+    let forms = inner.forms.lock().expect("not poisoned");
+    match forms
+        .iter()
+        .find(|f| f.info["id"] == id && f.info["sessionID"] == session)
+    {
+        Some(form) => axum::Json(json!({"data": pick(form)})).into_response(),
+        None => form_not_found(id),
+    }
+}
+
+async fn get_form(State(inner): Shared, Path((session, id)): Path<(String, String)>) -> Response {
+    with_form(&inner, &session, &id, |f| f.info.clone())
+}
+
+async fn form_state(State(inner): Shared, Path((session, id)): Path<(String, String)>) -> Response {
+    with_form(&inner, &session, &id, |f| f.state.clone())
+}
+
+fn settled(id: &str, result: Result<(), String>) -> Response {
+    match result {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(message) if message.starts_with("Form not found") => form_not_found(id),
+        Err(message) if message.starts_with("Form already settled") => {
+            error(StatusCode::CONFLICT, "FormAlreadySettledError", message)
+        }
+        Err(message) => error(StatusCode::BAD_REQUEST, "FormInvalidAnswerError", message),
+    }
+}
+
+async fn reply_form(
+    State(inner): Shared,
+    Path((session, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Response {
+    if !inner.session_known(&session) {
+        return session_not_found(&session);
+    }
+    let Some(answer) = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|b| b.get("answer").cloned())
+    else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "InvalidRequestError",
+            "Expected Form.Reply {answer}".into(),
+        );
+    };
+    let result = inner.settle(&id, Some(&session), Some(answer.clone()), None);
+    if result.is_ok() {
+        inner
+            .log
+            .lock()
+            .expect("not poisoned")
+            .push(Received::FormReply {
+                id: id.clone(),
+                session: session.clone(),
+                answer,
+            });
+    }
+    settled(&id, result)
+}
+
+/// No body, or `{message}`: the message the model reads.
+async fn cancel_form(
+    State(inner): Shared,
+    Path((session, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Response {
+    if !inner.session_known(&session) {
+        return session_not_found(&session);
+    }
+    let message = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|b| b.get("message")?.as_str().map(str::to_owned));
+    let result = inner.settle(&id, Some(&session), None, message.clone());
+    if result.is_ok() {
+        inner
+            .log
+            .lock()
+            .expect("not poisoned")
+            .push(Received::FormCancel {
+                id: id.clone(),
+                session: session.clone(),
+                message,
+            });
+    }
+    settled(&id, result)
+}
+
+async fn get_permission(
+    State(inner): Shared,
+    Path((session, id)): Path<(String, String)>,
+) -> Response {
+    if !inner.session_known(&session) {
+        return session_not_found(&session);
+    }
+    let permissions = inner.permissions.lock().expect("not poisoned");
+    match permissions.iter().find(|p| {
+        p.pending && p.request["id"] == id.as_str() && p.request["sessionID"] == session.as_str()
+    }) {
+        Some(p) => axum::Json(json!({"data": p.request})).into_response(),
+        None => permission_not_found(&id),
+    }
+}
+
+fn permission_not_found(id: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "PermissionNotFoundError",
+        format!("Permission not found: {id}"),
+    )
+}
+
+async fn reply_permission(
+    State(inner): Shared,
+    Path((session, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Response {
+    if !inner.session_known(&session) {
+        return session_not_found(&session);
+    }
+    #[derive(Deserialize)]
+    struct Body {
+        reply: String,
+        message: Option<String>,
+    }
+    let Some(body) = serde_json::from_slice::<Body>(&body)
+        .ok()
+        .filter(|b| matches!(b.reply.as_str(), "once" | "always" | "reject"))
+    else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "InvalidRequestError",
+            "Expected {reply: \"once\" | \"always\" | \"reject\", message?}".into(),
+        );
+    };
+    {
+        let mut permissions = inner.permissions.lock().expect("not poisoned");
+        let Some(entry) = permissions.iter_mut().find(|p| {
+            p.pending
+                && p.request["id"] == id.as_str()
+                && p.request["sessionID"] == session.as_str()
+        }) else {
+            return permission_not_found(&id);
+        };
+        entry.pending = false;
+        inner.emit(
+            "permission.v2.replied",
+            json!({"sessionID": session, "requestID": id, "reply": body.reply}),
+            Some(&entry.directory),
+        );
+    }
+    inner
+        .log
+        .lock()
+        .expect("not poisoned")
+        .push(Received::Permission {
+            id,
+            session,
+            reply: body.reply,
+            message: body.message,
+        });
+    StatusCode::NO_CONTENT.into_response()
+}
+
+#[derive(Deserialize)]
+struct QuestionBody {
+    #[serde(rename = "sessionID")]
+    session_id: Option<String>,
+    questions: Vec<QuestionPrompt>,
+}
+
+async fn control_question(State(inner): Shared, body: Bytes) -> Response {
+    match serde_json::from_slice::<QuestionBody>(&body) {
+        Ok(ask) => axum::Json(inner.ask_questions(ask.session_id.as_deref(), &ask.questions))
+            .into_response(),
+        Err(e) => error(
+            StatusCode::BAD_REQUEST,
+            "InvalidRequestError",
+            e.to_string(),
+        ),
+    }
+}
+
+async fn control_form(State(inner): Shared, body: Bytes) -> Response {
+    match serde_json::from_slice::<Value>(&body) {
+        Ok(payload) if payload.is_object() => {
+            axum::Json(inner.create_form(payload, None, true)).into_response()
+        }
+        _ => error(
+            StatusCode::BAD_REQUEST,
+            "InvalidRequestError",
+            "expected a Form.CreatePayload object".into(),
+        ),
+    }
+}
+
+async fn control_permission(State(inner): Shared, body: Bytes) -> Response {
+    match serde_json::from_slice::<Value>(&body) {
+        Ok(request) if request.is_object() => {
+            axum::Json(inner.ask_permission(request, true)).into_response()
+        }
+        _ => error(
+            StatusCode::BAD_REQUEST,
+            "InvalidRequestError",
+            "expected a PermissionV2.Request object".into(),
+        ),
+    }
+}
+
+async fn control_reply(State(inner): Shared, Path(id): Path<String>, body: Bytes) -> Response {
+    let answer = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|b| b.get("answer").cloned())
+        .unwrap_or(Value::Null);
+    settled(&id, inner.reply_elsewhere(&id, answer))
+}
+
+async fn control_cancel(State(inner): Shared, Path(id): Path<String>) -> Response {
+    settled(&id, inner.cancel_elsewhere(&id))
+}
+
+async fn control_drop(State(inner): Shared) -> Response {
+    inner.drop_streams();
+    axum::Json(true).into_response()
+}
+
+async fn control_log(State(inner): Shared) -> Response {
+    axum::Json(inner.received()).into_response()
+}

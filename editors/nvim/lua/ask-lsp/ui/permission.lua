@@ -1,0 +1,137 @@
+-- A permission prompt ("may the agent run this?"): a float that shows what
+-- would be allowed in full — the action, the whole command, every pattern or
+-- file, the diff of an edit — and the session asking. Long text is cut into
+-- lines, never shortened; the window scrolls (j/k, <C-d>/<C-u>). Nothing is
+-- allowed but by a key the person presses: closing it (q, <Esc>, :q) leaves
+-- the permission pending.
+local window = require('ask-lsp.ui.window')
+
+local M = {}
+
+--- The letter that picks the first choice with each effect.
+local LETTER = { allowOnce = 'o', allowAlways = 'a', rejectOnce = 'r', rejectAlways = 'R' }
+local HELP = 'keys in [ ] decide · q or <Esc>: later · j/k, <C-d>/<C-u>: scroll'
+
+--- "session ses_… · server · agent build · /project": who is asking.
+local function asker(params)
+  local parts = { 'Session ' .. (params.sessionID ~= '' and params.sessionID or '(none)'), 'server ' .. params.server }
+  if params.origin and params.origin.agent then
+    table.insert(parts, 'agent ' .. params.origin.agent)
+  end
+  if params.source and params.source.directory then
+    table.insert(parts, params.source.directory)
+  end
+  return table.concat(parts, ' · ')
+end
+M.asker = asker
+
+---@param prompt { params: ask-lsp.AskParams, respond: fun(result: table), close?: fun() }
+function M.show(prompt)
+  local params = prompt.params
+  local permission = params.permission
+  local win = window.open(function()
+    -- Closed some other way (:q): it stays pending, never allowed.
+    prompt.respond({ outcome = 'deferred' })
+  end)
+  local function finish(result)
+    prompt.respond(result)
+    win:close()
+  end
+  prompt.close = function()
+    win:close()
+  end
+
+  -- Which key picks which choice: 1-9 by position, letters by effect.
+  local letters, by_letter = {}, {}
+  for i, choice in ipairs(permission.choices) do
+    local letter = LETTER[choice.effect]
+    if letter and not by_letter[letter] then
+      by_letter[letter] = choice
+      letters[i] = letter
+    end
+  end
+
+  local width = window.width() - 2
+  local lines, marks = {}, {}
+  local function add(list, group)
+    for _, line in ipairs(list) do
+      table.insert(lines, line)
+      if group then
+        table.insert(marks, { #lines, group })
+      end
+    end
+  end
+  local function section(title, text)
+    add({ title }, 'AskLspTitle')
+    add(window.indent(window.cut(text, width - 2), '  '))
+  end
+  add(window.wrap('Permission · ' .. permission.action, width), 'AskLspTitle')
+  add(window.wrap(permission.title ~= '' and permission.title or params.title, width))
+  add(window.wrap(asker(params), width), 'AskLspDescription')
+  add({ '' })
+  if permission.command then
+    section('Command:', permission.command)
+  end
+  if #permission.patterns > 0 then
+    local edit = permission.action == 'edit' or permission.action == 'write'
+    section(edit and 'Files:' or 'Patterns:', table.concat(permission.patterns, '\n'))
+  end
+  if permission.diff then
+    add({ 'Diff:' }, 'AskLspTitle')
+    for _, line in ipairs(window.cut(permission.diff, width - 2)) do
+      local first = line:sub(1, 1)
+      local group = (first == '+' and 'AskLspAdded') or (first == '-' and 'AskLspRemoved') or nil
+      add({ '  ' .. line }, group)
+    end
+  end
+  add({ '' })
+  for i, choice in ipairs(permission.choices) do
+    local key = letters[i] and (i .. '/' .. letters[i]) or tostring(i)
+    add(window.wrap(('[%s] %s'):format(key, choice.label), width), 'AskLspOption')
+  end
+  if not by_letter.r then
+    add({ '[r] Reject' }, 'AskLspOption')
+  end
+  add({ '[m] Reject, telling the agent why…' }, 'AskLspOption')
+  add(window.wrap(HELP, width), 'AskLspHelp')
+  win:set(lines)
+  for _, mark in ipairs(marks) do
+    win:mark(mark[1], 0, nil, mark[2])
+  end
+
+  local function choose(choice)
+    finish({ outcome = 'answered', choice = choice.id })
+  end
+  for i, choice in ipairs(permission.choices) do
+    if i <= 9 then
+      win:map(tostring(i), function()
+        choose(choice)
+      end)
+    end
+  end
+  for letter, choice in pairs(by_letter) do
+    win:map(letter, function()
+      choose(choice)
+    end)
+  end
+  if not by_letter.r then
+    win:map('r', function()
+      finish({ outcome = 'rejected' })
+    end)
+  end
+  win:map('m', function()
+    vim.ui.input({ prompt = 'Reject — tell the agent why: ' }, function(text)
+      text = text and vim.trim(text) or ''
+      if text ~= '' then
+        finish({ outcome = 'rejected', message = text })
+      end
+    end)
+  end)
+  for _, lhs in ipairs({ 'q', '<Esc>' }) do
+    win:map(lhs, function()
+      finish({ outcome = 'deferred' })
+    end)
+  end
+end
+
+return M

@@ -1,0 +1,171 @@
+-- What the floating prompts share: agent text made into lines that fit the
+-- window, the window itself, its keys and highlights.
+local config = require('ask-lsp.config')
+
+local M = {}
+
+M.ns = vim.api.nvim_create_namespace('ask-lsp')
+
+--- Text as buffer lines: split at newlines (a buffer line cannot hold one),
+--- other control characters shown as spaces. ask-lsp removes them already;
+--- this keeps a server that does not from garbling the window.
+---@param text string?
+---@return string[]
+function M.lines(text)
+  local lines = {}
+  for _, line in ipairs(vim.split(text or '', '\n', { plain = true })) do
+    table.insert(lines, (line:gsub('[%z\1-\31\127]', ' ')))
+  end
+  return lines
+end
+
+--- Text on one line (for a prompt of vim.ui.input).
+function M.one_line(text)
+  return table.concat(M.lines(text), ' ')
+end
+
+--- Prose broken into lines of at most `width` display cells, on spaces where
+--- possible.
+function M.wrap(text, width)
+  local lines = {}
+  for _, paragraph in ipairs(M.lines(text)) do
+    local line = ''
+    for word in paragraph:gmatch('%S+') do
+      while vim.fn.strdisplaywidth(word) > width do
+        if line ~= '' then
+          table.insert(lines, line)
+          line = ''
+        end
+        table.insert(lines, vim.fn.strcharpart(word, 0, width))
+        word = vim.fn.strcharpart(word, width)
+      end
+      if line == '' then
+        line = word
+      elseif vim.fn.strdisplaywidth(line .. ' ' .. word) <= width then
+        line = line .. ' ' .. word
+      else
+        table.insert(lines, line)
+        line = word
+      end
+    end
+    table.insert(lines, line)
+  end
+  return lines
+end
+
+--- Commands, paths, diffs and URLs: every character kept, spacing too (it
+--- can matter), cut into pieces of at most `width` display cells.
+function M.cut(text, width)
+  local lines = {}
+  for _, line in ipairs(M.lines(text)) do
+    if not line:find('[\128-\255]') then
+      -- ASCII: one cell per byte (the common case, and fast for huge commands).
+      table.insert(lines, line:sub(1, width))
+      for from = width + 1, #line, width do
+        table.insert(lines, line:sub(from, from + width - 1))
+      end
+    else
+      local piece, cells = {}, 0
+      for _, char in ipairs(vim.fn.split(line, '\\zs')) do
+        local w = vim.api.nvim_strwidth(char)
+        if cells + w > width and cells > 0 then
+          table.insert(lines, table.concat(piece))
+          piece, cells = {}, 0
+        end
+        table.insert(piece, char)
+        cells = cells + w
+      end
+      table.insert(lines, table.concat(piece))
+    end
+  end
+  return lines
+end
+
+--- `lines` with `prefix` before each.
+function M.indent(lines, prefix)
+  return vim.tbl_map(function(line)
+    return prefix .. line
+  end, lines)
+end
+
+--- The window's width; text fits in two cells less.
+function M.width()
+  return math.min(config.options.float.max_width, vim.o.columns - 4)
+end
+
+---@class ask-lsp.Window
+---@field buf integer
+---@field win integer
+local Window = {}
+Window.__index = Window
+
+--- Opens a focused float on a new scratch buffer. `on_wipe` runs when the
+--- buffer goes, however the window was closed.
+---@param on_wipe fun()
+---@return ask-lsp.Window
+function M.open(on_wipe)
+  local self = setmetatable({}, Window)
+  self.buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[self.buf].bufhidden = 'wipe'
+  vim.bo[self.buf].filetype = 'ask-lsp'
+  self.win = vim.api.nvim_open_win(self.buf, true, {
+    relative = 'editor',
+    width = M.width(),
+    height = 3,
+    row = 1,
+    col = 1,
+    style = 'minimal',
+    border = config.options.float.border,
+    title = ' ask-lsp ',
+    title_pos = 'center',
+  })
+  vim.wo[self.win].wrap = false
+  vim.wo[self.win].cursorline = true
+  vim.api.nvim_create_autocmd('BufWipeout', { buffer = self.buf, once = true, callback = on_wipe })
+  return self
+end
+
+function Window:map(lhs, fn)
+  vim.keymap.set('n', lhs, fn, { buffer = self.buf, nowait = true, silent = true })
+end
+
+function Window:valid()
+  return vim.api.nvim_win_is_valid(self.win)
+end
+
+--- Shows `lines` and fits the window to them (scrolling when they are
+--- taller than the screen allows), centred.
+function Window:set(lines)
+  vim.bo[self.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
+  vim.bo[self.buf].modifiable = false
+  vim.api.nvim_buf_clear_namespace(self.buf, M.ns, 0, -1)
+  local height = math.min(#lines, math.max(3, vim.o.lines - 6))
+  vim.api.nvim_win_set_config(self.win, {
+    relative = 'editor',
+    width = M.width(),
+    height = height,
+    row = math.floor((vim.o.lines - height) / 2) - 1,
+    col = math.floor((vim.o.columns - M.width()) / 2),
+  })
+end
+
+--- Highlights bytes [from, to) of line `row` (1-based); `to` nil: to its end.
+function Window:mark(row, from, to, group)
+  local line = vim.api.nvim_buf_get_lines(self.buf, row - 1, row, false)[1] or ''
+  vim.api.nvim_buf_set_extmark(self.buf, M.ns, row - 1, from, { end_col = to or #line, hl_group = group })
+end
+
+function Window:cursor(row)
+  if self:valid() then
+    vim.api.nvim_win_set_cursor(self.win, { row, 0 })
+  end
+end
+
+function Window:close()
+  if self:valid() then
+    vim.api.nvim_win_close(self.win, true)
+  end
+end
+
+return M

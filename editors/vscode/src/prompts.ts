@@ -1,0 +1,287 @@
+// Permissions and forms, shown with VS Code's QuickPick and InputBox. What
+// the rows say and what an answer becomes is in logic.ts; this file only
+// wires them to VS Code. Every prompt closes when ask-lsp cancels the
+// request (answered elsewhere, session ended), and a stray Esc never
+// decides anything: it keeps the prompt pending (Later).
+import * as vscode from 'vscode';
+import { CancellationToken } from 'vscode-languageclient/node';
+import {
+  FieldItem, LINK_CONSENT, PermissionRow, fieldHint, fieldItems, fieldLabel, formAnswer, initialText, parseTyped,
+  permissionDocument, permissionRows, permissionTitle, pickedValue, rejectWithReason, whereFrom, wrapRows,
+} from './logic';
+import { AskParams, AskResult, FieldValue, requestTitle } from './protocol';
+
+const LATER: vscode.QuickInputButton = {
+  iconPath: new vscode.ThemeIcon('clock'),
+  tooltip: 'Later: keep it pending (status bar reopens it)',
+};
+const DECLINE: vscode.QuickInputButton = {
+  iconPath: new vscode.ThemeIcon('circle-slash'),
+  tooltip: 'Decline (the agent is told you declined)',
+};
+const DIFF: vscode.QuickInputButton = {
+  iconPath: new vscode.ThemeIcon('diff'),
+  tooltip: 'Show the diff',
+};
+
+/** Read-only documents (`ask-lsp:` URIs) with a request's whole text or diff. */
+export class RequestDocuments implements vscode.TextDocumentContentProvider {
+  static readonly scheme = 'ask-lsp';
+  private texts = new Map<string, string>();
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.path) ?? '(this request is no longer pending)';
+  }
+
+  /** Opens `name` (its extension picks the language) beside the editor, keeping focus on the prompt. */
+  async open(key: string, name: string, text: string): Promise<void> {
+    const uri = vscode.Uri.from({ scheme: RequestDocuments.scheme, path: `/${key}/${name}` });
+    this.texts.set(uri.path, text);
+    const document = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(document, { preview: true, preserveFocus: true, viewColumn: vscode.ViewColumn.Beside });
+  }
+
+  /** The request left the pending set: its texts are not kept. */
+  forget(key: string): void {
+    for (const path of this.texts.keys()) {
+      if (path.startsWith(`/${key}/`)) this.texts.delete(path);
+    }
+  }
+}
+
+type PermissionItem = vscode.QuickPickItem & { row: PermissionRow };
+
+/** A permission: the whole request in rows, then the choices. */
+export function askPermission(params: AskParams, token: CancellationToken, documents: RequestDocuments): Promise<AskResult> {
+  const permission = params.permission!;
+  const openDiff = () => documents.open(params.key, 'changes.diff', permission.diff ?? '');
+  const openDetails = () => documents.open(params.key, 'request.txt', permissionDocument(params));
+  return new Promise((resolve) => {
+    const pick = vscode.window.createQuickPick<PermissionItem>();
+    pick.title = permissionTitle(params);
+    pick.placeholder = 'Read the request, then pick a decision below (Esc: later)';
+    pick.ignoreFocusOut = true;
+    pick.matchOnDescription = true;
+    pick.buttons = permission.diff ? [DIFF, LATER] : [LATER];
+    pick.items = permissionRows(params).map((row) => row.kind === 'separator'
+      ? { label: row.label, kind: vscode.QuickPickItemKind.Separator, row }
+      : { label: row.label, description: row.description, row });
+    let settled = false;
+    let busy = false; // the reason InputBox is up: hiding the pick is not Later
+    const finish = (result: AskResult) => {
+      if (settled) return;
+      settled = true;
+      subscription.dispose();
+      pick.dispose();
+      resolve(result);
+    };
+    const subscription = token.onCancellationRequested(() => finish({ outcome: 'deferred' }));
+    pick.onDidTriggerButton((button) => {
+      if (button === DIFF) void openDiff();
+      else finish({ outcome: 'deferred' });
+    });
+    pick.onDidHide(() => {
+      if (!busy) finish({ outcome: 'deferred' });
+    });
+    pick.onDidAccept(async () => {
+      const row = pick.activeItems[0]?.row;
+      if (!row) return;
+      switch (row.kind) {
+        case 'choice':
+          return finish({ outcome: 'answered', choice: row.choice.id });
+        case 'diff':
+          return void openDiff();
+        case 'details':
+        case 'info':
+          return void openDetails();
+        case 'reason': {
+          busy = true;
+          pick.hide();
+          const typed = await vscode.window.showInputBox({
+            title: pick.title,
+            prompt: 'Why not? The agent reads this and goes on without running it.',
+            ignoreFocusOut: true,
+            validateInput: (text) => {
+              const result = rejectWithReason(text);
+              return 'error' in result ? result.error : undefined;
+            },
+          }, token);
+          busy = false;
+          if (token.isCancellationRequested) return finish({ outcome: 'deferred' });
+          const result = rejectWithReason(typed);
+          if ('error' in result) return pick.show(); // Esc: back to the choices
+          return finish(result);
+        }
+      }
+    });
+    pick.show();
+  });
+}
+
+/** One step's outcome. */
+type Step<T> = { value: T } | { go: 'back' | 'later' | 'decline' | 'cancelled' };
+
+/** Wires a QuickInput to the request: closes on cancellation, Esc is Later. */
+function step<T>(
+  input: vscode.QuickInput,
+  token: CancellationToken,
+  wire: (finish: (step: Step<T>) => void) => void,
+): Promise<Step<T>> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (result: Step<T>) => {
+      if (settled) return;
+      settled = true;
+      subscription.dispose();
+      input.dispose();
+      resolve(result);
+    };
+    const subscription = token.onCancellationRequested(() => finish({ go: 'cancelled' }));
+    input.onDidHide(() => finish({ go: 'later' }));
+    wire(finish);
+    input.show();
+  });
+}
+
+function stepButtons(index: number): vscode.QuickInputButton[] {
+  return index > 0 ? [vscode.QuickInputButtons.Back, LATER, DECLINE] : [LATER, DECLINE];
+}
+
+function onButtons<T>(input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox, finish: (s: Step<T>) => void) {
+  input.onDidTriggerButton((button) => {
+    if (button === vscode.QuickInputButtons.Back) finish({ go: 'back' });
+    else if (button === DECLINE) finish({ go: 'decline' });
+    else finish({ go: 'later' });
+  });
+}
+
+type FieldPickItem = vscode.QuickPickItem & { item: FieldItem };
+
+/** A form: one step per field, Back to revise, then the answer. */
+export async function askForm(params: AskParams, token: CancellationToken): Promise<AskResult> {
+  const form = params.form!;
+  if (form.url) return askLink(params, token);
+  const values: Array<FieldValue | undefined> = form.fields.map((f) => f.default);
+  const title = requestTitle(params);
+  // The whole message on the first step when the title had to cut it.
+  const message = form.message.replace(/\s*\n\s*/g, ' ');
+  const intro = message !== title ? message : '';
+  let index = 0;
+  while (index < form.fields.length) {
+    const field = form.fields[index];
+    // The field's name in the title: the prompt line below gives way to
+    // validation messages.
+    const about = [index === 0 ? intro : '', field.description, fieldHint(field)].filter(Boolean).join(' — ');
+    const common = (input: vscode.QuickInput) => {
+      input.title = `${title} — ${fieldLabel(field)}`;
+      input.step = index + 1;
+      input.totalSteps = form.fields.length;
+      input.ignoreFocusOut = true;
+    };
+    let result: Step<FieldValue | undefined>;
+    if (field.type === 'text' || field.type === 'number' || field.type === 'integer') {
+      const box = vscode.window.createInputBox();
+      common(box);
+      box.buttons = stepButtons(index);
+      box.prompt = about || (field.required ? 'Required' : 'Optional: leave empty to skip');
+      box.placeholder = field.required ? 'required' : 'optional: leave empty to skip';
+      box.value = initialText(field, values[index]);
+      result = await step(box, token, (finish) => {
+        onButtons(box, finish);
+        box.onDidChangeValue((text) => {
+          const parsed = parseTyped(field, text);
+          box.validationMessage = 'error' in parsed && text.trim() ? parsed.error : undefined;
+        });
+        box.onDidAccept(() => {
+          const parsed = parseTyped(field, box.value);
+          if ('error' in parsed) box.validationMessage = parsed.error;
+          else finish(parsed);
+        });
+      });
+    } else {
+      const pick = vscode.window.createQuickPick<FieldPickItem>();
+      common(pick);
+      pick.buttons = stepButtons(index);
+      const placeholder = about || (field.type === 'multi' ? 'pick any' : 'pick one');
+      pick.placeholder = placeholder;
+      pick.canSelectMany = field.type === 'multi';
+      const items = fieldItems(field, values[index]).map((item) => ({ label: item.label, description: item.description, item }));
+      pick.items = items;
+      if (pick.canSelectMany) pick.selectedItems = items.filter((i) => i.item.picked);
+      else pick.activeItems = items.filter((i) => i.item.picked).slice(0, 1);
+      result = await step(pick, token, (finish) => {
+        onButtons(pick, finish);
+        pick.onDidAccept(() => {
+          const picked = (pick.canSelectMany ? pick.selectedItems : pick.activeItems.slice(0, 1)).map((p) => p.item);
+          const value = pickedValue(field, picked);
+          if ('error' in value) pick.placeholder = `⚠ ${value.error} — ${placeholder}`;
+          else finish(value);
+        });
+      });
+    }
+    if ('value' in result) {
+      values[index] = result.value;
+      index += 1;
+      continue;
+    }
+    switch (result.go) {
+      case 'back':
+        index = Math.max(0, index - 1);
+        continue;
+      case 'decline':
+        return { outcome: 'rejected' };
+      default:
+        return { outcome: 'deferred' };
+    }
+  }
+  return formAnswer(form, values);
+}
+
+type LinkItem = vscode.QuickPickItem & { action?: 'open' | 'consent' | 'decline' };
+
+/**
+ * A link (url mode): the domain and the whole URL; it is opened only when
+ * the person picks "Open", never by itself.
+ */
+function askLink(params: AskParams, token: CancellationToken): Promise<AskResult> {
+  const form = params.form!;
+  const link = form.url!;
+  const pick = vscode.window.createQuickPick<LinkItem>();
+  pick.title = `Open a link on ${link.domain}? — ${whereFrom(params)}`;
+  pick.placeholder = 'Read where it goes, then decide (Esc: later)';
+  pick.ignoreFocusOut = true;
+  pick.buttons = [LATER];
+  const rows = (label: string, text: string): LinkItem[] => [
+    { label, kind: vscode.QuickPickItemKind.Separator },
+    ...wrapRows(text).map((line) => ({ label: line })),
+  ];
+  pick.items = [
+    ...rows('Message', form.message),
+    { label: 'Domain', kind: vscode.QuickPickItemKind.Separator },
+    { label: `$(globe) ${link.domain}` },
+    ...rows('Full URL', link.url),
+    { label: 'Decide', kind: vscode.QuickPickItemKind.Separator },
+    { label: `Open it in the browser`, description: `goes to ${link.domain}`, action: 'open' },
+    { label: 'Copy the URL and open it myself', description: 'tells the agent you will', action: 'consent' },
+    { label: 'Decline', description: 'the agent is told you declined', action: 'decline' },
+  ];
+  return step<LinkItem['action']>(pick, token, (finish) => {
+    pick.onDidTriggerButton(() => finish({ go: 'later' }));
+    pick.onDidAccept(() => {
+      const action = pick.activeItems[0]?.action;
+      if (action) finish({ value: action });
+    });
+  }).then(async (result) => {
+    if (!('value' in result)) return { outcome: 'deferred' as const };
+    switch (result.value) {
+      case 'open':
+        await vscode.env.openExternal(vscode.Uri.parse(link.url, true));
+        return LINK_CONSENT;
+      case 'consent':
+        await vscode.env.clipboard.writeText(link.url);
+        return LINK_CONSENT;
+      default:
+        return { outcome: 'rejected' as const };
+    }
+  });
+}

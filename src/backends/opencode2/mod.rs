@@ -1,0 +1,485 @@
+//! The OpenCode 2 backend (`@opencode/cli`, the main branch upstream): forms
+//! instead of question requests, `permission.v2.*`, one event stream.
+//!
+//! It follows `GET /api/event` (`{id, type, data, location}` envelopes,
+//! `: heartbeat` comments every 15 s, no replay). `form.created` becomes a
+//! prompt: a question form (the question tool's) a questions prompt, any
+//! other form (MCP elicitation included) a form prompt; `form.replied` and
+//! `form.cancelled` take it back. After every (re)connect it lists what is
+//! pending: the location's forms and permissions, then every session it has
+//! seen, one by one, since a session may live in another location. Replies
+//! go to `POST /api/session/{sessionID}/form/{formID}/reply` by value; a
+//! refusal cancels the form (`…/cancel`) with the person's message.
+//! docs/opencode2.md cites the upstream files this is built from.
+
+#[cfg(test)]
+mod contract;
+mod wire;
+
+use std::num::NonZeroUsize;
+use std::sync::Mutex;
+
+use futures_util::future::BoxFuture;
+use lru::LruCache;
+use serde_json::{Value, json};
+
+use self::wire::{FormInfo, PermissionRequest, ServerInfo, Shape, V2Event, parse_event};
+use super::http::{self, Answered, Peer};
+use super::stream::{Flow, Follow};
+use super::{BackendError, BackendEvent, EventSink, Timing};
+use crate::config::ServerSpec;
+use crate::prompt::{Answer, Effect, Kind, Prompt, Reply};
+use crate::sse::SseEvent;
+use crate::text;
+
+/// How many sessions are remembered for the resync, and how many forms'
+/// shapes (field keys): far more than a person has open.
+const REMEMBERED: usize = 1024;
+
+pub(crate) struct OpenCode2 {
+    spec: ServerSpec,
+    http: reqwest::Client,
+    timing: Timing,
+    peer: Peer,
+    /// Per form shown: its field keys, for the reply.
+    shapes: Mutex<LruCache<String, Shape>>,
+    /// Sessions that asked something: listed one by one at each resync.
+    sessions: Mutex<LruCache<String, ()>>,
+    /// Ids already reported as unusable, so a resync does not repeat it.
+    reported: Mutex<LruCache<String, ()>>,
+}
+
+fn lru<V>() -> Mutex<LruCache<String, V>> {
+    Mutex::new(LruCache::new(
+        NonZeroUsize::new(REMEMBERED).expect("non-zero"),
+    ))
+}
+
+/// A pending prompt and, for a form, its shape.
+type Listed = (Prompt, Option<Shape>);
+
+impl OpenCode2 {
+    pub fn new(spec: ServerSpec, timing: Timing) -> Self {
+        OpenCode2 {
+            peer: Peer {
+                label: format!("OpenCode at {}", spec.url),
+                expected: "an OpenCode 2 server",
+                start_hint: "is `opencode serve` running there?",
+                auth_hint: "check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME (or password in the configuration)",
+            },
+            http: http::client(&timing),
+            // Upstream's comment heartbeat comes every 15 s (the 1.x
+            // default bound is three 10-s heartbeats): three of these.
+            timing: Timing {
+                stall: timing.stall * 3 / 2,
+                ..timing
+            },
+            spec,
+            shapes: lru(),
+            sessions: lru(),
+            reported: lru(),
+        }
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let mut builder = self
+            .http
+            .request(method, format!("{}{}", self.spec.url, path));
+        if let Some(password) = &self.spec.password {
+            builder = builder.basic_auth(&self.spec.username, Some(password.expose()));
+        }
+        builder
+    }
+
+    /// A location-scoped listing: the configured directory, else the
+    /// server's default location (`LocationQuery`, deepObject style).
+    fn location_request(&self, path: &str) -> reqwest::RequestBuilder {
+        let builder = self.request(reqwest::Method::GET, path);
+        match &self.spec.directory {
+            Some(directory) => builder.query(&[("location[directory]", directory)]),
+            None => builder,
+        }
+    }
+
+    /// `GET /api/info`: the server's identity, or `None` when this is not an
+    /// OpenCode 2 server (1.x answers its web app's HTML there).
+    pub(super) async fn server_info(&self) -> Result<Option<ServerInfo>, BackendError> {
+        let answered = self
+            .peer
+            .exchange(
+                &self.timing,
+                self.request(reqwest::Method::GET, "/api/info"),
+            )
+            .await?;
+        Ok(ServerInfo::from_answer(
+            answered.status,
+            &answered.content_type,
+            &answered.body,
+        ))
+    }
+
+    /// Sends a request whose answer must be JSON (or empty: 204).
+    async fn call(&self, builder: reqwest::RequestBuilder) -> Result<Answered, BackendError> {
+        let answered = self.peer.exchange(&self.timing, builder).await?;
+        http::json_answer(&self.peer, answered)
+    }
+
+    /// A prompt whose ids cannot go into a URL can be neither answered nor
+    /// rejected: said once, not shown.
+    fn usable(&self, prompt: &Prompt, sink: &EventSink) -> bool {
+        let refused = text::url_segment(&prompt.id)
+            .and_then(|_| text::url_segment(&prompt.session))
+            .err();
+        let Some(refused) = refused else {
+            return true;
+        };
+        self.report(
+            &prompt.id,
+            format!(
+                "a {} prompt cannot be answered from here ({refused}); answer it in OpenCode",
+                prompt.kind.name()
+            ),
+            sink,
+        );
+        false
+    }
+
+    fn report(&self, id: &str, error: String, sink: &EventSink) {
+        let first = self
+            .reported
+            .lock()
+            .expect("not poisoned")
+            .put(id.chars().take(256).collect(), ())
+            .is_none();
+        if first {
+            let _ = sink.send(BackendEvent::Invalid { error });
+        }
+    }
+
+    /// Remembers what a prompt's reply needs, and its session for resyncs.
+    fn remember(&self, prompt: &Prompt, shape: Option<Shape>) {
+        self.sessions
+            .lock()
+            .expect("not poisoned")
+            .put(prompt.session.clone(), ());
+        if let Some(shape) = shape {
+            self.shapes
+                .lock()
+                .expect("not poisoned")
+                .put(prompt.id.clone(), shape);
+        }
+    }
+
+    fn form(&self, form: FormInfo, directory: Option<String>, sink: &EventSink) -> Option<Listed> {
+        let id = form.id.clone();
+        let directory = directory.or_else(|| self.spec.directory.clone());
+        match form.into_prompt(directory) {
+            Ok((prompt, shape)) => Some((prompt, Some(shape))),
+            Err(wire::Unshowable(reason)) => {
+                self.report(
+                    &id,
+                    format!("a form cannot be shown here ({reason}); answer it in OpenCode"),
+                    sink,
+                );
+                None
+            }
+        }
+    }
+
+    /// One listing route's items (forms or permissions); unreadable items
+    /// are skipped, each alone, with one log line.
+    async fn list(
+        &self,
+        builder: reqwest::RequestBuilder,
+        path: &str,
+        parse: impl Fn(&str, Option<String>) -> Result<Option<Listed>, serde_json::Error>,
+    ) -> Result<Vec<Listed>, BackendError> {
+        let answered = self.call(builder).await?;
+        let items = wire::listed(&answered.body).ok_or_else(|| {
+            self.peer
+                .server_error(answered.status, format!("{path} did not answer a list"))
+        })?;
+        let directory = serde_json::from_slice::<Value>(&answered.body)
+            .ok()
+            .and_then(|v| Some(v.pointer("/location/directory")?.as_str()?.to_owned()));
+        let mut listed = Vec::with_capacity(items.len());
+        let (mut skipped, mut first_error) = (0usize, None);
+        for item in items {
+            match parse(item.get(), directory.clone()) {
+                Ok(Some(found)) => listed.push(found),
+                Ok(None) => {}
+                Err(e) => {
+                    skipped += 1;
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(error) = first_error {
+            tracing::warn!(server = %self.spec.name, "skipped {skipped} item(s) of {path} that could not be read; the first: {error}");
+        }
+        Ok(listed)
+    }
+
+    fn forms<'a>(
+        &'a self,
+        sink: &'a EventSink,
+    ) -> impl Fn(&str, Option<String>) -> Result<Option<Listed>, serde_json::Error> + 'a {
+        move |item, directory| {
+            serde_json::from_str::<FormInfo>(item).map(|f| self.form(f, directory, sink))
+        }
+    }
+
+    fn permissions(
+        &self,
+    ) -> impl Fn(&str, Option<String>) -> Result<Option<Listed>, serde_json::Error> + '_ {
+        move |item, directory| {
+            let directory = directory.or_else(|| self.spec.directory.clone());
+            serde_json::from_str::<PermissionRequest>(item)
+                .map(|p| Some((p.into_prompt(directory), None)))
+        }
+    }
+
+    /// Everything pending: the location's forms and permissions, then each
+    /// remembered session's (a session of another location is listed only
+    /// there). A session the server no longer knows is forgotten.
+    async fn snapshot(&self, sink: &EventSink) -> Result<Vec<Listed>, BackendError> {
+        let mut all = self
+            .list(
+                self.location_request("/api/form/request"),
+                "/api/form/request",
+                self.forms(sink),
+            )
+            .await?;
+        all.extend(
+            self.list(
+                self.location_request("/api/permission/request"),
+                "/api/permission/request",
+                self.permissions(),
+            )
+            .await?,
+        );
+        let sessions: Vec<String> = {
+            let sessions = self.sessions.lock().expect("not poisoned");
+            sessions.iter().map(|(s, _)| s.clone()).collect()
+        };
+        let mut ids: std::collections::HashSet<String> =
+            all.iter().map(|(p, _)| p.id.clone()).collect();
+        for session in sessions {
+            let Ok(segment) = text::url_segment(&session) else {
+                continue;
+            };
+            let mut found = Vec::new();
+            for kind in ["form", "permission"] {
+                let path = format!("/api/session/{segment}/{kind}");
+                let request = self.request(reqwest::Method::GET, &path);
+                let listed = if kind == "form" {
+                    self.list(request, &path, self.forms(sink)).await
+                } else {
+                    self.list(request, &path, self.permissions()).await
+                };
+                match listed {
+                    Ok(listed) => found.extend(listed),
+                    Err(BackendError::NotFound { .. }) => {
+                        self.sessions.lock().expect("not poisoned").pop(&session);
+                        break;
+                    }
+                    Err(e @ BackendError::Unauthorized { .. }) => return Err(e),
+                    Err(e) => {
+                        tracing::warn!(server = %self.spec.name, "could not list a session's {kind}s: {}", e.for_log());
+                    }
+                }
+            }
+            all.extend(found.into_iter().filter(|(p, _)| ids.insert(p.id.clone())));
+        }
+        Ok(all)
+    }
+
+    async fn handle(&self, event: SseEvent, sink: &EventSink) -> bool {
+        let parsed = match parse_event(&event.data) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                tracing::warn!("skipped an undecodable event: {e}");
+                return true;
+            }
+        };
+        let out = match parsed {
+            V2Event::FormCreated(form, directory) => {
+                let Some((prompt, shape)) = self.form(*form, directory, sink) else {
+                    return !sink.is_closed();
+                };
+                if !self.usable(&prompt, sink) {
+                    return !sink.is_closed();
+                }
+                self.remember(&prompt, shape);
+                BackendEvent::Asked(prompt)
+            }
+            V2Event::PermissionAsked(request, directory) => {
+                let directory = directory.or_else(|| self.spec.directory.clone());
+                let prompt = request.into_prompt(directory);
+                if !self.usable(&prompt, sink) {
+                    return !sink.is_closed();
+                }
+                self.remember(&prompt, None);
+                BackendEvent::Asked(prompt)
+            }
+            V2Event::FormReplied { id } => BackendEvent::ResolvedElsewhere {
+                id,
+                rejected: false,
+            },
+            // The same event for a refusal elsewhere and for a tool call
+            // that ended (the form is cancelled when the agent stops waiting).
+            V2Event::FormCancelled { id } => BackendEvent::Withdrawn { id },
+            V2Event::PermissionReplied { id, rejected } => {
+                BackendEvent::ResolvedElsewhere { id, rejected }
+            }
+            V2Event::Other => return true,
+        };
+        sink.send(out).is_ok()
+    }
+
+    /// What a form's reply needs: remembered when it was shown, else read
+    /// back from the server (`GET /api/session/{s}/form/{id}`).
+    async fn shape(&self, prompt: &Prompt, id: &str, session: &str) -> Result<Shape, BackendError> {
+        if let Some(shape) = self.shapes.lock().expect("not poisoned").get(&prompt.id) {
+            return Ok(shape.clone());
+        }
+        let answered = self
+            .call(self.request(
+                reqwest::Method::GET,
+                &format!("/api/session/{session}/form/{id}"),
+            ))
+            .await?;
+        #[derive(serde::Deserialize)]
+        struct One {
+            data: FormInfo,
+        }
+        let form = serde_json::from_slice::<One>(&answered.body)
+            .map_err(|e| {
+                self.peer
+                    .server_error(answered.status, format!("the form could not be read: {e}"))
+            })?
+            .data;
+        form.into_prompt(None)
+            .map(|(_, shape)| shape)
+            .map_err(|wire::Unshowable(reason)| BackendError::Refused {
+                server: self.peer.label.clone(),
+                reason,
+            })
+    }
+}
+
+impl Follow for OpenCode2 {
+    fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    fn timing(&self) -> &Timing {
+        &self.timing
+    }
+
+    fn relevant(&self) -> fn(&[u8]) -> bool {
+        wire::relevant
+    }
+
+    fn subscribe(&self) -> reqwest::RequestBuilder {
+        self.request(reqwest::Method::GET, "/api/event")
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+    }
+
+    fn resync<'a>(&'a self, sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let all = self.snapshot(sink).await.map_err(|e| e.to_string())?;
+            let mut usable = Vec::with_capacity(all.len());
+            for (prompt, shape) in all {
+                if self.usable(&prompt, sink) {
+                    self.remember(&prompt, shape);
+                    usable.push(prompt);
+                }
+            }
+            sink.send(BackendEvent::Snapshot(usable))
+                .map_err(|_| "closed".to_owned())
+        })
+    }
+
+    fn event<'a>(&'a self, event: SseEvent, sink: &'a EventSink) -> BoxFuture<'a, Flow> {
+        Box::pin(async move { Flow::while_open(self.handle(event, sink).await) })
+    }
+}
+
+impl OpenCode2 {
+    pub(super) async fn send(&self, prompt: &Prompt, reply: &Reply) -> Result<(), BackendError> {
+        let refused = |reason: &str| BackendError::Refused {
+            server: self.peer.label.clone(),
+            reason: reason.to_owned(),
+        };
+        let id = text::url_segment(&prompt.id).map_err(|e| refused(&e.to_string()))?;
+        let session = text::url_segment(&prompt.session).map_err(|e| refused(&e.to_string()))?;
+        let post = |path: String| self.request(reqwest::Method::POST, &path);
+        let form = |action: &str| post(format!("/api/session/{session}/form/{id}/{action}"));
+        let request = match (&prompt.kind, reply) {
+            (Kind::Questions(_) | Kind::Form(_), Reply::Answer(answer)) => {
+                let shape = self.shape(prompt, id, session).await?;
+                let answer = match (&shape, answer) {
+                    (Shape::Questions(keys), Answer::Questions(answers)) => {
+                        wire::question_answer(keys, answers)
+                    }
+                    (Shape::Fields(keys), Answer::Form(values)) => wire::form_answer(keys, values),
+                    (Shape::Link(None), Answer::Form(_)) => json!({}),
+                    // Upstream: an external field is acknowledged with `true`.
+                    (Shape::Link(Some(key)), Answer::Form(_)) => json!({ key: true }),
+                    _ => return Err(refused("not an answer to this form")),
+                };
+                form("reply").json(&json!({ "answer": answer }))
+            }
+            (Kind::Questions(_) | Kind::Form(_), Reply::Reject { message }) => match message {
+                // The model reads the message as the tool's result.
+                Some(message) => form("cancel").json(&json!({ "message": message })),
+                None => form("cancel"),
+            },
+            (Kind::Questions(_) | Kind::Form(_), Reply::Cancel) => form("cancel"),
+            (Kind::Permission(permission), reply) => {
+                let body = match reply {
+                    Reply::Answer(Answer::Permission { choice }) => {
+                        let effect = permission
+                            .choices
+                            .iter()
+                            .find(|c| &c.id == choice)
+                            .map(|c| c.effect)
+                            .ok_or_else(|| refused("not one of the permission's choices"))?;
+                        let reply = match effect {
+                            Effect::AllowOnce => "once",
+                            Effect::AllowAlways => "always",
+                            Effect::RejectOnce | Effect::RejectAlways => "reject",
+                        };
+                        json!({ "reply": reply })
+                    }
+                    Reply::Reject {
+                        message: Some(message),
+                    } => json!({ "reply": "reject", "message": message }),
+                    Reply::Reject { message: None } | Reply::Cancel => json!({ "reply": "reject" }),
+                    Reply::Answer(_) => return Err(refused("not an answer to a permission")),
+                };
+                post(format!("/api/session/{session}/permission/{id}/reply")).json(&body)
+            }
+        };
+        self.call(request).await.map(drop)
+    }
+
+    pub(super) async fn still_pending(&self, prompt: &Prompt) -> Option<bool> {
+        let id = text::url_segment(&prompt.id).ok()?;
+        let session = text::url_segment(&prompt.session).ok()?;
+        let path = match prompt.kind {
+            Kind::Permission(_) => format!("/api/session/{session}/permission/{id}"),
+            _ => format!("/api/session/{session}/form/{id}/state"),
+        };
+        match self.call(self.request(reqwest::Method::GET, &path)).await {
+            Err(BackendError::NotFound { .. }) => Some(false),
+            Err(_) => None,
+            Ok(_) if matches!(prompt.kind, Kind::Permission(_)) => Some(true),
+            Ok(answered) => {
+                let state: Value = serde_json::from_slice(&answered.body).ok()?;
+                Some(state.pointer("/data/status")?.as_str()? == "pending")
+            }
+        }
+    }
+}
