@@ -49,8 +49,9 @@ pub(crate) struct OpenCode2 {
     reported: Mutex<LruCache<String, ()>>,
 }
 
+/// Allocated as it fills, not up front: most servers never need the room.
 fn lru<V>() -> Mutex<LruCache<String, V>> {
-    Mutex::new(LruCache::new(
+    Mutex::new(LruCache::sparse(
         NonZeroUsize::new(REMEMBERED).expect("non-zero"),
     ))
 }
