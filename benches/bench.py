@@ -549,11 +549,11 @@ def main():
              spread([t["ask"]["events_s"] / t["sdk"]["events_s"] for t in ts], lambda v: f"{v:.2f}x"), "target >= 5x"),
             ("CPU per event ratio to the SDK (same run)",
              spread([t["sdk"]["cpu_per_m"] / t["ask"]["cpu_per_m"] for t in ts], lambda v: f"{v:.2f}x"), "target >= 5x"),
-            ("read path alone, CPU-s per M events: reqwest | hyper",
-             spread([t["read_reqwest"]["cpu_per_m"] for t in ts], lambda v: f"{v:.3f}") + " | "
+            ("read path alone, CPU-s per M events: reqwest / hyper",
+             spread([t["read_reqwest"]["cpu_per_m"] for t in ts], lambda v: f"{v:.3f}") + " / "
              + spread([t["read_hyper"]["cpu_per_m"] for t in ts], lambda v: f"{v:.3f}"), ""),
-            ("read path alone, RSS with the stream open: reqwest | hyper (64 KiB)",
-             spread([t["read_reqwest"]["rss_mib"] for t in ts], lambda v: f"{v:.1f}") + " | "
+            ("read path alone, RSS with the stream open: reqwest / hyper (64 KiB)",
+             spread([t["read_reqwest"]["rss_mib"] for t in ts], lambda v: f"{v:.1f}") + " / "
              + spread([t["read_hyper"]["rss_mib"] for t in ts], lambda v: f"{v:.1f} MiB"), ""),
             ("share of the scan limit's events/s (same run)",
              spread([t["ask"]["events_s"] / t["scan"]["events_s"] * 100 for t in ts], lambda v: f"{v:.0f} %"), "target >= 50 %"),
