@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::notify::{self, NotifyError};
 use crate::policy::{Policies, PolicyError};
 
 pub const DEFAULT_URL: &str = "http://127.0.0.1:4096";
@@ -81,6 +82,7 @@ pub struct Config {
     pub servers: Vec<ServerSpec>,
     pub surface: Surface,
     pub policies: Policies,
+    pub notify: notify::Settings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +101,8 @@ pub enum ConfigError {
     DuplicateName(String),
     #[error("invalid ask-lsp configuration: {0}")]
     Policy(#[from] PolicyError),
+    #[error("invalid ask-lsp configuration: {0}")]
+    Notify(#[from] NotifyError),
 }
 
 #[derive(Deserialize, Default)]
@@ -107,6 +111,7 @@ struct RawConfig {
     servers: Option<Vec<RawServer>>,
     surface: Option<Surface>,
     policy: Option<Value>,
+    notify: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -156,12 +161,13 @@ impl Config {
             servers: servers_from_raw(servers, env)?,
             surface: raw.surface.unwrap_or_default(),
             policies: Policies::from_json(raw.policy.as_ref())?,
+            notify: notify::Settings::from_json(raw.notify.as_ref(), notify::Host::Lsp)?,
         })
     }
 }
 
 /// The keys of the configuration object.
-const KEYS: [&str; 3] = ["servers", "surface", "policy"];
+const KEYS: [&str; 4] = ["servers", "surface", "policy", "notify"];
 
 /// The configuration object inside `value`: `{"askLsp": {...}}` is unwrapped.
 fn section(value: &Value) -> &Value {
@@ -212,6 +218,37 @@ pub fn merge_settings(current: &Value, settings: &Value) -> Result<Value, Config
         }
     }
     Ok(Value::Object(merged))
+}
+
+/// The servers the command line names (`watch`, `status`): `urls` as (name,
+/// URL), else one server at `$ASK_LSP_URL` or the default URL, each following
+/// `directory`, and sandbox-agent's ACP server `sandbox_agent` instead of
+/// OpenCode when given.
+pub fn servers_from_flags(
+    urls: Vec<(Option<String>, String)>,
+    directory: Option<String>,
+    sandbox_agent: Option<String>,
+    env: &EnvDefaults,
+) -> Result<Vec<ServerSpec>, ConfigError> {
+    let mut raw: Vec<RawServer> = urls
+        .into_iter()
+        .map(|(name, url)| RawServer {
+            name,
+            url: Some(url),
+            ..Default::default()
+        })
+        .collect();
+    if raw.is_empty() {
+        raw.push(RawServer::default());
+    }
+    for server in &mut raw {
+        server.directory = directory.clone();
+        if sandbox_agent.is_some() {
+            server.backend = Some("sandbox-agent".into());
+            server.server_id = sandbox_agent.clone();
+        }
+    }
+    servers_from_raw(raw, env)
 }
 
 pub fn servers_from_raw(

@@ -11,9 +11,11 @@ mod backends;
 mod broker;
 mod config;
 pub mod lsp;
+mod notify;
 mod policy;
 mod prompt;
 mod sse;
+pub mod status;
 pub mod terminal;
 mod text;
 

@@ -14,7 +14,8 @@ use tokio::sync::mpsc;
 
 use crate::backends::{Timing, factory};
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update};
-use crate::config::{EnvDefaults, RawServer, servers_from_raw};
+use crate::config::{EnvDefaults, servers_from_flags};
+use crate::notify;
 use crate::policy::Policies;
 use crate::prompt::{Answer, FormValues, Kind, Question};
 
@@ -31,6 +32,9 @@ pub struct WatchOptions {
     pub sandbox_agent: Option<String>,
     /// A `policy` object as in the LSP configuration (docs/policies.md).
     pub policy: Option<serde_json::Value>,
+    /// A `notify` object as in the LSP configuration, where `terminal`
+    /// writes its sequences to stdout.
+    pub notify: Option<serde_json::Value>,
     /// Leave when input ends (watch), or only once nothing awaits input (demo).
     pub exit_on_eof: bool,
     /// Take passwords and the default URL from the environment.
@@ -43,33 +47,21 @@ pub async fn watch(
     input: impl AsyncBufRead + Unpin + Send + 'static,
     output: impl Write,
 ) -> Result<(), String> {
-    let mut raw: Vec<RawServer> = options
-        .servers
-        .into_iter()
-        .map(|(name, url)| RawServer {
-            name,
-            url: Some(url),
-            backend: options
-                .sandbox_agent
-                .as_ref()
-                .map(|_| "sandbox-agent".into()),
-            server_id: options.sandbox_agent.clone(),
-            ..Default::default()
-        })
-        .collect();
-    if raw.is_empty() {
-        raw.push(RawServer::default());
-    }
-    for server in &mut raw {
-        server.directory = options.directory.clone();
-    }
     let env = if options.environment {
         EnvDefaults::from_process()
     } else {
         EnvDefaults::default()
     };
-    let servers = servers_from_raw(raw, &env).map_err(|e| e.to_string())?;
+    let servers = servers_from_flags(
+        options.servers,
+        options.directory,
+        options.sandbox_agent,
+        &env,
+    )
+    .map_err(|e| e.to_string())?;
     let policies = Policies::from_json(options.policy.as_ref()).map_err(|e| e.to_string())?;
+    let notify = notify::Settings::from_json(options.notify.as_ref(), notify::Host::Watch)
+        .map_err(|e| e.to_string())?;
     let mut output = output;
     for server in &servers {
         let _ = writeln!(
@@ -79,6 +71,7 @@ pub async fn watch(
         );
     }
     let (broker, updates) = BrokerHandle::spawn(servers, policies, factory(Timing::from_env()));
+    let (updates, _settings) = notify::spawn(updates, notify);
     Watch::new(broker, output, options.exit_on_eof)
         .run(updates, input)
         .await;

@@ -24,6 +24,7 @@ use crate::broker::{BrokerError, BrokerHandle, Human, Outcome};
 use crate::config::{
     Config, ConfigError, EnvDefaults, ServerSpec, UrlSource, merge_settings, names_servers,
 };
+use crate::notify;
 
 /// What the client can do, reduced once at `initialize`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -73,6 +74,7 @@ struct Front {
     client: Client,
     broker: OnceLock<BrokerHandle>,
     presenter: OnceLock<mpsc::UnboundedSender<presenter::Input>>,
+    notify: OnceLock<tokio::sync::watch::Sender<notify::Settings>>,
     /// Handed from `initialize` to `initialized`, where presenting starts.
     startup: Mutex<Option<Startup>>,
     /// The configuration object in force, which updates are merged into.
@@ -97,6 +99,7 @@ impl Front {
             client,
             broker: OnceLock::new(),
             presenter: OnceLock::new(),
+            notify: OnceLock::new(),
             startup: Mutex::new(None),
             settings: Mutex::new(Value::Null),
             told_default: AtomicBool::new(false),
@@ -281,6 +284,8 @@ impl LanguageServer for Front {
                 factory(Timing::from_env()),
             );
             let _ = self.broker.set(broker.clone());
+            let (updates, notify) = notify::spawn(updates, startup.config.notify);
+            let _ = self.notify.set(notify);
             let (inputs, inputs_rx) = mpsc::unbounded_channel();
             let presenter = Presenter::new(
                 self.client.clone(),
@@ -313,6 +318,9 @@ impl LanguageServer for Front {
                 }
                 if let Some(presenter) = self.presenter.get() {
                     let _ = presenter.send(presenter::Input::Surface(config.surface));
+                }
+                if let Some(notify) = self.notify.get() {
+                    notify.send_replace(config.notify);
                 }
                 self.tell_defaults(&servers).await;
             }
