@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::backends::{BackendEvent, Timing, factory};
-use crate::config::{BackendKind, EnvDefaults, ServerSpec, servers_from_flags};
+use crate::config::{BackendKind, EnvDefaults, ServerSpec, UrlSource, servers_from_flags};
 use crate::prompt::Prompt;
 use crate::text;
 
@@ -100,6 +100,10 @@ struct Reports<'a> {
 struct Report {
     name: String,
     url: String,
+    /// No `--url` named it: `$ASK_LSP_URL` or the built-in default.
+    defaulted: bool,
+    #[serde(skip)]
+    url_source: UrlSource,
     generation: Generation,
     connected: bool,
     /// Why it is not connected, with advice (401: which password).
@@ -141,9 +145,14 @@ impl Report {
             None => "connected".to_owned(),
             Some(error) => format!("NOT CONNECTED\n  {error}"),
         };
+        let url_from = match self.url_source {
+            UrlSource::Configuration => "",
+            UrlSource::Environment => " [from $ASK_LSP_URL]",
+            UrlSource::BuiltIn => " [the default URL; --url names another]",
+        };
         writeln!(
             out,
-            "{} {} ({}): {state}",
+            "{} {}{url_from} ({}): {state}",
             self.name,
             self.url,
             self.generation.label()
@@ -246,6 +255,8 @@ async fn probe(spec: &ServerSpec, timing: Timing) -> Report {
     Report {
         name: text::for_display(&spec.name, text::DISPLAY_ID_CHARS).into_owned(),
         url: spec.url.clone(),
+        defaulted: spec.url_source != UrlSource::Configuration,
+        url_source: spec.url_source,
         generation,
         connected: connected && error.is_none(),
         error: error.map(|e| text::for_display(&e, text::DISPLAY_MESSAGE_CHARS).into_owned()),

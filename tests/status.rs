@@ -8,7 +8,7 @@ use common::*;
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-async fn status(args: &[&str], password: Option<&str>) -> (Option<i32>, String, String) {
+async fn status(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ask-lsp"));
     command
         .arg("status")
@@ -16,9 +16,7 @@ async fn status(args: &[&str], password: Option<&str>) -> (Option<i32>, String, 
         .env_remove("OPENCODE_SERVER_PASSWORD")
         .env_remove("ASK_LSP_URL")
         .kill_on_drop(true);
-    if let Some(password) = password {
-        command.env("OPENCODE_SERVER_PASSWORD", password);
-    }
+    command.envs(env.iter().copied());
     let output = tokio::time::timeout(WAIT, command.output())
         .await
         .expect("status finishes")
@@ -39,7 +37,7 @@ async fn lists_what_is_pending_answers_nothing_and_fails_for_an_unreachable_serv
         .unwrap();
     let refused = format!("http://127.0.0.1:{}", free_port());
 
-    let (code, out, _) = status(&["--url", &sim.url()], None).await;
+    let (code, out, _) = status(&["--url", &sim.url()], &[]).await;
     assert_eq!(code, Some(0), "{out}");
     assert_eq!(
         out,
@@ -54,12 +52,22 @@ async fn lists_what_is_pending_answers_nothing_and_fails_for_an_unreachable_serv
         )
     );
 
-    let (code, out, _) = status(&["--url", &sim.url(), "--url", &refused], None).await;
+    let (code, out, _) = status(&["--url", &sim.url(), "--url", &refused], &[]).await;
     assert_eq!(code, Some(1), "{out}");
     assert!(
         out.ends_with(&format!(
             "server2 {refused} (OpenCode 1.x): NOT CONNECTED\n  \
              cannot reach OpenCode at {refused}: connection refused — is `opencode serve` running there?\n"
+        )),
+        "{out}"
+    );
+
+    let (code, out, _) = status(&[], &[("ASK_LSP_URL", &sim.url())]).await;
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.starts_with(&format!(
+            "default {} [from $ASK_LSP_URL] (OpenCode 1.x): connected\n",
+            sim.url()
         )),
         "{out}"
     );
@@ -79,19 +87,23 @@ async fn a_password_protected_server_says_which_password_and_json_is_for_scripts
     .unwrap();
     let question = sim.ask(None, checks());
 
-    let (code, out, _) = status(&["--url", &sim.url(), "--json"], None).await;
+    let (code, out, _) = status(&["--url", &sim.url(), "--json"], &[]).await;
     assert_eq!(code, Some(1), "{out}");
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
         report,
         json!({"servers": [{
-            "name": "default", "url": sim.url(), "generation": "opencode-1",
+            "name": "default", "url": sim.url(), "defaulted": false, "generation": "opencode-1",
             "connected": false,
             "error": "OpenCode at ".to_owned() + &sim.url() + ": 401 Unauthorized: check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME (or password in the configuration)",
             "pending": [], "problems": []}]})
     );
 
-    let (code, out, _) = status(&["--json", "--url", &sim.url()], Some("s3cret")).await;
+    let (code, out, _) = status(
+        &["--json", "--url", &sim.url()],
+        &[("OPENCODE_SERVER_PASSWORD", "s3cret")],
+    )
+    .await;
     assert_eq!(code, Some(0), "{out}");
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
@@ -104,13 +116,13 @@ async fn a_password_protected_server_says_which_password_and_json_is_for_scripts
 
 #[tokio::test]
 async fn usage_and_bad_flags() {
-    let (code, out, _) = status(&["--help"], None).await;
+    let (code, out, _) = status(&["--help"], &[]).await;
     assert_eq!(code, Some(0));
     assert!(
         out.starts_with("Usage: ask-lsp status [--url URL]..."),
         "{out}"
     );
-    let (code, _, err) = status(&["--policy", "reject"], None).await;
+    let (code, _, err) = status(&["--policy", "reject"], &[]).await;
     assert_eq!(code, Some(2));
     assert!(
         err.starts_with("ask-lsp: unknown option \"--policy\"\n\nUsage: ask-lsp status"),

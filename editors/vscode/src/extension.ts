@@ -39,6 +39,7 @@ function settings() {
     directory: c.get('directory'),
     surface: c.get('surface'),
     policy: c.get('policy'),
+    notify: c.get('notify'),
   });
 }
 

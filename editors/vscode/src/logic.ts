@@ -77,6 +77,7 @@ export interface Settings {
   directory?: string;
   surface?: string;
   policy?: unknown;
+  notify?: unknown;
 }
 
 /** The ask-lsp configuration (initializationOptions / didChangeConfiguration). */
@@ -91,5 +92,6 @@ export function toServerConfig(settings: Settings): Record<string, unknown> {
   };
   if (settings.surface) config.surface = settings.surface;
   if (settings.policy) config.policy = settings.policy;
+  if (settings.notify) config.notify = settings.notify;
   return config;
 }

@@ -145,7 +145,7 @@ function M.start()
     cmd = cmd,
     root_dir = vim.fn.getcwd(),
     capabilities = capabilities,
-    init_options = { servers = opts.servers, policy = opts.policy },
+    init_options = { servers = opts.servers, policy = opts.policy, notify = opts.notify },
     handlers = handlers,
   }, { attach = false })
   return M.client_id
