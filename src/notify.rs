@@ -11,8 +11,8 @@
 //! notification names the kind, the agent, the project and the prompt's
 //! title, never options or answers.
 //!
-//! The notifier sits between the broker and the presenter ([`spawn`]): it
-//! forwards every update unchanged and keeps only its own timers.
+//! The notifier follows the broker's updates beside the presenter
+//! ([`spawn`]) and keeps only its own timers.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -24,7 +24,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::broker::{Pending, Update};
+use crate::broker::{BrokerHandle, Pending, Update};
 use crate::prompt::limits;
 use crate::text;
 
@@ -118,14 +118,14 @@ impl Settings {
     }
 }
 
-/// Puts a notifier between the broker's `updates` and the presenter: returns
-/// the updates to present (the same ones, plus a notice if notifications
-/// cannot be delivered) and the handle that changes the settings.
+/// Follows the broker's updates (as its observer) and notifies as the
+/// settings say; a problem delivering goes to the person through `broker`.
+/// Returns the handle that changes the settings.
 pub(crate) fn spawn(
     mut updates: mpsc::UnboundedReceiver<Update>,
     settings: Settings,
-) -> (mpsc::UnboundedReceiver<Update>, watch::Sender<Settings>) {
-    let (forward, forwarded) = mpsc::unbounded_channel();
+    broker: BrokerHandle,
+) -> watch::Sender<Settings> {
     let (control, mut settings_rx) = watch::channel(settings);
     tokio::spawn(async move {
         let mut notifier = Notifier::new(settings_rx.borrow_and_update().clone());
@@ -133,13 +133,10 @@ pub(crate) fn spawn(
         loop {
             let deadline = notifier.next_deadline();
             tokio::select! {
-                update = updates.recv() => {
-                    let Some(update) = update else { return };
-                    notifier.observe(&update, Instant::now());
-                    if forward.send(update).is_err() {
-                        return;
-                    }
-                }
+                update = updates.recv() => match update {
+                    Some(update) => notifier.observe(&update, Instant::now()),
+                    None => return,
+                },
                 changed = settings_rx.changed(), if control_open => match changed {
                     Ok(()) => notifier.settings = settings_rx.borrow_and_update().clone(),
                     Err(_) => control_open = false,
@@ -148,13 +145,13 @@ pub(crate) fn spawn(
                     if let Some(message) = notifier.fire(Instant::now())
                         && let Some(problem) = notifier.deliver(&message)
                     {
-                        let _ = forward.send(Update::Notice { error: true, message: problem });
+                        broker.notice(problem);
                     }
                 }
             }
         }
     });
-    (forwarded, control)
+    control
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

@@ -70,8 +70,14 @@ pub async fn watch(
             server.url
         );
     }
-    let (broker, updates) = BrokerHandle::spawn(servers, policies, factory(Timing::from_env()));
-    let (updates, _settings) = notify::spawn(updates, notify);
+    let (observer, observed) = tokio::sync::mpsc::unbounded_channel();
+    let (broker, updates) = BrokerHandle::spawn(
+        servers,
+        policies,
+        factory(Timing::from_env()),
+        Some(observer),
+    );
+    let _settings = notify::spawn(observed, notify, broker.clone());
     Watch::new(broker, output, options.exit_on_eof)
         .run(updates, input)
         .await;

@@ -32,6 +32,8 @@ pub(super) struct Broker {
     /// The person was told the store is full.
     cap_noticed: bool,
     updates: mpsc::UnboundedSender<Update>,
+    /// Gets every update too, beside the presenter (the notifier).
+    observer: Option<mpsc::UnboundedSender<Update>>,
     pub(super) inbox: mpsc::UnboundedSender<Input>,
 }
 
@@ -41,6 +43,7 @@ impl Broker {
     pub fn new(
         factory: Factory,
         updates: mpsc::UnboundedSender<Update>,
+        observer: Option<mpsc::UnboundedSender<Update>>,
         inbox: mpsc::UnboundedSender<Input>,
     ) -> (Broker, Events) {
         let (events, events_rx) = mpsc::unbounded_channel();
@@ -52,6 +55,7 @@ impl Broker {
             timers: HashMap::new(),
             cap_noticed: false,
             updates,
+            observer,
             inbox,
         };
         (broker, events_rx)
@@ -83,6 +87,9 @@ impl Broker {
     }
 
     pub(super) fn emit(&self, update: Update) {
+        if let Some(observer) = &self.observer {
+            let _ = observer.send(update.clone());
+        }
         let _ = self.updates.send(update);
     }
 
@@ -138,6 +145,7 @@ impl Broker {
                 let _ = tx.send(self.status());
             }
             Input::Configure { servers, policies } => self.configure(servers, policies),
+            Input::Notice(message) => self.notice(message),
         }
     }
 

@@ -278,14 +278,19 @@ impl LanguageServer for Front {
             let servers = startup.config.servers.clone();
             // Backends start only now, with presenting, so that no prompt
             // (and no automatic decision) comes before the client can be told.
+            let (observer, observed) = mpsc::unbounded_channel();
             let (broker, updates) = BrokerHandle::spawn(
                 startup.config.servers,
                 startup.config.policies,
                 factory(Timing::from_env()),
+                Some(observer),
             );
             let _ = self.broker.set(broker.clone());
-            let (updates, notify) = notify::spawn(updates, startup.config.notify);
-            let _ = self.notify.set(notify);
+            let _ = self.notify.set(notify::spawn(
+                observed,
+                startup.config.notify,
+                broker.clone(),
+            ));
             let (inputs, inputs_rx) = mpsc::unbounded_channel();
             let presenter = Presenter::new(
                 self.client.clone(),
