@@ -264,3 +264,38 @@ async fn the_language_server_notifies_on_the_desktop_and_refuses_terminal_sequen
         "invalid ask-lsp configuration: notify.terminal works only in `ask-lsp watch` (a language server's stdout is the LSP channel); use notify.desktop"
     );
 }
+
+#[tokio::test]
+async fn notifications_switched_on_by_a_configuration_update_cover_prompts_already_waiting() {
+    let fake = FakeNotifySend::new();
+    let sim = sim().await;
+    let mut client = LspClient::start(&[("PATH", &fake.path())]).await;
+    client
+        .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
+        .await;
+    wait_for(|| sim.subscribers() > 0).await;
+    sim.ask(None, database());
+    client.next_method("askQuestions/ask").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(fake.calls(), Vec::<Vec<String>>::new());
+    client
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"askLsp": {"notify": {"desktop": true, "afterMs": 200}}}}),
+        )
+        .await;
+    wait_for(|| !fake.calls().is_empty()).await;
+    assert_eq!(fake.calls()[0][3], "Database");
+    // A bad update is refused and the notifications stay as they were.
+    client
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"askLsp": {"notify": {"terminal": "osc9"}}}}),
+        )
+        .await;
+    let message = client.next_method("window/showMessage").await;
+    assert_eq!(
+        message["params"]["message"],
+        "ask-lsp: invalid ask-lsp configuration: notify.terminal works only in `ask-lsp watch` (a language server's stdout is the LSP channel); use notify.desktop; keeping the previous configuration"
+    );
+}
