@@ -14,7 +14,7 @@ ask-lsp: brings an AI coding agent's questions and permission requests into your
 
 Usage:
   ask-lsp [lsp]       LSP server on stdio (what editors start)
-  ask-lsp watch [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--policy MODE] [--timeout-ms N] [--policy-json JSON]
+  ask-lsp watch [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--policy MODE] [--timeout-ms N] [--policy-json JSON] [--notify WHERE]...
                       answer prompts in this terminal
   ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json]
                       each server's state and what is pending there
