@@ -360,8 +360,7 @@ fn markup_escaped(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backends::Source;
-    use crate::broker::{Reason, Resolution, State};
+    use crate::broker::{Reason, Resolution, State, test_pending};
     use crate::prompt::{Choice, Kind, Origin, Prompt, Question};
     use serde_json::json;
 
@@ -387,15 +386,9 @@ mod tests {
             }]),
         };
         Arc::new(Pending {
-            key: format!("default/{id}"),
-            server: "default".into(),
             title: prompt.title(),
             prompt,
-            source: Source {
-                backend: "opencode",
-                url: "http://127.0.0.1:4096".into(),
-            },
-            timeout: None,
+            ..Arc::into_inner(test_pending("default", id, "ses_1", None)).expect("one owner")
         })
     }
 
