@@ -8,6 +8,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::mpsc;
@@ -245,7 +246,21 @@ impl<W: Write> Watch<W> {
             }
             let stuck = self.awaiting_input() && typed.is_empty();
             if !input_open && typed.is_empty() && (self.exit_on_eof || stuck) {
-                // Show what the last answers led to before leaving.
+                // Show what the last answers (a person's or a policy's)
+                // led to before leaving: each send ends in an update.
+                loop {
+                    while let Some(update) = updates.try_recv() {
+                        self.update(update);
+                    }
+                    if self.broker.sending().await == 0 {
+                        break;
+                    }
+                    if let Ok(Some(update)) =
+                        tokio::time::timeout(Duration::from_millis(50), updates.recv()).await
+                    {
+                        self.update(update);
+                    }
+                }
                 while let Some(update) = updates.try_recv() {
                     self.update(update);
                 }

@@ -145,6 +145,9 @@ impl Broker {
             Input::Status(tx) => {
                 let _ = tx.send(self.status());
             }
+            Input::Sending(tx) => {
+                let _ = tx.send(self.store.ordered().filter(|e| e.sending).count());
+            }
             Input::Configure { servers, policies } => self.configure(servers, policies),
             Input::Notice(message) => self.notice(message),
         }

@@ -208,6 +208,8 @@ enum Input {
         key: String,
     },
     List(oneshot::Sender<Vec<Listed>>),
+    /// How many decisions are on their way to a server.
+    Sending(oneshot::Sender<usize>),
     Status(oneshot::Sender<Status>),
     Configure {
         servers: Vec<ServerSpec>,
@@ -249,6 +251,14 @@ impl BrokerHandle {
             })
             .map_err(|_| BrokerError::Closed)?;
         rx.await.map_err(|_| BrokerError::Closed)?
+    }
+
+    /// How many decisions are on their way to a server (each ends in an
+    /// update).
+    pub async fn sending(&self) -> usize {
+        let (tx, rx) = oneshot::channel();
+        let _ = self.inbox.send(Input::Sending(tx));
+        rx.await.unwrap_or_default()
     }
 
     pub async fn list(&self) -> Vec<Listed> {
