@@ -7,7 +7,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::discovery::Found;
+use crate::discovery::{self, Found, Places};
+use crate::notify::{self, NotifyError};
 use crate::policy::{Policies, PolicyError};
 
 pub const DEFAULT_URL: &str = "http://127.0.0.1:4096";
@@ -84,6 +85,7 @@ pub struct Config {
     pub servers: Vec<ServerSpec>,
     pub surface: Surface,
     pub policies: Policies,
+    pub notify: notify::Settings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +104,8 @@ pub enum ConfigError {
     DuplicateName(String),
     #[error("invalid ask-lsp configuration: {0}")]
     Policy(#[from] PolicyError),
+    #[error("invalid ask-lsp configuration: {0}")]
+    Notify(#[from] NotifyError),
 }
 
 #[derive(Deserialize, Default)]
@@ -110,6 +114,7 @@ struct RawConfig {
     servers: Option<Vec<RawServer>>,
     surface: Option<Surface>,
     policy: Option<Value>,
+    notify: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -138,6 +143,19 @@ pub struct EnvDefaults {
 }
 
 impl EnvDefaults {
+    /// With the OpenCode servers running for the current directory
+    /// (docs/discovery.md) when the command line names no server and
+    /// `$ASK_LSP_URL` is unset.
+    pub fn discovering_here(mut self, nothing_named: bool) -> Self {
+        if nothing_named
+            && self.url.is_none()
+            && let Ok(here) = std::env::current_dir()
+        {
+            self.discovered = discovery::discover(&Places::of_this_system(), &[here]);
+        }
+        self
+    }
+
     pub fn from_process() -> Self {
         let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
         EnvDefaults {
@@ -174,12 +192,13 @@ impl Config {
             servers,
             surface: raw.surface.unwrap_or_default(),
             policies: Policies::from_json(raw.policy.as_ref())?,
+            notify: notify::Settings::from_json(raw.notify.as_ref(), notify::Host::Lsp)?,
         })
     }
 }
 
 /// The keys of the configuration object.
-const KEYS: [&str; 3] = ["servers", "surface", "policy"];
+const KEYS: [&str; 4] = ["servers", "surface", "policy", "notify"];
 
 /// The configuration object inside `value`: `{"askLsp": {...}}` is unwrapped.
 /// The ask-lsp part of a configuration object. An empty array is nothing:
@@ -237,6 +256,45 @@ pub fn merge_settings(current: &Value, settings: &Value) -> Result<Value, Config
         }
     }
     Ok(Value::Object(merged))
+}
+
+/// The servers the command line names (`watch`, `status`): `urls` as (name,
+/// URL), else one server at `$ASK_LSP_URL` or the default URL, each following
+/// `directory`, and sandbox-agent's ACP server `sandbox_agent` instead of
+/// OpenCode when given.
+pub fn servers_from_flags(
+    urls: Vec<(Option<String>, String)>,
+    directory: Option<String>,
+    sandbox_agent: Option<String>,
+    env: &EnvDefaults,
+) -> Result<Vec<ServerSpec>, ConfigError> {
+    let directory = directory.filter(|d| !d.is_empty());
+    if urls.is_empty() && sandbox_agent.is_none() && !env.discovered.is_empty() {
+        let mut servers = discovered_servers(env)?;
+        for server in &mut servers {
+            server.directory = directory.clone().or(server.directory.take());
+        }
+        return Ok(servers);
+    }
+    let mut raw: Vec<RawServer> = urls
+        .into_iter()
+        .map(|(name, url)| RawServer {
+            name,
+            url: Some(url),
+            ..Default::default()
+        })
+        .collect();
+    if raw.is_empty() {
+        raw.push(RawServer::default());
+    }
+    for server in &mut raw {
+        server.directory = directory.clone();
+        if sandbox_agent.is_some() {
+            server.backend = Some("sandbox-agent".into());
+            server.server_id = sandbox_agent.clone();
+        }
+    }
+    servers_from_raw(raw, env)
 }
 
 pub fn servers_from_raw(

@@ -12,9 +12,11 @@ mod broker;
 mod config;
 mod discovery;
 pub mod lsp;
+mod notify;
 mod policy;
 mod prompt;
 mod sse;
+pub mod status;
 pub mod terminal;
 mod text;
 

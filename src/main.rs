@@ -2,6 +2,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use ask_lsp::status::{StatusOptions, status};
 use ask_lsp::terminal::{WatchOptions, watch};
 use serde_json::json;
 use tracing_subscriber::Layer;
@@ -13,8 +14,10 @@ ask-lsp: brings an AI coding agent's questions and permission requests into your
 
 Usage:
   ask-lsp [lsp]       LSP server on stdio (what editors start)
-  ask-lsp watch [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--policy MODE] [--timeout-ms N] [--policy-json JSON]
+  ask-lsp watch [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--policy MODE] [--timeout-ms N] [--policy-json JSON] [--notify WHERE]...
                       answer prompts in this terminal
+  ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json]
+                      each server's state and what is pending there
   ask-lsp --version
   ask-lsp COMMAND --help
 
@@ -35,18 +38,34 @@ accepted for clients that add it. Logs go to stderr (ASK_LSP_LOG, default
 ask_lsp=info).";
 
 const WATCH_USAGE: &str = "\
-Usage: ask-lsp watch [--url URL]... [--directory DIR] [--policy MODE]
-                     [--timeout-ms N] [--policy-json JSON]
+Usage: ask-lsp watch [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR]
+                     [--policy MODE] [--timeout-ms N] [--policy-json JSON]
+                     [--notify WHERE]... [--notify-after-ms N] [--notify-interval-ms N]
 
 Answers an agent server's questions and permission requests in this
 terminal (Ctrl-D to quit).
   --url URL          a server to follow (repeatable; default ASK_LSP_URL,
                      else the OpenCode servers found running for the current
                      directory (docs/discovery.md), else http://127.0.0.1:4096)
+  --sandbox-agent ID follow sandbox-agent's ACP server ID at each URL
   --directory DIR    the project directory to follow on each server
   --policy MODE      forward, reject, accept-first or auto (docs/policies.md)
   --timeout-ms N     decide by the policy after N ms without an answer
-  --policy-json JSON a full policy object (docs/policies.md)";
+  --policy-json JSON a full policy object (docs/policies.md)
+  --notify WHERE     announce a prompt left unanswered: desktop (notify-send),
+                     osc9 or osc777 (a terminal notification on stdout);
+                     repeatable
+  --notify-after-ms N     announce after N ms unanswered (default 10000)
+  --notify-interval-ms N  at most one notification per N ms (default 30000)";
+
+const STATUS_USAGE: &str = "\
+Usage: ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json]
+
+Connects once to each server (the same flags and environment as `watch`),
+prints its kind, whether it answers (with advice when it does not) and the
+prompts pending there, and exits: 0 when every server answered, 1 otherwise.
+Nothing is answered.
+  --json             one JSON object instead of text";
 
 const TRY_IT: &str = "\
 ask-lsp: this is an LSP server speaking JSON-RPC on stdin/stdout; editors
@@ -57,6 +76,7 @@ Serving LSP now (Ctrl-D to stop).";
 enum Command {
     Lsp,
     Watch,
+    Status,
     Version,
     Help,
 }
@@ -71,6 +91,7 @@ fn main() -> ExitCode {
         Some(flag) if flag.starts_with('-') => (Command::Lsp, &args[..]),
         Some("lsp") => (Command::Lsp, &args[1..]),
         Some("watch") => (Command::Watch, &args[1..]),
+        Some("status") => (Command::Status, &args[1..]),
         Some(other) => {
             eprintln!("ask-lsp: unknown command {other:?}\n\n{USAGE}");
             return ExitCode::from(2);
@@ -79,6 +100,7 @@ fn main() -> ExitCode {
     let usage = match command {
         Command::Lsp => LSP_USAGE,
         Command::Watch => WATCH_USAGE,
+        Command::Status => STATUS_USAGE,
         Command::Version | Command::Help => USAGE,
     };
     if rest.iter().any(|a| a == "--help" || a == "-h") {
@@ -96,6 +118,7 @@ fn main() -> ExitCode {
         match command {
             Command::Lsp => lsp(rest).await,
             Command::Watch => watch_command(rest).await.map(|()| ExitCode::SUCCESS),
+            Command::Status => status_command(rest).await,
             Command::Version => {
                 no_arguments(rest, usage)?;
                 println!(
@@ -180,35 +203,77 @@ fn flags<'a>(
     Ok(pairs)
 }
 
-async fn watch_command(args: &[String]) -> Result<(), String> {
-    let mut urls = Vec::new();
-    let mut directory = None;
-    let mut sandbox_agent = None;
-    let mut policy = serde_json::Map::new();
-    for (flag, value) in flags(
-        args,
-        &[
-            "--url",
-            "--sandbox-agent",
-            "--directory",
-            "--policy",
-            "--timeout-ms",
-            "--policy-json",
-        ],
-        WATCH_USAGE,
-    )? {
+/// The servers `watch` and `status` follow, from their shared flags.
+#[derive(Default)]
+struct ServerFlags {
+    urls: Vec<(Option<String>, String)>,
+    directory: Option<String>,
+    sandbox_agent: Option<String>,
+}
+
+const SERVER_FLAGS: [&str; 3] = ["--url", "--sandbox-agent", "--directory"];
+
+impl ServerFlags {
+    /// Takes the flag if it is one of [`SERVER_FLAGS`].
+    fn take(&mut self, flag: &str, value: &str) -> bool {
         match flag {
-            "--url" => urls.push((None, value.to_owned())),
-            "--directory" => directory = Some(value.to_owned()),
-            "--sandbox-agent" => sandbox_agent = Some(value.to_owned()),
+            "--url" => self.urls.push((None, value.to_owned())),
+            "--directory" => self.directory = Some(value.to_owned()),
+            "--sandbox-agent" => self.sandbox_agent = Some(value.to_owned()),
+            _ => return false,
+        }
+        true
+    }
+}
+
+fn milliseconds(flag: &str, value: &str) -> Result<u64, String> {
+    value
+        .parse()
+        .map_err(|_| format!("{flag} {value:?}: not a number"))
+}
+
+async fn watch_command(args: &[String]) -> Result<(), String> {
+    let mut servers = ServerFlags::default();
+    let mut policy = serde_json::Map::new();
+    let mut notify = serde_json::Map::new();
+    let mut known = SERVER_FLAGS.to_vec();
+    known.extend([
+        "--policy",
+        "--timeout-ms",
+        "--policy-json",
+        "--notify",
+        "--notify-after-ms",
+        "--notify-interval-ms",
+    ]);
+    for (flag, value) in flags(args, &known, WATCH_USAGE)? {
+        if servers.take(flag, value) {
+            continue;
+        }
+        match flag {
             "--policy" => {
                 policy.insert("mode".into(), json!(value));
             }
             "--timeout-ms" => {
-                let ms: u64 = value
-                    .parse()
-                    .map_err(|_| format!("--timeout-ms {value:?}: not a number"))?;
-                policy.insert("timeoutMs".into(), json!(ms));
+                policy.insert("timeoutMs".into(), json!(milliseconds(flag, value)?));
+            }
+            "--notify" => match value {
+                "desktop" => {
+                    notify.insert("desktop".into(), json!(true));
+                }
+                "osc9" | "osc777" => {
+                    notify.insert("terminal".into(), json!(value));
+                }
+                _ => {
+                    return Err(format!(
+                        "--notify {value:?}: expected desktop, osc9 or osc777"
+                    ));
+                }
+            },
+            "--notify-after-ms" => {
+                notify.insert("afterMs".into(), json!(milliseconds(flag, value)?));
+            }
+            "--notify-interval-ms" => {
+                notify.insert("intervalMs".into(), json!(milliseconds(flag, value)?));
             }
             _ => {
                 let parsed: serde_json::Value =
@@ -221,13 +286,33 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
         }
     }
     let options = WatchOptions {
-        servers: urls,
-        directory,
-        sandbox_agent,
+        servers: servers.urls,
+        directory: servers.directory,
+        sandbox_agent: servers.sandbox_agent,
         policy: (!policy.is_empty()).then_some(serde_json::Value::Object(policy)),
+        notify: (!notify.is_empty()).then_some(serde_json::Value::Object(notify)),
         exit_on_eof: true,
         environment: true,
     };
     let input = tokio::io::BufReader::new(tokio::io::stdin());
     watch(options, input, std::io::stdout()).await
+}
+
+async fn status_command(args: &[String]) -> Result<ExitCode, String> {
+    let json = args.iter().any(|a| a == "--json");
+    let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
+    let mut servers = ServerFlags::default();
+    for (flag, value) in flags(&args, &SERVER_FLAGS, STATUS_USAGE)? {
+        servers.take(flag, value);
+    }
+    let options = StatusOptions {
+        servers: servers.urls,
+        directory: servers.directory,
+        sandbox_agent: servers.sandbox_agent,
+        json,
+    };
+    Ok(match status(options, std::io::stdout()).await? {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::FAILURE,
+    })
 }

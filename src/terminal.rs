@@ -8,14 +8,15 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::mpsc;
 
 use crate::backends::{Timing, factory};
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
-use crate::config::{EnvDefaults, RawServer, UrlSource, discovered_servers, servers_from_raw};
-use crate::discovery::{self, Places};
+use crate::config::{EnvDefaults, UrlSource, servers_from_flags};
+use crate::notify;
 use crate::policy::Policies;
 use crate::prompt::{Answer, FormValues, Kind, Question};
 
@@ -32,6 +33,9 @@ pub struct WatchOptions {
     pub sandbox_agent: Option<String>,
     /// A `policy` object as in the LSP configuration (docs/policies.md).
     pub policy: Option<serde_json::Value>,
+    /// A `notify` object as in the LSP configuration, where `terminal`
+    /// writes its sequences to stdout.
+    pub notify: Option<serde_json::Value>,
     /// Leave when input ends (watch), or only once nothing awaits input (demo).
     pub exit_on_eof: bool,
     /// Take passwords and the default URL from the environment.
@@ -44,52 +48,24 @@ pub async fn watch(
     input: impl AsyncBufRead + Unpin + Send + 'static,
     output: impl Write,
 ) -> Result<(), String> {
-    let mut raw: Vec<RawServer> = options
-        .servers
-        .into_iter()
-        .map(|(name, url)| RawServer {
-            name,
-            url: Some(url),
-            backend: options
-                .sandbox_agent
-                .as_ref()
-                .map(|_| "sandbox-agent".into()),
-            server_id: options.sandbox_agent.clone(),
-            ..Default::default()
-        })
-        .collect();
     let mut env = if options.environment {
         EnvDefaults::from_process()
     } else {
         EnvDefaults::default()
     };
-    // Nothing named: the OpenCode servers running for the current directory
-    // (docs/discovery.md), else `$ASK_LSP_URL` or the default URL.
-    if raw.is_empty()
-        && options.environment
-        && options.sandbox_agent.is_none()
-        && env.url.is_none()
-        && let Ok(here) = std::env::current_dir()
-    {
-        env.discovered = discovery::discover(&Places::of_this_system(), &[here]);
+    if options.environment {
+        env = env.discovering_here(options.servers.is_empty() && options.sandbox_agent.is_none());
     }
-    let directory = options.directory.filter(|d| !d.is_empty());
-    let servers = if raw.is_empty() && !env.discovered.is_empty() {
-        let mut servers = discovered_servers(&env).map_err(|e| e.to_string())?;
-        for server in &mut servers {
-            server.directory = directory.clone().or(server.directory.take());
-        }
-        servers
-    } else {
-        if raw.is_empty() {
-            raw.push(RawServer::default());
-        }
-        for server in &mut raw {
-            server.directory = directory.clone();
-        }
-        servers_from_raw(raw, &env).map_err(|e| e.to_string())?
-    };
+    let servers = servers_from_flags(
+        options.servers,
+        options.directory,
+        options.sandbox_agent,
+        &env,
+    )
+    .map_err(|e| e.to_string())?;
     let policies = Policies::from_json(options.policy.as_ref()).map_err(|e| e.to_string())?;
+    let notify = notify::Settings::from_json(options.notify.as_ref(), notify::Host::Watch)
+        .map_err(|e| e.to_string())?;
     let mut output = output;
     for server in &servers {
         let found = match &server.url_source {
@@ -102,7 +78,14 @@ pub async fn watch(
             server.url
         );
     }
-    let (broker, updates) = BrokerHandle::spawn(servers, policies, factory(Timing::from_env()));
+    let (observer, observed) = tokio::sync::mpsc::unbounded_channel();
+    let (broker, updates) = BrokerHandle::spawn(
+        servers,
+        policies,
+        factory(Timing::from_env()),
+        Some(observer),
+    );
+    let _settings = notify::spawn(observed, notify, broker.clone());
     Watch::new(broker, output, options.exit_on_eof)
         .run(updates, input)
         .await;
@@ -263,7 +246,21 @@ impl<W: Write> Watch<W> {
             }
             let stuck = self.awaiting_input() && typed.is_empty();
             if !input_open && typed.is_empty() && (self.exit_on_eof || stuck) {
-                // Show what the last answers led to before leaving.
+                // Show what the last answers (a person's or a policy's)
+                // led to before leaving: each send ends in an update.
+                loop {
+                    while let Some(update) = updates.try_recv() {
+                        self.update(update);
+                    }
+                    if self.broker.sending().await == 0 {
+                        break;
+                    }
+                    if let Ok(Some(update)) =
+                        tokio::time::timeout(Duration::from_millis(50), updates.recv()).await
+                    {
+                        self.update(update);
+                    }
+                }
                 while let Some(update) = updates.try_recv() {
                     self.update(update);
                 }

@@ -847,3 +847,45 @@ async fn a_timeout_fills_defaults_or_cancels() {
     assert_eq!(resolved_for(&mut client, &ask).await["reason"], "timeout");
     assert_eq!(turn.await.unwrap()["received"], json!({"action": "cancel"}));
 }
+
+/// `ask-lsp status --sandbox-agent`: what the replayed stream leaves pending.
+async fn status_json(server: &Server) -> (Option<i32>, Value) {
+    let output = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(["status", "--json", "--sandbox-agent", "ask", "--url"])
+        .arg(&server.url)
+        .output()
+        .await
+        .unwrap();
+    let report = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)));
+    (output.status.code(), report)
+}
+
+#[tokio::test]
+async fn status_lists_what_an_acp_agent_waits_for() {
+    let Some(server) = Server::start().await else {
+        return;
+    };
+    server.open_session(json!({}), "ask-lsp-mock-acp").await;
+    let (code, report) = status_json(&server).await;
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["servers"][0]["generation"], "sandbox-agent");
+    assert_eq!(report["servers"][0]["pending"], json!([]));
+
+    let _turn = server.prompt(10, "question please");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let report = loop {
+        let (code, report) = status_json(&server).await;
+        assert_eq!(code, Some(0), "{report}");
+        if report["servers"][0]["pending"] != json!([]) {
+            break report;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{report}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let pending = &report["servers"][0]["pending"];
+    assert_eq!(pending.as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(pending[0]["kind"], "question");
+    assert_eq!(pending[0]["title"], "Database");
+    assert_eq!(pending[0]["session"], "mock-session-1");
+}

@@ -119,8 +119,20 @@ async fn connect_once<F: Follow>(
     sink: &EventSink,
     subscribe_bound: Duration,
 ) -> (End, bool) {
-    if let Err(error) = server.prepare().await {
-        return (End::Failed(error), false);
+    // Bounded like the subscription: a server in its start-up window accepts
+    // connections and answers none for a while.
+    match tokio::time::timeout(subscribe_bound, server.prepare()).await {
+        Err(_) => {
+            return (
+                End::Unanswered(format!(
+                    "{}: no answer within {subscribe_bound:?}",
+                    server.peer().label
+                )),
+                false,
+            );
+        }
+        Ok(Err(error)) => return (End::Failed(error), false),
+        Ok(Ok(())) => {}
     }
     let peer = server.peer();
     let response = match tokio::time::timeout(subscribe_bound, server.subscribe().send()).await {

@@ -33,6 +33,8 @@ pub(super) struct Broker {
     /// The person was told the store is full.
     cap_noticed: bool,
     updates: UpdateSender,
+    /// Gets every update too, beside the presenter (the notifier).
+    observer: Option<mpsc::UnboundedSender<Update>>,
     pub(super) inbox: mpsc::UnboundedSender<Input>,
 }
 
@@ -42,6 +44,7 @@ impl Broker {
     pub fn new(
         factory: Factory,
         updates: UpdateSender,
+        observer: Option<mpsc::UnboundedSender<Update>>,
         inbox: mpsc::UnboundedSender<Input>,
     ) -> (Broker, Events) {
         let (events, events_rx) = mpsc::unbounded_channel();
@@ -53,6 +56,7 @@ impl Broker {
             timers: HashMap::new(),
             cap_noticed: false,
             updates,
+            observer,
             inbox,
         };
         (broker, events_rx)
@@ -84,6 +88,9 @@ impl Broker {
     }
 
     pub(super) fn emit(&self, update: Update) {
+        if let Some(observer) = &self.observer {
+            let _ = observer.send(update.clone());
+        }
         let _ = self.updates.send(update);
     }
 
@@ -138,7 +145,11 @@ impl Broker {
             Input::Status(tx) => {
                 let _ = tx.send(self.status());
             }
+            Input::Sending(tx) => {
+                let _ = tx.send(self.store.ordered().filter(|e| e.sending).count());
+            }
             Input::Configure { servers, policies } => self.configure(servers, policies),
+            Input::Notice(message) => self.notice(message),
         }
     }
 

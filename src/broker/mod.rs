@@ -208,11 +208,15 @@ enum Input {
         key: String,
     },
     List(oneshot::Sender<Vec<Listed>>),
+    /// How many decisions are on their way to a server.
+    Sending(oneshot::Sender<usize>),
     Status(oneshot::Sender<Status>),
     Configure {
         servers: Vec<ServerSpec>,
         policies: Policies,
     },
+    /// Something the person should know, from beside the broker.
+    Notice(String),
 }
 
 #[derive(Clone)]
@@ -222,15 +226,17 @@ pub(crate) struct BrokerHandle {
 
 impl BrokerHandle {
     /// Starts the broker and the backends `factory` builds for `servers`.
-    /// Updates for the presenter come out of the returned receiver.
+    /// Updates for the presenter come out of the returned receiver; an
+    /// `observer` gets each of them too, from the first.
     pub fn spawn(
         servers: Vec<ServerSpec>,
         policies: Policies,
         factory: Factory,
+        observer: Option<mpsc::UnboundedSender<Update>>,
     ) -> (BrokerHandle, Updates) {
         let (inbox, inbox_rx) = mpsc::unbounded_channel();
         let (updates, updates_rx) = updates::channel();
-        let (broker, events) = actor::Broker::new(factory, updates, inbox.clone());
+        let (broker, events) = actor::Broker::new(factory, updates, observer, inbox.clone());
         tokio::spawn(broker.run(servers, policies, inbox_rx, events));
         (BrokerHandle { inbox }, updates_rx)
     }
@@ -247,6 +253,14 @@ impl BrokerHandle {
         rx.await.map_err(|_| BrokerError::Closed)?
     }
 
+    /// How many decisions are on their way to a server (each ends in an
+    /// update).
+    pub async fn sending(&self) -> usize {
+        let (tx, rx) = oneshot::channel();
+        let _ = self.inbox.send(Input::Sending(tx));
+        rx.await.unwrap_or_default()
+    }
+
     pub async fn list(&self) -> Vec<Listed> {
         let (tx, rx) = oneshot::channel();
         let _ = self.inbox.send(Input::List(tx));
@@ -261,5 +275,10 @@ impl BrokerHandle {
 
     pub fn configure(&self, servers: Vec<ServerSpec>, policies: Policies) {
         let _ = self.inbox.send(Input::Configure { servers, policies });
+    }
+
+    /// Tells the person through the presenter (`Update::Notice`, an error).
+    pub fn notice(&self, message: String) {
+        let _ = self.inbox.send(Input::Notice(message));
     }
 }

@@ -81,6 +81,7 @@ impl Harness {
             config.servers,
             config.policies,
             Arc::new(move |_: &ServerSpec| -> Arc<dyn Backend> { backend.clone() }),
+            None,
         );
         let harness = Harness {
             fake,

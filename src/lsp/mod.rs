@@ -27,6 +27,7 @@ use crate::config::{
     Config, ConfigError, EnvDefaults, ServerSpec, UrlSource, merge_settings, names_servers,
 };
 use crate::discovery::{self, Places};
+use crate::notify;
 
 /// What the client can do, reduced once at `initialize`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -76,6 +77,7 @@ struct Front {
     client: Client,
     broker: OnceLock<BrokerHandle>,
     presenter: OnceLock<mpsc::UnboundedSender<presenter::Input>>,
+    notify: OnceLock<tokio::sync::watch::Sender<notify::Settings>>,
     /// Handed from `initialize` to `initialized`, where presenting starts.
     startup: Mutex<Option<Startup>>,
     /// The configuration object in force, which updates are merged into.
@@ -103,6 +105,7 @@ impl Front {
             client,
             broker: OnceLock::new(),
             presenter: OnceLock::new(),
+            notify: OnceLock::new(),
             startup: Mutex::new(None),
             settings: Mutex::new(Value::Null),
             told_default: AtomicBool::new(false),
@@ -311,12 +314,19 @@ impl LanguageServer for Front {
             let servers = startup.config.servers.clone();
             // Backends start only now, with presenting, so that no prompt
             // (and no automatic decision) comes before the client can be told.
+            let (observer, observed) = mpsc::unbounded_channel();
             let (broker, updates) = BrokerHandle::spawn(
                 startup.config.servers,
                 startup.config.policies,
                 factory(Timing::from_env()),
+                Some(observer),
             );
             let _ = self.broker.set(broker.clone());
+            let _ = self.notify.set(notify::spawn(
+                observed,
+                startup.config.notify,
+                broker.clone(),
+            ));
             let (inputs, inputs_rx) = mpsc::unbounded_channel();
             let presenter = Presenter::new(
                 self.client.clone(),
@@ -349,6 +359,9 @@ impl LanguageServer for Front {
                 }
                 if let Some(presenter) = self.presenter.get() {
                     let _ = presenter.send(presenter::Input::Surface(config.surface));
+                }
+                if let Some(notify) = self.notify.get() {
+                    notify.send_replace(config.notify);
                 }
                 self.tell_defaults(&servers).await;
             }

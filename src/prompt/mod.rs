@@ -257,6 +257,17 @@ impl Kind {
             Kind::Form(_) => "form",
         }
     }
+
+    /// What a person calls it, in notifications and `ask-lsp status`.
+    pub fn noun(&self) -> &'static str {
+        match self {
+            Kind::Questions(questions) if questions.len() > 1 => "questions",
+            Kind::Questions(_) => "question",
+            Kind::Permission(_) => "permission",
+            Kind::Form(form) if form.url.is_some() => "link",
+            Kind::Form(_) => "form",
+        }
+    }
 }
 
 impl Answer {

@@ -27,10 +27,28 @@ vim.ui.input = function(_, on_confirm)
   on_confirm(typed.next)
 end
 
+--- JSON with object keys sorted: a Lua table has no key order, and ask-lsp
+--- shows a form's fields in the order the agent wrote them.
+local function sorted_json(value)
+  if type(value) ~= 'table' or next(value) == nil then
+    return vim.json.encode(value)
+  end
+  if vim.islist(value) then
+    return '[' .. table.concat(vim.tbl_map(sorted_json, value), ',') .. ']'
+  end
+  local keys = vim.tbl_keys(value)
+  table.sort(keys)
+  local parts = {}
+  for _, key in ipairs(keys) do
+    table.insert(parts, vim.json.encode(key) .. ':' .. sorted_json(value[key]))
+  end
+  return '{' .. table.concat(parts, ',') .. '}'
+end
+
 local function http(method, path, body, base)
   local cmd = { 'curl', '-s', '-m', '5', '-X', method, (base or SIM) .. path, '-H', 'content-type: application/json' }
   if body then
-    vim.list_extend(cmd, { '-d', vim.json.encode(body) })
+    vim.list_extend(cmd, { '-d', sorted_json(body) })
   end
   local out = vim.system(cmd, { text = true }):wait()
   assert(out.code == 0, 'curl failed: ' .. (out.stderr or ''))

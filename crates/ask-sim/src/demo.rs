@@ -75,6 +75,7 @@ pub async fn run() -> std::io::Result<()> {
         directory: None,
         sandbox_agent: None,
         policy: None,
+        notify: None,
         exit_on_eof: false,
         environment: false,
     };

@@ -42,6 +42,7 @@ function settings() {
     directory: c.get('directory'),
     surface: c.get('surface'),
     policy: c.get('policy'),
+    notify: c.get('notify'),
   });
 }
 

@@ -79,6 +79,7 @@ export interface Settings {
   directory?: string;
   surface?: string;
   policy?: unknown;
+  notify?: unknown;
 }
 
 /** The ask-lsp configuration (initializationOptions / didChangeConfiguration). */
@@ -93,6 +94,7 @@ export function toServerConfig(settings: Settings): Record<string, unknown> {
   };
   if (settings.surface) config.surface = settings.surface;
   if (settings.policy) config.policy = settings.policy;
+  if (settings.notify) config.notify = settings.notify;
   return config;
 }
 

@@ -47,6 +47,8 @@ test('settings become ask-lsp configuration', () => {
     { servers: [{ url: 'http://a:1', directory: '/p' }, { url: 'http://b:2', directory: '/b' }], policy: { mode: 'reject' } },
   );
   assert.deepEqual(logic.toServerConfig({ surface: 'messageRequest' }), { servers: [{ directory: undefined }], surface: 'messageRequest' });
+  assert.deepEqual(logic.toServerConfig({ notify: { desktop: true } }), { servers: [{ directory: undefined }], notify: { desktop: true } });
+  assert.deepEqual(logic.toServerConfig({ notify: null }), { servers: [{ directory: undefined }] });
 });
 
 test('status bar text', () => {

@@ -18,7 +18,7 @@ mod pending;
 pub(super) mod prefilter;
 mod wire;
 
-pub(super) use self::wire::QuestionInfo;
+pub(super) use self::wire::{QuestionInfo, permission_reply};
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
@@ -32,7 +32,7 @@ use super::http::{self, Answered, Peer};
 use super::stream::{Flow, Follow, follow};
 use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing};
 use crate::config::ServerSpec;
-use crate::prompt::{Answer, Effect, Kind, Prompt, Reply};
+use crate::prompt::{Answer, Kind, Prompt, Reply};
 use crate::sse::SseEvent;
 use crate::text;
 
@@ -117,31 +117,7 @@ impl OpenCode {
 
     /// Sends a request whose answer must be JSON.
     async fn call(&self, builder: reqwest::RequestBuilder) -> Result<Answered, BackendError> {
-        let answered = self.peer.exchange(&self.timing, builder).await?;
-        let is_json = serde_json::from_slice::<serde::de::IgnoredAny>(&answered.body).is_ok();
-        let message = || {
-            serde_json::from_slice::<serde_json::Value>(&answered.body)
-                .ok()
-                .and_then(|j| {
-                    j.pointer("/data/message")
-                        .or_else(|| j.get("message"))
-                        .and_then(|m| m.as_str())
-                        .map(|m| text::for_display(m, text::DISPLAY_MESSAGE_CHARS).into_owned())
-                })
-                .unwrap_or_default()
-        };
-        match answered.status {
-            404 if is_json => Err(BackendError::NotFound {
-                server: self.peer.label.clone(),
-            }),
-            400 => Err(BackendError::BadRequest {
-                server: self.peer.label.clone(),
-                message: message(),
-            }),
-            status if !is_json => Err(self.peer.not_json(status, &answered.content_type)),
-            200..=299 => Ok(answered),
-            status => Err(self.peer.server_error(status, message())),
-        }
+        http::json_answer(&self.peer, self.peer.exchange(&self.timing, builder).await?)
     }
 
     fn agent(&self, session: &str) -> Option<String> {
@@ -370,34 +346,11 @@ impl Backend for OpenCode {
                     directory,
                 ),
                 (Kind::Permission(permission), reply) => {
-                    let body = match reply {
-                        Reply::Answer(Answer::Permission { choice }) => {
-                            let effect = permission
-                                .choices
-                                .iter()
-                                .find(|c| &c.id == choice)
-                                .map(|c| c.effect)
-                                .ok_or_else(|| refused("not one of the permission's choices"))?;
-                            let reply = match effect {
-                                Effect::AllowOnce => "once",
-                                Effect::AllowAlways => "always",
-                                Effect::RejectOnce | Effect::RejectAlways => "reject",
-                            };
-                            if reply != "reject" {
-                                self.check_session_running(prompt).await?;
-                            }
-                            json!({ "reply": reply })
-                        }
-                        Reply::Reject {
-                            message: Some(message),
-                        } => {
-                            json!({ "reply": "reject", "message": message })
-                        }
-                        Reply::Reject { message: None } | Reply::Cancel => {
-                            json!({ "reply": "reject" })
-                        }
-                        Reply::Answer(_) => return Err(refused("not an answer to a permission")),
-                    };
+                    let (body, allows) =
+                        wire::permission_reply(permission, reply).map_err(refused)?;
+                    if allows {
+                        self.check_session_running(prompt).await?;
+                    }
                     self.request(
                         reqwest::Method::POST,
                         &format!("/permission/{id}/reply"),

@@ -25,7 +25,9 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::prompt::{Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question};
+use crate::prompt::{
+    Answer, Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question, Reply,
+};
 
 /// An OpenCode event, reduced to what matters for prompts.
 #[derive(Debug, Clone, PartialEq)]
@@ -477,6 +479,41 @@ pub(super) fn array_items(json: &str) -> Option<Vec<&str>> {
         items.push(last);
     }
     Some(items)
+}
+
+/// OpenCode's permission reply (both generations): `once`, `always` or
+/// `reject`, with the person's message where there is one; the flag says
+/// whether it allows anything.
+pub(in crate::backends) fn permission_reply(
+    permission: &Permission,
+    reply: &Reply,
+) -> Result<(serde_json::Value, bool), &'static str> {
+    match reply {
+        Reply::Answer(Answer::Permission { choice }) => {
+            let effect = permission
+                .choices
+                .iter()
+                .find(|c| &c.id == choice)
+                .map(|c| c.effect)
+                .ok_or("not one of the permission's choices")?;
+            let (reply, allows) = match effect {
+                Effect::AllowOnce => ("once", true),
+                Effect::AllowAlways => ("always", true),
+                Effect::RejectOnce | Effect::RejectAlways => ("reject", false),
+            };
+            Ok((serde_json::json!({ "reply": reply }), allows))
+        }
+        Reply::Reject {
+            message: Some(message),
+        } => Ok((
+            serde_json::json!({ "reply": "reject", "message": message }),
+            false,
+        )),
+        Reply::Reject { message: None } | Reply::Cancel => {
+            Ok((serde_json::json!({ "reply": "reject" }), false))
+        }
+        Reply::Answer(_) => Err("not an answer to a permission"),
+    }
 }
 
 #[cfg(test)]

@@ -25,10 +25,11 @@ use serde_json::{Value, json};
 
 use self::wire::{FormInfo, PermissionRequest, ServerInfo, Shape, V2Event, parse_event};
 use super::http::{self, Answered, Peer};
+use super::opencode::permission_reply;
 use super::stream::{Flow, Follow};
 use super::{BackendError, BackendEvent, EventSink, Timing};
 use crate::config::ServerSpec;
-use crate::prompt::{Answer, Effect, Kind, Prompt, Reply};
+use crate::prompt::{Answer, Kind, Prompt, Reply};
 use crate::sse::SseEvent;
 use crate::text;
 
@@ -439,27 +440,7 @@ impl OpenCode2 {
             },
             (Kind::Questions(_) | Kind::Form(_), Reply::Cancel) => form("cancel"),
             (Kind::Permission(permission), reply) => {
-                let body = match reply {
-                    Reply::Answer(Answer::Permission { choice }) => {
-                        let effect = permission
-                            .choices
-                            .iter()
-                            .find(|c| &c.id == choice)
-                            .map(|c| c.effect)
-                            .ok_or_else(|| refused("not one of the permission's choices"))?;
-                        let reply = match effect {
-                            Effect::AllowOnce => "once",
-                            Effect::AllowAlways => "always",
-                            Effect::RejectOnce | Effect::RejectAlways => "reject",
-                        };
-                        json!({ "reply": reply })
-                    }
-                    Reply::Reject {
-                        message: Some(message),
-                    } => json!({ "reply": "reject", "message": message }),
-                    Reply::Reject { message: None } | Reply::Cancel => json!({ "reply": "reject" }),
-                    Reply::Answer(_) => return Err(refused("not an answer to a permission")),
-                };
+                let (body, _) = permission_reply(permission, reply).map_err(refused)?;
                 post(format!("/api/session/{session}/permission/{id}/reply")).json(&body)
             }
         };

@@ -182,7 +182,7 @@ function M.start()
     root_dir = vim.fn.getcwd(),
     capabilities = capabilities,
     -- An object even when empty: `{}` alone would be sent as `[]`.
-    init_options = vim.tbl_extend('force', vim.empty_dict(), { servers = opts.servers, policy = opts.policy }),
+    init_options = vim.tbl_extend('force', vim.empty_dict(), { servers = opts.servers, policy = opts.policy, notify = opts.notify }),
     handlers = handlers,
   }, { attach = false })
   return M.client_id

@@ -16,12 +16,19 @@
 ---@field max_width? integer Widest the form may be. Default: 90.
 ---@field border? string|string[] See 'winborder'. Default: 'rounded'.
 
+---Notifications out of the editor (ask-lsp's docs/protocol.md, "Notifications").
+---@class ask-lsp.NotifyConfig
+---@field desktop? boolean A desktop notification (notify-send) for a prompt left unanswered. Default: false.
+---@field afterMs? integer Unanswered this long counts as not looking. Default: 10000.
+---@field intervalMs? integer At most one notification per this many ms; prompts due meanwhile are announced together. Default: 30000.
+
 ---@class ask-lsp.Config
 ---The ask-lsp command. nil: the binary the build step put in the plugin's
 ---bin/, else `ask-lsp` on $PATH.
 ---@field cmd? string[]|string
 ---@field servers? ask-lsp.Server[] nil: ask-lsp's default server.
 ---@field policy? table Question policy (ask-lsp's docs/policies.md); nil forwards everything.
+---@field notify? ask-lsp.NotifyConfig nil: no notifications out of the editor.
 ---'auto': vim.ui.select for a lone single-select question, the form for the
 ---rest. 'float': always the form. 'select': vim.ui.select question by question.
 ---@field ui? 'auto'|'float'|'select'
@@ -35,6 +42,7 @@ M.defaults = {
   cmd = nil,
   servers = nil,
   policy = nil,
+  notify = nil,
   ui = 'auto',
   autostart = true,
   float = { max_width = 90, border = 'rounded' },

@@ -1,0 +1,517 @@
+//! Notifications out of the editor (opt-in, the `notify` settings): a prompt
+//! the person has not answered within `afterMs` is announced on the desktop
+//! (`notify-send`, freedesktop notifications) or, in `ask-lsp watch`, in the
+//! terminal (OSC 9 or OSC 777).
+//!
+//! "Not looking" means exactly that: still pending `afterMs` after it was
+//! asked. ask-lsp cannot see whether an editor window has focus, and a prompt
+//! answered in time needs no reminder. Each prompt is announced at most once,
+//! and at most one notification goes out per `intervalMs`: prompts that come
+//! due in between are announced together ("3 prompts waiting"). A
+//! notification names the kind, the agent, the project and the prompt's
+//! title, never options or answers.
+//!
+//! The notifier follows the broker's updates beside the presenter
+//! ([`spawn`]) and keeps only its own timers.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use crate::broker::{BrokerHandle, Pending, Update};
+use crate::prompt::limits;
+use crate::text;
+
+const DEFAULT_AFTER: Duration = Duration::from_secs(10);
+const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);
+/// Prompts named in a summary; the rest are counted.
+const LISTED: usize = 3;
+/// How long `notify-send` may take before it is left alone.
+const COMMAND_BOUND: Duration = Duration::from_secs(10);
+
+/// Where the notifications may go: a language server's stdout is the LSP
+/// channel, so only `watch` may write terminal sequences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Host {
+    Lsp,
+    Watch,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Osc {
+    /// `ESC ] 9 ; text BEL`: iTerm2, WezTerm, Windows Terminal, ghostty, kitty.
+    Osc9,
+    /// `ESC ] 777 ; notify ; title ; body BEL`: urxvt, foot, WezTerm, ghostty.
+    Osc777,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Settings {
+    desktop: bool,
+    terminal: Option<Osc>,
+    after: Duration,
+    interval: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            desktop: false,
+            terminal: None,
+            after: DEFAULT_AFTER,
+            interval: DEFAULT_INTERVAL,
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Raw {
+    desktop: Option<bool>,
+    terminal: Option<Osc>,
+    after_ms: Option<u64>,
+    interval_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NotifyError {
+    #[error("notify: {0}")]
+    Shape(String),
+    #[error(
+        "notify.terminal works only in `ask-lsp watch` (a language server's stdout is the LSP channel); use notify.desktop"
+    )]
+    TerminalInLsp,
+}
+
+impl Settings {
+    /// Reads the `notify` object; absent or `null` notifies nobody.
+    pub fn from_json(value: Option<&Value>, host: Host) -> Result<Settings, NotifyError> {
+        let raw = match value {
+            None | Some(Value::Null) => Raw::default(),
+            Some(value) => {
+                Raw::deserialize(value).map_err(|e| NotifyError::Shape(e.to_string()))?
+            }
+        };
+        if raw.terminal.is_some() && host == Host::Lsp {
+            return Err(NotifyError::TerminalInLsp);
+        }
+        let defaults = Settings::default();
+        Ok(Settings {
+            desktop: raw.desktop.unwrap_or(defaults.desktop),
+            terminal: raw.terminal,
+            after: raw.after_ms.map_or(defaults.after, Duration::from_millis),
+            interval: raw
+                .interval_ms
+                .map_or(defaults.interval, Duration::from_millis),
+        })
+    }
+
+    fn enabled(&self) -> bool {
+        self.desktop || self.terminal.is_some()
+    }
+}
+
+/// Follows the broker's updates (as its observer) and notifies as the
+/// settings say; a problem delivering goes to the person through `broker`.
+/// Returns the handle that changes the settings.
+pub(crate) fn spawn(
+    mut updates: mpsc::UnboundedReceiver<Update>,
+    settings: Settings,
+    broker: BrokerHandle,
+) -> watch::Sender<Settings> {
+    let (control, mut settings_rx) = watch::channel(settings);
+    tokio::spawn(async move {
+        let mut notifier = Notifier::new(settings_rx.borrow_and_update().clone());
+        let mut control_open = true;
+        loop {
+            let deadline = notifier.next_deadline();
+            tokio::select! {
+                update = updates.recv() => match update {
+                    Some(update) => notifier.observe(&update, Instant::now()),
+                    None => return,
+                },
+                changed = settings_rx.changed(), if control_open => match changed {
+                    Ok(()) => notifier.settings = settings_rx.borrow_and_update().clone(),
+                    Err(_) => control_open = false,
+                },
+                () = sleep_until(deadline), if deadline.is_some() => {
+                    if let Some(message) = notifier.fire(Instant::now())
+                        && let Some(problem) = notifier.deliver(&message)
+                    {
+                        broker.notice(problem);
+                    }
+                }
+            }
+        }
+    });
+    control
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    if let Some(deadline) = deadline {
+        tokio::time::sleep_until(deadline).await;
+    }
+}
+
+/// What one notification says: already neutralised, plain text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Message {
+    summary: String,
+    body: String,
+}
+
+struct Notifier {
+    settings: Settings,
+    /// Prompts not announced yet, in the order they came (so by due time).
+    waiting: VecDeque<(Instant, Arc<Pending>)>,
+    last_sent: Option<Instant>,
+    /// The person was told that desktop notifications fail: once is enough.
+    told_failure: bool,
+}
+
+impl Notifier {
+    fn new(settings: Settings) -> Self {
+        Notifier {
+            settings,
+            waiting: VecDeque::new(),
+            last_sent: None,
+            told_failure: false,
+        }
+    }
+
+    fn observe(&mut self, update: &Update, now: Instant) {
+        match update {
+            Update::Added(pending) => self.waiting.push_back((now, pending.clone())),
+            Update::Resolved(resolution) => self.waiting.retain(|(_, p)| p.key != resolution.key),
+            Update::Status(_) | Update::Notice { .. } | Update::Connection { .. } => {}
+        }
+    }
+
+    /// When the next notification may go out, if one is owed.
+    fn next_deadline(&self) -> Option<Instant> {
+        if !self.settings.enabled() {
+            return None;
+        }
+        let (since, _) = self.waiting.front()?;
+        let due = *since + self.settings.after;
+        Some(match self.last_sent {
+            Some(sent) => due.max(sent + self.settings.interval),
+            None => due,
+        })
+    }
+
+    /// The notification owed at `now`, if any: every prompt due by then, once.
+    fn fire(&mut self, now: Instant) -> Option<Message> {
+        if self.next_deadline().is_none_or(|deadline| deadline > now) {
+            return None;
+        }
+        let after = self.settings.after;
+        let count = self
+            .waiting
+            .iter()
+            .take_while(|(since, _)| *since + after <= now)
+            .count();
+        let due: Vec<Arc<Pending>> = self.waiting.drain(..count).map(|(_, p)| p).collect();
+        self.last_sent = Some(now);
+        Some(message(&due))
+    }
+
+    /// Sends `message` where the settings say; a problem the person should
+    /// hear about (once) comes back.
+    fn deliver(&mut self, message: &Message) -> Option<String> {
+        if let Some(osc) = self.settings.terminal {
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(osc_sequence(osc, message).as_bytes());
+            let _ = stdout.flush();
+        }
+        if !self.settings.desktop {
+            return None;
+        }
+        match desktop(message) {
+            Ok(()) => None,
+            Err(error) if !std::mem::replace(&mut self.told_failure, true) => Some(format!(
+                "desktop notifications (notify.desktop) do not work: {error}"
+            )),
+            Err(error) => {
+                tracing::debug!("notify-send: {error}");
+                None
+            }
+        }
+    }
+}
+
+/// One prompt by name; several counted, the first few named.
+fn message(due: &[Arc<Pending>]) -> Message {
+    match due {
+        [one] => Message {
+            summary: format!("ask-lsp: {}", origin(one)),
+            body: title(one),
+        },
+        many => {
+            let mut lines: Vec<String> = many
+                .iter()
+                .take(LISTED)
+                .map(|p| format!("{}: {}", origin(p), title(p)))
+                .collect();
+            if many.len() > LISTED {
+                lines.push(format!("and {} more", many.len() - LISTED));
+            }
+            Message {
+                summary: format!("ask-lsp: {} prompts waiting", many.len()),
+                body: lines.join("\n"),
+            }
+        }
+    }
+}
+
+/// "question from build in myproject (default)": the kind, the agent, the
+/// project directory's last component and the server's name.
+fn origin(pending: &Pending) -> String {
+    let shown = |s: &str| text::for_display(s, text::DISPLAY_ID_CHARS).into_owned();
+    let agent = match &pending.prompt.origin.agent {
+        Some(agent) => shown(agent),
+        None => "the agent".to_owned(),
+    };
+    let mut text = format!("{} from {agent}", pending.prompt.kind.noun());
+    let project = pending
+        .prompt
+        .directory
+        .as_deref()
+        .map(|d| d.trim_end_matches(['/', '\\']))
+        .and_then(|d| d.rsplit(['/', '\\']).next())
+        .filter(|name| !name.is_empty());
+    if let Some(project) = project {
+        text.push_str(" in ");
+        text.push_str(&shown(project));
+    }
+    text.push_str(&format!(" ({})", shown(&pending.server)));
+    text
+}
+
+fn title(pending: &Pending) -> String {
+    text::for_display(&pending.title, limits::TITLE_CHARS).into_owned()
+}
+
+/// The terminal sequence; BEL ends it (what urxvt's notify needs).
+fn osc_sequence(osc: Osc, message: &Message) -> String {
+    // Neutralised text has no ESC or BEL; newlines and OSC 777's field
+    // separator are kept out too.
+    let flat = |s: &str| s.replace(';', ",").replace('\n', ", ");
+    match osc {
+        Osc::Osc9 => format!(
+            "\x1b]9;{}: {}\x07",
+            flat(&message.summary),
+            flat(&message.body)
+        ),
+        Osc::Osc777 => format!(
+            "\x1b]777;notify;{};{}\x07",
+            flat(&message.summary),
+            flat(&message.body)
+        ),
+    }
+}
+
+/// Runs `notify-send`, without waiting for it longer than it takes to start.
+fn desktop(message: &Message) -> std::io::Result<()> {
+    let mut child = tokio::process::Command::new("notify-send")
+        .arg("--app-name=ask-lsp")
+        .arg("--")
+        .arg(&message.summary)
+        .arg(markup_escaped(&message.body))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => std::io::Error::new(
+                e.kind(),
+                "notify-send is not on PATH (Debian/Ubuntu: libnotify-bin, Fedora: libnotify)",
+            ),
+            _ => e,
+        })?;
+    tokio::spawn(async move {
+        match tokio::time::timeout(COMMAND_BOUND, child.wait()).await {
+            Ok(Ok(status)) if status.success() => {}
+            Ok(Ok(status)) => {
+                tracing::warn!("notify-send failed ({status}): is a notification daemon running?")
+            }
+            Ok(Err(error)) => tracing::warn!("notify-send: {error}"),
+            Err(_) => tracing::warn!("notify-send did not finish within {COMMAND_BOUND:?}"),
+        }
+    });
+    Ok(())
+}
+
+/// Notification servers may read the body as markup (`body-markup`).
+fn markup_escaped(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::broker::{Reason, Resolution, State, test_pending};
+    use crate::prompt::{Choice, Kind, Origin, Prompt, Question};
+    use serde_json::json;
+
+    fn pending(id: &str, header: &str, agent: Option<&str>) -> Arc<Pending> {
+        let prompt = Prompt {
+            id: id.into(),
+            session: "ses_1".into(),
+            directory: Some("/home/me/shop/".into()),
+            origin: Origin {
+                tool_call: None,
+                agent: agent.map(Into::into),
+            },
+            kind: Kind::Questions(vec![Question {
+                header: header.into(),
+                text: "Which one?".into(),
+                options: vec![Choice {
+                    label: "Secret option".into(),
+                    description: String::new(),
+                    value: "Secret option".into(),
+                }],
+                multiple: false,
+                custom: true,
+            }]),
+        };
+        Arc::new(Pending {
+            title: prompt.title(),
+            prompt,
+            ..Arc::into_inner(test_pending("default", id, "ses_1", None)).expect("one owner")
+        })
+    }
+
+    fn on(after_ms: u64, interval_ms: u64) -> Settings {
+        Settings::from_json(
+            Some(&json!({"desktop": true, "afterMs": after_ms, "intervalMs": interval_ms})),
+            Host::Lsp,
+        )
+        .unwrap()
+    }
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn settings_are_checked_and_terminal_sequences_stay_out_of_the_lsp() {
+        assert!(!Settings::from_json(None, Host::Lsp).unwrap().enabled());
+        assert_eq!(
+            Settings::from_json(Some(&json!({"terminal": "osc9"})), Host::Lsp).unwrap_err(),
+            NotifyError::TerminalInLsp
+        );
+        let watch = Settings::from_json(Some(&json!({"terminal": "osc777"})), Host::Watch).unwrap();
+        assert_eq!(watch.terminal, Some(Osc::Osc777));
+        assert_eq!(
+            (watch.after, watch.interval),
+            (DEFAULT_AFTER, DEFAULT_INTERVAL)
+        );
+        let err = Settings::from_json(Some(&json!({"afterMS": 1})), Host::Lsp).unwrap_err();
+        assert!(err.to_string().contains("unknown field `afterMS`"), "{err}");
+        let err = Settings::from_json(Some(&json!({"terminal": "bell"})), Host::Watch).unwrap_err();
+        assert!(err.to_string().contains("unknown variant `bell`"), "{err}");
+    }
+
+    #[test]
+    fn a_prompt_is_announced_once_after_the_delay_and_not_if_answered_before() {
+        let start = Instant::now();
+        let mut notifier = Notifier::new(on(100, 1000));
+        notifier.observe(
+            &Update::Added(pending("q1", "Database", Some("build"))),
+            start,
+        );
+        notifier.observe(
+            &Update::Added(pending("q2", "Color", None)),
+            start + 50 * MS,
+        );
+        assert_eq!(notifier.next_deadline(), Some(start + 100 * MS));
+        assert_eq!(notifier.fire(start + 99 * MS), None);
+        let resolved = Resolution {
+            key: "default/q2".into(),
+            state: State::Replied,
+            reason: Reason::AnsweredHere,
+            message: String::new(),
+            pending: 1,
+        };
+        notifier.observe(&Update::Resolved(resolved), start + 60 * MS);
+        assert_eq!(
+            notifier.fire(start + 100 * MS),
+            Some(Message {
+                summary: "ask-lsp: question from build in shop (default)".into(),
+                body: "Database".into(),
+            })
+        );
+        // Once only: nothing is owed any more.
+        assert_eq!(notifier.next_deadline(), None);
+        assert_eq!(notifier.fire(start + 5000 * MS), None);
+    }
+
+    #[test]
+    fn a_burst_is_one_notification_and_the_next_waits_for_the_interval() {
+        let start = Instant::now();
+        let mut notifier = Notifier::new(on(100, 1000));
+        for n in 0..5 {
+            let id = format!("q{n}");
+            notifier.observe(&Update::Added(pending(&id, &format!("Q{n}"), None)), start);
+        }
+        let burst = notifier.fire(start + 100 * MS).unwrap();
+        assert_eq!(burst.summary, "ask-lsp: 5 prompts waiting");
+        assert_eq!(
+            burst.body,
+            "question from the agent in shop (default): Q0\n\
+             question from the agent in shop (default): Q1\n\
+             question from the agent in shop (default): Q2\n\
+             and 2 more"
+        );
+        assert!(!format!("{burst:?}").contains("Secret option"));
+        notifier.observe(
+            &Update::Added(pending("late", "Late", None)),
+            start + 200 * MS,
+        );
+        // Due at 300 ms, held until the interval since the burst is over.
+        assert_eq!(notifier.next_deadline(), Some(start + 1100 * MS));
+        assert_eq!(notifier.fire(start + 300 * MS), None);
+        assert_eq!(notifier.fire(start + 1100 * MS).unwrap().body, "Late");
+    }
+
+    #[test]
+    fn off_owes_nothing_and_sequences_cannot_be_broken_out_of() {
+        let mut notifier = Notifier::new(Settings::default());
+        notifier.observe(&Update::Added(pending("q1", "x", None)), Instant::now());
+        assert_eq!(notifier.next_deadline(), None);
+        let message = Message {
+            summary: "ask-lsp: a; b".into(),
+            body: "one\ntwo".into(),
+        };
+        assert_eq!(
+            osc_sequence(Osc::Osc777, &message),
+            "\x1b]777;notify;ask-lsp: a, b;one, two\x07"
+        );
+        assert_eq!(
+            osc_sequence(Osc::Osc9, &message),
+            "\x1b]9;ask-lsp: a, b: one, two\x07"
+        );
+        assert_eq!(markup_escaped("<b>&</b>"), "&lt;b&gt;&amp;&lt;/b&gt;");
+        // Agent text reaches a notification neutralised.
+        let hostile = pending(
+            "q9",
+            "Hi\u{1b}]9;pwned\u{7}\u{202e}there",
+            Some("a\u{1b}[31mb"),
+        );
+        let shown = super::message(&[hostile]);
+        assert!(!shown.summary.contains('\u{1b}'), "{shown:?}");
+        assert!(
+            !shown.body.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+            "{shown:?}"
+        );
+    }
+}

@@ -1,0 +1,279 @@
+//! `ask-lsp status`: connects once to each server the command line names,
+//! says what it is and whether it answers, and lists what is pending there.
+//! Nothing is answered: no broker, no policy, only the backends' own event
+//! loop, stopped as soon as the picture is known.
+
+use std::io::Write;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::backends::{BackendEvent, Timing, factory};
+use crate::config::{BackendKind, EnvDefaults, ServerSpec, UrlSource, servers_from_flags};
+use crate::prompt::Prompt;
+use crate::text;
+
+/// A server that replays its events (no list to ask for) is taken to have
+/// said everything once it is silent this long after connecting.
+const REPLAY_QUIET: Duration = Duration::from_millis(500);
+
+/// What to look at, for [`status`]: the same servers `watch` would follow.
+pub struct StatusOptions {
+    /// Servers as (name, URL); none: the OpenCode servers running for the
+    /// current directory, else `$ASK_LSP_URL` or the default URL.
+    pub servers: Vec<(Option<String>, String)>,
+    pub directory: Option<String>,
+    /// sandbox-agent's ACP server id, instead of OpenCode.
+    pub sandbox_agent: Option<String>,
+    /// One JSON object instead of text for a person.
+    pub json: bool,
+}
+
+/// Writes every server's state to `out`; true when all of them answered.
+pub async fn status(options: StatusOptions, mut out: impl Write) -> Result<bool, String> {
+    let nothing_named = options.servers.is_empty() && options.sandbox_agent.is_none();
+    let servers = servers_from_flags(
+        options.servers,
+        options.directory,
+        options.sandbox_agent,
+        &EnvDefaults::from_process().discovering_here(nothing_named),
+    )
+    .map_err(|e| e.to_string())?;
+    let timing = Timing::from_env();
+    let reports =
+        futures_util::future::join_all(servers.iter().map(|spec| probe(spec, timing))).await;
+    let all_reachable = reports.iter().all(|r| r.error.is_none());
+    let written = if options.json {
+        serde_json::to_writer_pretty(&mut out, &Reports { servers: &reports })
+            .map_err(std::io::Error::from)
+            .and_then(|()| writeln!(out))
+    } else {
+        reports.iter().try_for_each(|report| report.write(&mut out))
+    };
+    written.map_err(|e| format!("cannot write the status: {e}"))?;
+    Ok(all_reachable)
+}
+
+/// Which kind of agent server a configured one is.
+///
+/// Today the configuration decides; a backend that finds out by asking the
+/// server (OpenCode 1.x or 2) reports it here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum Generation {
+    #[serde(rename = "opencode-1")]
+    OpenCode1,
+    #[serde(rename = "opencode-2")]
+    OpenCode2,
+    SandboxAgent,
+}
+
+impl Generation {
+    /// What the backend found at connect (OpenCode says which generation it
+    /// is), else what the configuration names.
+    fn of(spec: &ServerSpec, found: Option<&str>) -> Generation {
+        match (&spec.backend, found) {
+            (BackendKind::OpenCode, Some("2")) => Generation::OpenCode2,
+            (BackendKind::OpenCode, _) => Generation::OpenCode1,
+            (BackendKind::SandboxAgent { .. }, _) => Generation::SandboxAgent,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Generation::OpenCode1 => "OpenCode 1.x",
+            Generation::OpenCode2 => "OpenCode 2.x",
+            Generation::SandboxAgent => "sandbox-agent (ACP)",
+        }
+    }
+
+    /// Lists what is pending after connecting (else it replays its events).
+    fn lists_pending(self) -> bool {
+        match self {
+            Generation::OpenCode1 | Generation::OpenCode2 => true,
+            Generation::SandboxAgent => false,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Reports<'a> {
+    servers: &'a [Report],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Report {
+    name: String,
+    url: String,
+    /// No `--url` named it: `$ASK_LSP_URL` or the built-in default.
+    defaulted: bool,
+    #[serde(skip)]
+    url_source: UrlSource,
+    generation: Generation,
+    connected: bool,
+    /// Why it is not connected, with advice (401: which password).
+    error: Option<String>,
+    pending: Vec<Listed>,
+    /// What the server sent that cannot be shown.
+    problems: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Listed {
+    kind: &'static str,
+    id: String,
+    title: String,
+    session: String,
+    directory: Option<String>,
+    agent: Option<String>,
+}
+
+impl Listed {
+    fn new(prompt: &Prompt) -> Listed {
+        let shown = |s: &str| text::for_display(s, text::DISPLAY_ID_CHARS).into_owned();
+        Listed {
+            kind: prompt.kind.noun(),
+            id: shown(&prompt.id),
+            title: text::for_display(&prompt.title(), crate::prompt::limits::TITLE_CHARS)
+                .into_owned(),
+            session: shown(&prompt.session),
+            directory: prompt.directory.as_deref().map(shown),
+            agent: prompt.origin.agent.as_deref().map(shown),
+        }
+    }
+}
+
+impl Report {
+    fn write(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let state = match &self.error {
+            None => "connected".to_owned(),
+            Some(error) => format!("NOT CONNECTED\n  {error}"),
+        };
+        let url_from = match &self.url_source {
+            UrlSource::Configuration => String::new(),
+            UrlSource::Environment => " [from $ASK_LSP_URL]".into(),
+            UrlSource::BuiltIn => " [the default URL; --url names another]".into(),
+            UrlSource::Discovered(from) => format!(" [found running: {from}]"),
+        };
+        writeln!(
+            out,
+            "{} {}{url_from} ({}): {state}",
+            self.name,
+            self.url,
+            self.generation.label()
+        )?;
+        if self.error.is_none() {
+            match self.pending.len() {
+                0 => writeln!(out, "  nothing pending")?,
+                1 => writeln!(out, "  1 prompt pending:")?,
+                n => writeln!(out, "  {n} prompts pending:")?,
+            }
+        }
+        for listed in &self.pending {
+            write!(
+                out,
+                "  - {} \"{}\" (session {}",
+                listed.kind, listed.title, listed.session
+            )?;
+            if let Some(agent) = &listed.agent {
+                write!(out, ", agent {agent}")?;
+            }
+            if let Some(directory) = &listed.directory {
+                write!(out, ", {directory}")?;
+            }
+            writeln!(out, ")")?;
+        }
+        for problem in &self.problems {
+            writeln!(out, "  ! {problem}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Follows one server just long enough to know its state and what is
+/// pending; each step is bounded by the backend's own timeouts.
+async fn probe(spec: &ServerSpec, timing: Timing) -> Report {
+    let backend = factory(timing)(spec);
+    let lists_pending = Generation::of(spec, None).lists_pending();
+    let (sink, mut events) = mpsc::unbounded_channel();
+    let following = tokio::spawn(backend.clone().run(sink));
+    let bound = Instant::now() + timing.request + REPLAY_QUIET;
+    let mut connected = false;
+    let mut error = None;
+    let mut pending: Vec<Prompt> = Vec::new();
+    let mut problems = Vec::new();
+    loop {
+        let until = match connected && !lists_pending {
+            true => bound.min(Instant::now() + REPLAY_QUIET),
+            false => bound,
+        };
+        let event = match tokio::time::timeout_at(until, events.recv()).await {
+            Ok(Some(event)) => event,
+            Ok(None) => break,
+            Err(_) if connected && !lists_pending => break,
+            Err(_) if connected => {
+                error = Some(format!(
+                    "connected, but the list of pending prompts did not come within {:?}",
+                    timing.request
+                ));
+                break;
+            }
+            Err(_) => {
+                error = Some(format!("no answer within {:?}", timing.request));
+                break;
+            }
+        };
+        match event {
+            BackendEvent::Connected => connected = true,
+            BackendEvent::Disconnected { error: why } => {
+                connected = false;
+                error = Some(why);
+                break;
+            }
+            BackendEvent::Snapshot(all) => {
+                pending = all;
+                break;
+            }
+            BackendEvent::Asked(prompt) => {
+                pending.retain(|p| p.id != prompt.id);
+                pending.push(prompt);
+            }
+            BackendEvent::ResolvedElsewhere { id, .. } | BackendEvent::Withdrawn { id } => {
+                pending.retain(|p| p.id != id)
+            }
+            BackendEvent::ToolEnded { call_id, .. } => {
+                pending.retain(|p| p.origin.tool_call.as_deref() != Some(call_id.as_str()))
+            }
+            BackendEvent::SessionEnded { session } => pending.retain(|p| p.session != session),
+            BackendEvent::Invalid { error } => problems.push(error),
+        }
+    }
+    following.abort();
+    let generation = Generation::of(spec, backend.source().generation);
+    let mut listed = Vec::with_capacity(pending.len());
+    for prompt in pending {
+        let id = text::for_display(&prompt.id, text::DISPLAY_ID_CHARS).into_owned();
+        match prompt.into_checked() {
+            Ok(prompt) => listed.push(Listed::new(&prompt)),
+            Err(e) => problems.push(format!("prompt {id} cannot be shown: {e}")),
+        }
+    }
+    Report {
+        name: text::for_display(&spec.name, text::DISPLAY_ID_CHARS).into_owned(),
+        url: spec.url.clone(),
+        defaulted: spec.url_source != UrlSource::Configuration,
+        url_source: spec.url_source.clone(),
+        generation,
+        connected: connected && error.is_none(),
+        error: error.map(|e| text::for_display(&e, text::DISPLAY_MESSAGE_CHARS).into_owned()),
+        pending: listed,
+        problems: problems
+            .iter()
+            .map(|p| text::for_display(p, text::DISPLAY_MESSAGE_CHARS).into_owned())
+            .collect(),
+    }
+}
