@@ -724,6 +724,11 @@ fn stream(inner: Arc<SimState>, global: bool) -> Response {
             }
         }
     });
+    sse_response(rx)
+}
+
+/// An SSE response whose body is what the stream's task sends on `rx`.
+pub(crate) fn sse_response(rx: tokio::sync::mpsc::Receiver<Bytes>) -> Response {
     let body = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv()
             .await

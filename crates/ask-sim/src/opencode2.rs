@@ -20,13 +20,12 @@
 //! Over 500 lines: the server, its checks of answers, and its control API.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
@@ -590,16 +589,7 @@ async fn event_stream(State(inner): Shared) -> Response {
             }
         }
     });
-    let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv()
-            .await
-            .map(|bytes| (Ok::<_, Infallible>(bytes), rx))
-    });
-    Response::builder()
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache, no-transform")
-        .body(Body::from_stream(body))
-        .expect("static response parts")
+    crate::sse_response(rx)
 }
 
 /// `location[directory]` (deepObject), else the default location.
