@@ -80,13 +80,24 @@ pub async fn run() -> std::io::Result<()> {
         environment: false,
     };
     let input = tokio::io::BufReader::new(tokio::io::stdin());
-    tokio::select! {
-        result = watch(options, input, std::io::stdout()) => {
+    let watching = watch(options, input, std::io::stdout());
+    tokio::pin!(watching);
+    let finished = tokio::select! {
+        result = &mut watching => {
             if let Err(error) = result {
                 eprintln!("ask-sim demo: {error}");
             }
+            false
         }
-        _ = agent(sim.clone()) => println!("\nDemo finished. Next: `ask-lsp watch --url http://127.0.0.1:4096` against a real `opencode serve`, or an editor plugin from editors/."),
+        () = agent(sim.clone()) => true,
+    };
+    if finished {
+        // The agent is done as soon as the server is; give the terminal a
+        // moment to say what the last event led to before the closing line.
+        let _ = tokio::time::timeout(Duration::from_millis(500), &mut watching).await;
+        println!(
+            "\nDemo finished. Next: `ask-lsp watch --url http://127.0.0.1:4096` against a real `opencode serve`, or an editor plugin from editors/."
+        );
     }
     sim.stop();
     Ok(())
