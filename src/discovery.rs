@@ -116,8 +116,14 @@ fn service(file: &Path, processes: &Path) -> Option<Found> {
         url: url.to_owned(),
         directory: None,
         password: registration.password.map(Secret::new),
-        from: format!("{shown}"),
+        from: shown_safely(&shown.to_string()),
     })
+}
+
+/// Where a server was found, as messages, logs and status show it: paths
+/// are the system's, and may hold anything.
+fn shown_safely(from: &str) -> String {
+    crate::text::for_display(from, crate::text::DISPLAY_MESSAGE_CHARS).into_owned()
 }
 
 fn is_loopback_url(url: &str) -> bool {
@@ -190,7 +196,7 @@ fn processes(table: &Path, roots: &[PathBuf]) -> Vec<Found> {
             url,
             directory: Some(directory.to_owned()),
             password: None,
-            from: format!("opencode process {pid} in {directory}"),
+            from: shown_safely(&format!("opencode process {pid} in {directory}")),
         });
     }
     found
@@ -384,6 +390,27 @@ mod tests {
         }
         std::fs::create_dir_all(table.join("self")).unwrap();
         table
+    }
+
+    /// A directory name is the system's and may hold anything: where a
+    /// server was found is shown neutralised, like all outside text.
+    #[cfg(unix)]
+    #[test]
+    fn where_a_server_was_found_is_shown_harmlessly() {
+        let dir = tempfile::tempdir().unwrap();
+        let hostile = dir.path().join("ws\u{1b}]52;c;eA==\u{7}\u{202e}x");
+        std::fs::create_dir_all(&hostile).unwrap();
+        let processes = table(
+            dir.path(),
+            &[(20, &["opencode", "--port", "4210"], &hostile)],
+        );
+        let places = Places {
+            service_file: None,
+            processes,
+        };
+        let found = discover(&places, std::slice::from_ref(&hostile));
+        assert_eq!(found.len(), 1);
+        assert!(found[0].from.ends_with("/wsx"), "{}", found[0].from);
     }
 
     #[cfg(unix)]

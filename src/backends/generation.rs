@@ -22,6 +22,7 @@ use super::{Backend, BackendError, EventSink, Source, Timing};
 use crate::config::ServerSpec;
 use crate::prompt::{Prompt, Reply};
 use crate::sse::SseEvent;
+use crate::text;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Generation {
@@ -80,7 +81,9 @@ impl OpenCodeAny {
             tracing::info!(
                 url = %self.url,
                 generation = generation.name(),
-                version = info.as_ref().map(|i| i.version.as_str()),
+                version = info
+                    .as_ref()
+                    .map(|i| text::for_display(&i.version, text::DISPLAY_ID_CHARS).into_owned()),
                 pid = info.as_ref().map(|i| i.pid),
                 "OpenCode generation found"
             );
