@@ -35,12 +35,14 @@ impl Broker {
         let title = entry.pending.title.clone();
         // A stand-in for a prompt that could not be shown takes typed answers
         // to its questions at most; anything else would answer blind.
-        let blind = match &human {
+        let blind = |human: &Human| match human {
             Human::Reject { .. } => false,
-            Human::Answer(answer) => !refuses(&prompt.kind, &Reply::Answer(answer.clone())),
+            Human::Answer(answer) => !answer_refuses(&prompt.kind, answer),
             _ => true,
         };
-        if entry.pending.unshowable.is_some() && blind && !matches!(prompt.kind, Kind::Questions(_))
+        if entry.pending.unshowable.is_some()
+            && !matches!(prompt.kind, Kind::Questions(_))
+            && blind(&human)
         {
             let _ = to.send(Err(BrokerError::OnlyRejected(key)));
             return;
@@ -324,10 +326,14 @@ impl Broker {
     }
 }
 
-/// A permission answered with one of its reject choices is a rejection.
 fn refuses(kind: &Kind, reply: &Reply) -> bool {
-    match (kind, reply) {
-        (Kind::Permission(permission), Reply::Answer(Answer::Permission { choice })) => {
+    matches!(reply, Reply::Answer(answer) if answer_refuses(kind, answer))
+}
+
+/// A permission answered with one of its reject choices is a rejection.
+fn answer_refuses(kind: &Kind, answer: &Answer) -> bool {
+    match (kind, answer) {
+        (Kind::Permission(permission), Answer::Permission { choice }) => {
             permission.choices.iter().any(|c| {
                 &c.id == choice && matches!(c.effect, Effect::RejectOnce | Effect::RejectAlways)
             })
