@@ -316,9 +316,9 @@ def throughput():
     assert sdk["events"] == total + 1, sdk  # + server.connected
     scan = run_timed([SCAN, server.address, sentinel])
     assert scan["events"] >= total, scan
-    # The read path alone (decoder and prefilter, no LSP): reqwest as
-    # ask-lsp uses it, and hyper's connection directly.
-    paths = {mode: run_timed([READ, mode, server.address, sentinel]) for mode in ("reqwest", "hyper")}
+    # The read path alone (decoder and prefilter, no LSP): ask-lsp's own
+    # reader (http://), reqwest (https://), and hyper's connection directly.
+    paths = {mode: run_timed([READ, mode, server.address, sentinel]) for mode in ("own", "reqwest", "hyper")}
     server.shutdown()
 
     def figures(wall_s, cpu_s):
@@ -513,7 +513,8 @@ def main():
             print(f"  throughput: ask-lsp {t['ask']['events_s']:,.0f}/s {t['ask']['cpu_per_m']:.2f} CPU-s/M;"
                   f" sdk {t['sdk']['events_s']:,.0f}/s {t['sdk']['cpu_per_m']:.2f};"
                   f" scan {t['scan']['events_s']:,.0f}/s {t['scan']['cpu_per_m']:.3f};"
-                  f" read path reqwest {t['read_reqwest']['cpu_per_m']:.3f} {t['read_reqwest']['rss_mib']:.1f} MiB,"
+                  f" read path own {t['read_own']['cpu_per_m']:.3f} {t['read_own']['rss_mib']:.1f} MiB,"
+                  f" reqwest {t['read_reqwest']['cpu_per_m']:.3f} {t['read_reqwest']['rss_mib']:.1f} MiB,"
                   f" hyper {t['read_hyper']['cpu_per_m']:.3f} {t['read_hyper']['rss_mib']:.1f} MiB (load {t['load']:.2f})",
                   file=sys.stderr)
         if wanted("latency"):
@@ -549,11 +550,13 @@ def main():
              spread([t["ask"]["events_s"] / t["sdk"]["events_s"] for t in ts], lambda v: f"{v:.2f}x"), "target >= 5x"),
             ("CPU per event ratio to the SDK (same run)",
              spread([t["sdk"]["cpu_per_m"] / t["ask"]["cpu_per_m"] for t in ts], lambda v: f"{v:.2f}x"), "target >= 5x"),
-            ("read path alone, CPU-s per M events: reqwest / hyper",
-             spread([t["read_reqwest"]["cpu_per_m"] for t in ts], lambda v: f"{v:.3f}") + " / "
+            ("read path alone, CPU-s per M events: own / reqwest / hyper",
+             spread([t["read_own"]["cpu_per_m"] for t in ts], lambda v: f"{v:.3f}") + " / "
+             + spread([t["read_reqwest"]["cpu_per_m"] for t in ts], lambda v: f"{v:.3f}") + " / "
              + spread([t["read_hyper"]["cpu_per_m"] for t in ts], lambda v: f"{v:.3f}"), ""),
-            ("read path alone, RSS with the stream open: reqwest / hyper (64 KiB)",
-             spread([t["read_reqwest"]["rss_mib"] for t in ts], lambda v: f"{v:.1f}") + " / "
+            ("read path alone, RSS with the stream open: own / reqwest / hyper (64 KiB)",
+             spread([t["read_own"]["rss_mib"] for t in ts], lambda v: f"{v:.1f}") + " / "
+             + spread([t["read_reqwest"]["rss_mib"] for t in ts], lambda v: f"{v:.1f}") + " / "
              + spread([t["read_hyper"]["rss_mib"] for t in ts], lambda v: f"{v:.1f} MiB"), ""),
             ("share of the scan limit's events/s (same run)",
              spread([t["ask"]["events_s"] / t["scan"]["events_s"] * 100 for t in ts], lambda v: f"{v:.0f} %"), "target >= 50 %"),

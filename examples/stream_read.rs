@@ -1,17 +1,19 @@
 //! The stream read path for `scripts/bench`: the bench's replayed event
-//! stream read through reqwest (as ask-lsp reads it) or through hyper's
-//! HTTP/1.1 connection directly with a bounded read buffer, each feeding
+//! stream read through ask-lsp's own reader (64 KiB socket reads, chunked
+//! framing taken apart in place: what ask-lsp does for `http://`), through
+//! reqwest (what it does for `https://`), or through hyper's HTTP/1.1
+//! connection directly with a bounded read buffer, each feeding
 //! ask-lsp's SSE decoder and OpenCode prefilter on a current-thread runtime,
 //! until the sentinel question arrives. Prints
 //! `{"events": N, "wall_s": S, "rss_kib": R}` (R: VmRSS with the stream
 //! still open, so what the connection keeps is in it); the bench takes the
 //! CPU time from `wait4`.
 //!
-//! Usage: stream_read reqwest|hyper HOST:PORT SENTINEL
+//! Usage: stream_read own|reqwest|hyper HOST:PORT SENTINEL
 
 use std::time::Instant;
 
-use ask_lsp::fuzzing::{SseDecoder, SseItem, opencode_prefilter};
+use ask_lsp::fuzzing::{Dechunker, SseDecoder, SseItem, opencode_prefilter};
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
 
@@ -48,7 +50,7 @@ impl Events {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [mode, address, sentinel] = &args[..] else {
-        eprintln!("usage: stream_read reqwest|hyper HOST:PORT SENTINEL");
+        eprintln!("usage: stream_read own|reqwest|hyper HOST:PORT SENTINEL");
         std::process::exit(2);
     };
     let mut events = Events {
@@ -64,6 +66,42 @@ fn main() {
     let started = Instant::now();
     runtime.block_on(async {
         match mode.as_str() {
+            "own" => {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut tcp = tokio::net::TcpStream::connect(address)
+                    .await
+                    .expect("connect");
+                tcp.set_nodelay(true).expect("nodelay");
+                let request = format!(
+                    "GET /event HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\n\r\n"
+                );
+                tcp.write_all(request.as_bytes()).await.expect("request");
+                let mut buffer = vec![0u8; MAX_READ_BUFFER];
+                let mut dechunker = Dechunker::default();
+                // Bytes of the head read so far; `None` once past it.
+                let mut head = Some(Vec::new());
+                loop {
+                    let read = tcp.read(&mut buffer).await.expect("read");
+                    assert!(read > 0, "the stream ended before the sentinel");
+                    let mut bytes = &buffer[..read];
+                    if let Some(seen) = &mut head {
+                        seen.extend_from_slice(bytes);
+                        let Some(end) = memchr::memmem::find(seen, b"\r\n\r\n") else {
+                            continue;
+                        };
+                        bytes = &buffer[end + 4 - (seen.len() - read)..read];
+                        head = None;
+                    }
+                    let mut done = false;
+                    dechunker
+                        .feed(bytes, |data| done |= events.feed(data))
+                        .expect("framing");
+                    if done {
+                        break;
+                    }
+                }
+                report(&events, started);
+            }
             "reqwest" => {
                 let client = reqwest::Client::new();
                 let response = client

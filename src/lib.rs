@@ -23,7 +23,7 @@ mod text;
 /// For the fuzz target (`fuzz/`): not an API.
 #[doc(hidden)]
 pub mod fuzzing {
-    pub use crate::backends::fuzzing::opencode_prefilter;
+    pub use crate::backends::fuzzing::{Dechunker, http_head, opencode_prefilter};
     pub use crate::sse::{SseDecoder, SseItem};
 
     /// Parses an OpenCode event; a prompt in it is checked and answered the

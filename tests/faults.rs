@@ -225,6 +225,39 @@ async fn burst(count: usize) {
 }
 
 #[tokio::test]
+async fn a_system_proxy_is_never_used() {
+    // A proxy from the environment would be a server the person did not
+    // configure: it would see the password and every answer.
+    let proxy = sim().await;
+    let sim = sim().await;
+    let via = proxy.url();
+    let env: Vec<(&str, &str)> = [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "all_proxy",
+    ]
+    .into_iter()
+    .map(|name| (name, via.as_str()))
+    .collect();
+    let mut client = LspClient::start(&env).await;
+    client
+        .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
+        .await;
+    wait_for(|| sim.subscribers() > 0).await;
+    let request = sim.ask(None, database());
+    let ask = client.next_method("askQuestions/ask").await;
+    client.answer(&ask, json!([["SQLite"]])).await;
+    client.next_method("askQuestions/resolved").await;
+    assert_eq!(
+        sim.received(),
+        vec![reply(&request.id, json!([["SQLite"]]))]
+    );
+    assert_eq!(proxy.requests(), Vec::<String>::new());
+}
+
+#[tokio::test]
 async fn a_redirect_is_not_followed_anywhere() {
     let sim = sim().await;
     let mut client = LspClient::with_extension(&sim).await;

@@ -24,8 +24,12 @@ pub(super) const MAX_BODY: usize = 16 << 20;
 pub(super) fn client(timing: &Timing) -> reqwest::Client {
     reqwest::Client::builder()
         .connect_timeout(timing.request)
-        // Only the configured URL is ever contacted.
+        // Only the configured URL is ever contacted: no redirect is
+        // followed, and no proxy from the environment (it would see the
+        // password and every answer) is used; the event stream over
+        // `http://` connects directly too (h1.rs).
         .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
         .build()
         .expect("reqwest client with static settings")
 }
@@ -98,9 +102,14 @@ impl Peer {
     }
 
     pub fn unreachable(&self, error: &reqwest::Error) -> BackendError {
+        self.not_connected(cause(error))
+    }
+
+    /// The server could not be reached, for `reason` ("connection refused").
+    pub fn not_connected(&self, reason: String) -> BackendError {
         BackendError::Connect {
             server: self.label.clone(),
-            message: cause(error),
+            message: reason,
             hint: self.start_hint,
         }
     }
@@ -137,10 +146,15 @@ pub(super) fn cause(error: &reqwest::Error) -> String {
     while let Some(source) = inner.source() {
         inner = source;
     }
-    let text = inner.to_string();
+    cause_text(&inner.to_string())
+}
+
+/// An error's text as shown to people: lower case, without the OS's error
+/// number.
+pub(super) fn cause_text(text: &str) -> String {
     let text = match text.find(" (os error") {
         Some(at) => &text[..at],
-        None => &text,
+        None => text,
     };
     let mut chars = text.chars();
     match chars.next() {

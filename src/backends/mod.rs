@@ -7,6 +7,7 @@
 //! backoff and stall watchdog ([`stream`]) are shared.
 
 mod generation;
+mod h1;
 mod http;
 mod opencode;
 mod opencode2;
@@ -23,6 +24,14 @@ use crate::prompt::{Prompt, Reply};
 
 pub(crate) mod fuzzing {
     use crate::prompt::Prompt;
+
+    pub use super::h1::Dechunker;
+
+    /// Parses a response head as the event stream's reader does; true when
+    /// it is complete and well formed.
+    pub fn http_head(bytes: &[u8]) -> bool {
+        super::h1::head_is_complete(bytes)
+    }
 
     /// The prompt in an OpenCode event, if it has one.
     pub fn parse_opencode(data: &str, global: bool) -> Option<Prompt> {

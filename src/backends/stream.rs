@@ -9,6 +9,7 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
+use super::h1;
 use super::http::Peer;
 use super::{BackendError, BackendEvent, EventSink, Timing};
 use crate::sse::{SseDecoder, SseEvent, SseItem};
@@ -135,7 +136,11 @@ async fn connect_once<F: Follow>(
         Ok(Ok(())) => {}
     }
     let peer = server.peer();
-    let response = match tokio::time::timeout(subscribe_bound, server.subscribe().send()).await {
+    let opened = tokio::time::timeout(
+        subscribe_bound,
+        subscribe(server.subscribe(), server.timing().request),
+    );
+    let (status, content_type, source) = match opened.await {
         Err(_) => {
             return (
                 End::Unanswered(format!(
@@ -145,15 +150,21 @@ async fn connect_once<F: Follow>(
                 false,
             );
         }
-        Ok(Err(error)) => return (End::Failed(peer.unreachable(&error).to_string()), false),
-        Ok(Ok(response)) => response,
+        Ok(Err(Unopened::Connect(reason))) => {
+            return (End::Failed(peer.not_connected(reason).to_string()), false);
+        }
+        Ok(Err(Unopened::Malformed(reason))) => {
+            return (
+                End::Failed(format!(
+                    "{}: {reason}: is this {}?",
+                    peer.label, peer.expected
+                )),
+                false,
+            );
+        }
+        Ok(Ok(opened)) => opened,
     };
-    let status = response.status().as_u16();
-    let is_sse = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.starts_with("text/event-stream"));
+    let is_sse = content_type.starts_with("text/event-stream");
     if status == 401 || status == 403 {
         let error = BackendError::Unauthorized {
             server: peer.label.clone(),
@@ -177,7 +188,7 @@ async fn connect_once<F: Follow>(
     if let Err(error) = server.resync(sink).await {
         return (End::Failed(error), true);
     }
-    let mut events = EventStream::new(response, server.timing().stall, server.relevant());
+    let mut events = EventStream::new(source, server.timing().stall, server.relevant());
     loop {
         let batch = match events.next().await {
             Ok(Some(batch)) => batch,
@@ -194,47 +205,122 @@ async fn connect_once<F: Follow>(
     }
 }
 
+enum Unopened {
+    Connect(String),
+    Malformed(String),
+}
+
+/// Sends the subscription: status, content type and the body to read. A
+/// plain `http://` stream is read off its own socket (src/backends/h1.rs);
+/// over `https://` reqwest does the TLS.
+async fn subscribe(
+    request: reqwest::RequestBuilder,
+    connect_bound: Duration,
+) -> Result<(u16, String, Source), Unopened> {
+    let (client, request) = request.build_split();
+    let request = request.map_err(|error| Unopened::Malformed(super::http::cause(&error)))?;
+    if request.url().scheme() == "http" {
+        let (head, body) =
+            h1::open(&request, connect_bound)
+                .await
+                .map_err(|error| match error {
+                    h1::OpenError::Connect(reason) => Unopened::Connect(reason),
+                    h1::OpenError::Malformed(reason) => Unopened::Malformed(reason),
+                })?;
+        return Ok((head.status, head.content_type, Source::Socket(body)));
+    }
+    let response = client
+        .execute(request)
+        .await
+        .map_err(|error| Unopened::Connect(super::http::cause(&error)))?;
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    Ok((
+        response.status().as_u16(),
+        content_type,
+        Source::Reqwest(Box::pin(response.bytes_stream())),
+    ))
+}
+
+/// Where an event stream's bytes come from.
+enum Source {
+    Socket(h1::Body),
+    Reqwest(futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>),
+}
+
+impl Source {
+    /// Reads what arrives next into `decoder`: `Ok(false)` once the body ended.
+    async fn read(
+        &mut self,
+        decoder: &mut SseDecoder,
+        relevant: fn(&[u8]) -> bool,
+        items: &mut Vec<SseItem>,
+    ) -> Result<bool, String> {
+        match self {
+            Source::Socket(body) => {
+                body.read(|data| decoder.feed_filtered(data, relevant, items))
+                    .await
+            }
+            Source::Reqwest(body) => match body.next().await {
+                None => Ok(false),
+                Some(Err(error)) => Err(super::http::cause(&error)),
+                Some(Ok(chunk)) => {
+                    decoder.feed_filtered(&chunk, relevant, items);
+                    Ok(true)
+                }
+            },
+        }
+    }
+}
+
 /// An SSE response read in batches of whole events, with a stall watchdog:
 /// no bytes (not even a heartbeat) for `stall` ends it.
 struct EventStream {
-    body: futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    source: Source,
     decoder: SseDecoder,
     /// Events it rejects (on their raw bytes) are dropped undecoded.
     relevant: fn(&[u8]) -> bool,
     stall: Duration,
     /// One deadline for the whole stream, firing every quarter of the stall
-    /// bound: the common path (a chunk arrives) only sets `got_bytes`, with
+    /// bound: the common path (bytes arrive) only sets `got_bytes`, with
     /// no timer work and no clock read. Four quarters in a row without
     /// bytes are a stall, so silence is noticed within 1 to 1.25 bounds.
     deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
     got_bytes: bool,
     silent_quarters: u32,
+    /// The body ended with the last batch.
+    ended: bool,
 }
 
 const QUARTERS: u32 = 4;
 
 impl EventStream {
-    fn new(response: reqwest::Response, stall: Duration, relevant: fn(&[u8]) -> bool) -> Self {
+    fn new(source: Source, stall: Duration, relevant: fn(&[u8]) -> bool) -> Self {
         EventStream {
-            body: Box::pin(response.bytes_stream()),
+            source,
             decoder: SseDecoder::default(),
             relevant,
             stall,
             deadline: Box::pin(tokio::time::sleep(stall / QUARTERS)),
             got_bytes: false,
             silent_quarters: 0,
+            ended: false,
         }
     }
 
-    /// The relevant events in the next chunk(s) received, at least one:
+    /// The relevant events in what is received next, at least one:
     /// `Ok(None)` when the server closed the stream, `Err` when it failed or
     /// went silent too long.
     async fn next(&mut self) -> Result<Option<Vec<SseEvent>>, String> {
         let mut items = Vec::new();
-        loop {
-            let chunk = tokio::select! {
+        while !self.ended {
+            let more = tokio::select! {
                 biased;
-                chunk = self.body.next() => chunk,
+                more = self.source.read(&mut self.decoder, self.relevant, &mut items) => more?,
                 () = &mut self.deadline => {
                     if std::mem::take(&mut self.got_bytes) {
                         self.silent_quarters = 0;
@@ -248,14 +334,8 @@ impl EventStream {
                     continue;
                 }
             };
-            let chunk = match chunk {
-                None => return Ok(None),
-                Some(Err(error)) => return Err(super::http::cause(&error)),
-                Some(Ok(chunk)) => chunk,
-            };
+            self.ended = !more;
             self.got_bytes = true;
-            self.decoder
-                .feed_filtered(&chunk, self.relevant, &mut items);
             let events: Vec<SseEvent> = items
                 .drain(..)
                 .filter_map(|item| match item {
@@ -273,6 +353,7 @@ impl EventStream {
                 return Ok(Some(events));
             }
         }
+        Ok(None)
     }
 }
 
@@ -280,13 +361,15 @@ impl EventStream {
 mod tests {
     use super::*;
 
-    /// A response whose body yields `chunks`, each after its delay.
-    fn response(chunks: Vec<(u64, &'static str)>) -> reqwest::Response {
+    /// A body that yields `chunks`, each after its delay.
+    fn source(chunks: Vec<(u64, &'static str)>) -> Source {
         let body = futures_util::stream::iter(chunks).then(|(ms, text)| async move {
             tokio::time::sleep(Duration::from_millis(ms)).await;
             Ok::<_, std::io::Error>(bytes::Bytes::from_static(text.as_bytes()))
         });
-        http::Response::new(reqwest::Body::wrap_stream(body)).into()
+        let response: reqwest::Response =
+            http::Response::new(reqwest::Body::wrap_stream(body)).into();
+        Source::Reqwest(Box::pin(response.bytes_stream()))
     }
 
     async fn data(events: &mut EventStream) -> Result<Option<Vec<String>>, String> {
@@ -299,7 +382,7 @@ mod tests {
         // Longer in total than the stall bound, never silent for that long:
         // the one deadline must be moved on, not fire at its first time.
         let chunks = (0..6).map(|_| (120, "data: x\n\n")).collect();
-        let mut events = EventStream::new(response(chunks), Duration::from_millis(250), |_| true);
+        let mut events = EventStream::new(source(chunks), Duration::from_millis(250), |_| true);
         for _ in 0..6 {
             assert_eq!(data(&mut events).await, Ok(Some(vec!["x".to_owned()])));
         }
@@ -313,7 +396,7 @@ mod tests {
             (200, ": ping\n\n"),
             (5_000, "data: late\n\n"),
         ];
-        let mut events = EventStream::new(response(chunks), Duration::from_millis(300), |_| true);
+        let mut events = EventStream::new(source(chunks), Duration::from_millis(300), |_| true);
         assert_eq!(data(&mut events).await, Ok(Some(vec!["a".to_owned()])));
         let started = std::time::Instant::now();
         assert_eq!(
@@ -330,7 +413,7 @@ mod tests {
     #[tokio::test]
     async fn the_filter_drops_events_before_they_are_batched() {
         let chunks = vec![(0, "data: skip\n\n"), (0, "data: keep\n\ndata: skip\n\n")];
-        let mut events = EventStream::new(response(chunks), Duration::from_secs(5), |data| {
+        let mut events = EventStream::new(source(chunks), Duration::from_secs(5), |data| {
             data == b"keep"
         });
         assert_eq!(data(&mut events).await, Ok(Some(vec!["keep".to_owned()])));

@@ -156,8 +156,9 @@ impl LspClient {
             .await
             .unwrap_or_else(|_| {
                 panic!(
-                    "no message from ask-lsp within {WAIT:?}; seen: {:#?}",
-                    self.seen
+                    "no message from ask-lsp within {WAIT:?}; seen: {:#?}\nits log:\n{}",
+                    self.seen,
+                    self.stderr.lock().unwrap()
                 )
             })
             .expect("ask-lsp closed stdout");
