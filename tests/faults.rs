@@ -89,11 +89,7 @@ async fn a_stalled_stream_is_noticed_and_replaced() {
     })
     .await
     .unwrap();
-    let mut client = LspClient::start(&[("ASK_LSP_STALL_MS", "300")]).await;
-    client
-        .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
-        .await;
-    wait_for(|| sim.subscribers() > 0).await;
+    let mut client = LspClient::with_extension_env(&sim, &[("ASK_LSP_STALL_MS", "300")]).await;
     sim.set_stalled(true);
     let request = sim.ask(None, database()); // its events are swallowed
     let ask = client.next_method("askQuestions/ask").await;
@@ -134,11 +130,8 @@ async fn a_500_keeps_the_question_and_the_retry_is_sent_once() {
 #[tokio::test]
 async fn a_hanging_reply_times_out_and_html_is_named_for_what_it_is() {
     let sim = sim().await;
-    let mut client = LspClient::start(&[("ASK_LSP_REQUEST_TIMEOUT_MS", "300")]).await;
-    client
-        .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
-        .await;
-    wait_for(|| sim.subscribers() > 0).await;
+    let mut client =
+        LspClient::with_extension_env(&sim, &[("ASK_LSP_REQUEST_TIMEOUT_MS", "300")]).await;
     let request = sim.ask(None, database());
     sim.push_fault(Fault::Hang);
     sim.push_fault(Fault::Html);
@@ -241,11 +234,7 @@ async fn a_system_proxy_is_never_used() {
     .into_iter()
     .map(|name| (name, via.as_str()))
     .collect();
-    let mut client = LspClient::start(&env).await;
-    client
-        .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
-        .await;
-    wait_for(|| sim.subscribers() > 0).await;
+    let mut client = LspClient::with_extension_env(&sim, &env).await;
     let request = sim.ask(None, database());
     let ask = client.next_method("askQuestions/ask").await;
     client.answer(&ask, json!([["SQLite"]])).await;

@@ -151,11 +151,8 @@ async fn answered_elsewhere_cancels_the_prompt_and_sends_nothing() {
 #[tokio::test]
 async fn cancelled_requests_the_client_never_answers_are_released() {
     let sim = sim().await;
-    let mut client = LspClient::start(&[("ASK_LSP_CANCELLED_GRACE_MS", "200")]).await;
-    client
-        .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
-        .await;
-    wait_for(|| sim.subscribers() > 0).await;
+    let mut client =
+        LspClient::with_extension_env(&sim, &[("ASK_LSP_CANCELLED_GRACE_MS", "200")]).await;
     let released = "released a cancelled request the client never answered";
     let answered = sim.ask(None, database());
     let ask = client.next_method("askQuestions/ask").await;
@@ -295,11 +292,8 @@ async fn missing_password_is_a_clear_error_and_the_right_one_works() {
     assert_eq!(status["result"]["servers"][0]["connected"], false);
     assert!(!format!("{:?}", client.seen).contains("s3cret"));
 
-    let mut client = LspClient::start(&[("OPENCODE_SERVER_PASSWORD", "s3cret")]).await;
-    client
-        .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
-        .await;
-    wait_for(|| sim.subscribers() > 0).await;
+    let mut client =
+        LspClient::with_extension_env(&sim, &[("OPENCODE_SERVER_PASSWORD", "s3cret")]).await;
     let request = sim.ask(None, database());
     let ask = client.next_method("askQuestions/ask").await;
     client.answer(&ask, json!([["Postgres"]])).await;

@@ -269,11 +269,7 @@ async fn the_language_server_notifies_on_the_desktop_and_refuses_terminal_sequen
 async fn notifications_switched_on_by_a_configuration_update_cover_prompts_already_waiting() {
     let fake = FakeNotifySend::new();
     let sim = sim().await;
-    let mut client = LspClient::start(&[("PATH", &fake.path())]).await;
-    client
-        .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
-        .await;
-    wait_for(|| sim.subscribers() > 0).await;
+    let mut client = LspClient::with_extension_env(&sim, &[("PATH", &fake.path())]).await;
     sim.ask(None, database());
     client.next_method("askQuestions/ask").await;
     tokio::time::sleep(Duration::from_millis(500)).await;

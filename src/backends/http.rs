@@ -51,12 +51,7 @@ impl Peer {
         let exchange = async {
             let response = request.send().await?;
             let status = response.status().as_u16();
-            let content_type = response
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_owned();
+            let content_type = content_type(&response);
             // Sized once from the announced length (bounded: it is the
             // server's word), not regrown and copied for a large listing.
             let announced = response.content_length().unwrap_or(0) as usize;
@@ -134,6 +129,16 @@ impl Peer {
             expected: self.expected,
         }
     }
+}
+
+/// The response's `Content-Type`, empty when it has none.
+pub(super) fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned()
 }
 
 /// The innermost cause of a reqwest error ("connection refused"): the outer

@@ -233,15 +233,9 @@ async fn subscribe(
         .execute(request)
         .await
         .map_err(|error| Unopened::Connect(super::http::cause(&error)))?;
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
     Ok((
         response.status().as_u16(),
-        content_type,
+        super::http::content_type(&response),
         Source::Reqwest(Box::pin(response.bytes_stream())),
     ))
 }

@@ -247,7 +247,12 @@ impl LspClient {
     /// Initializes with the extension opted in and one server, then waits
     /// until ask-lsp is connected to it.
     pub async fn with_extension(sim: &Sim) -> LspClient {
-        let mut client = LspClient::start(&[]).await;
+        LspClient::with_extension_env(sim, &[]).await
+    }
+
+    /// [`with_extension`](Self::with_extension), ask-lsp started with `env`.
+    pub async fn with_extension_env(sim: &Sim, env: &[(&str, &str)]) -> LspClient {
+        let mut client = LspClient::start(env).await;
         client
             .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
             .await;
