@@ -94,6 +94,19 @@ impl Server {
         Some(server)
     }
 
+    /// ask-lsp following this server as `sa` (its ACP server id `ask`),
+    /// with the `settings` given beside it.
+    async fn client(&self, capabilities: Value, settings: Value) -> LspClient {
+        let mut config = json!({"servers": [{"name": "sa", "backend": "sandbox-agent",
+                                              "url": self.url, "serverId": "ask"}]});
+        if let (Some(config), Value::Object(settings)) = (config.as_object_mut(), settings) {
+            config.extend(settings);
+        }
+        let mut client = LspClient::start(&[]).await;
+        client.initialize(capabilities, config).await;
+        client
+    }
+
     /// `initialize` (with these client capabilities) and `session/new`, as
     /// the agent's UI client does; checks the agent's name.
     async fn open_session(&self, capabilities: Value, agent: &str) -> String {
@@ -220,13 +233,7 @@ async fn permissions_and_questions_from_an_acp_agent() {
             json!({"cwd": "/tmp", "mcpServers": []}),
         )
         .await;
-    let mut client = LspClient::start(&[]).await;
-    client
-        .initialize(
-            extension_caps(),
-            json!({"servers": [{"name": "sa", "backend": "sandbox-agent", "url": server.url, "serverId": "ask"}]}),
-        )
-        .await;
+    let mut client = server.client(extension_caps(), json!({})).await;
 
     // OpenCode-style questions, answered with labels.
     let turn = server.prompt(10, "question please");
@@ -333,13 +340,7 @@ async fn forms_from_acp_elicitation() {
     server
         .open_session(serde_json::from_str(FORM_CAPS).unwrap(), MOCK)
         .await;
-    let mut client = LspClient::start(&[]).await;
-    client
-        .initialize(
-            extension_caps(),
-            json!({"servers": [{"name": "sa", "backend": "sandbox-agent", "url": server.url, "serverId": "ask"}]}),
-        )
-        .await;
+    let mut client = server.client(extension_caps(), json!({})).await;
 
     // Every field type; a wrong value is refused and the form shown again.
     let turn = server.turn(20, "form-all");
@@ -528,13 +529,7 @@ async fn forms_on_a_plain_lsp_client() {
     server
         .open_session(serde_json::from_str(FORM_CAPS).unwrap(), MOCK)
         .await;
-    let mut client = LspClient::start(&[]).await;
-    client
-        .initialize(
-            plain_caps(),
-            json!({"servers": [{"name": "sa", "backend": "sandbox-agent", "url": server.url, "serverId": "ask"}]}),
-        )
-        .await;
+    let mut client = server.client(plain_caps(), json!({})).await;
 
     // Typed fields: the message says how; code actions offer the choices.
     let turn = server.turn(30, "form-all");
@@ -758,13 +753,7 @@ async fn claude_code_asks_through_ask_lsp() {
             "@agentclientprotocol/claude-agent-acp",
         )
         .await;
-    let mut client = LspClient::start(&[]).await;
-    client
-        .initialize(
-            extension_caps(),
-            json!({"servers": [{"name": "sa", "backend": "sandbox-agent", "url": server.url, "serverId": "ask"}]}),
-        )
-        .await;
+    let mut client = server.client(extension_caps(), json!({})).await;
     let turn = server.turn_in(&session, 50, "Pick a database for me.");
     let ask = client.next_method("askQuestions/ask").await;
     let params = &ask["params"];
@@ -820,12 +809,10 @@ async fn a_timeout_fills_defaults_or_cancels() {
     server
         .open_session(serde_json::from_str(FORM_CAPS).unwrap(), MOCK)
         .await;
-    let mut client = LspClient::start(&[]).await;
-    client
-        .initialize(
+    let mut client = server
+        .client(
             extension_caps(),
-            json!({"servers": [{"name": "sa", "backend": "sandbox-agent", "url": server.url, "serverId": "ask"}],
-                   "policy": {"mode": "forward", "timeoutMs": 300}}),
+            json!({"policy": {"mode": "forward", "timeoutMs": 300}}),
         )
         .await;
     // Every required field has a default or a first option: accepted with those.
