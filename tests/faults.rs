@@ -127,6 +127,30 @@ async fn a_500_keeps_the_question_and_the_retry_is_sent_once() {
     );
 }
 
+/// sandbox-agent writes `: heartbeat` comments on a quiet stream (15 s in
+/// 0.4.2); they keep it alive, as OpenCode's heartbeat events do.
+#[tokio::test]
+async fn a_quiet_acp_stream_with_heartbeats_is_not_a_stall() {
+    let sim = Sim::start(SimOptions {
+        heartbeat: Duration::from_millis(100),
+        ..SimOptions::default()
+    })
+    .await
+    .unwrap();
+    let mut client = LspClient::start(&[("ASK_LSP_STALL_MS", "400")]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"servers": [{"backend": "sandbox-agent", "url": sim.url(), "serverId": "quiet"}]}),
+        )
+        .await;
+    wait_for(|| sim.subscribers() > 0 || client.logs().contains("connected")).await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let logs = client.logs();
+    assert!(logs.contains("connected"), "{logs}");
+    assert!(!logs.contains("no event or heartbeat"), "{logs}");
+}
+
 #[tokio::test]
 async fn a_hanging_reply_times_out_and_html_is_named_for_what_it_is() {
     let sim = sim().await;

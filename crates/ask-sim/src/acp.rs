@@ -94,6 +94,9 @@ pub(crate) async fn stream(
     };
     let mut generation = inner.generation.subscribe();
     generation.mark_unchanged();
+    // sandbox-agent 0.4.2 writes `: heartbeat` every 15 s on a quiet stream.
+    let heartbeat = inner.options.heartbeat;
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(1024);
     tokio::spawn(async move {
         for bytes in replay {
@@ -105,6 +108,7 @@ pub(crate) async fn stream(
             let bytes = tokio::select! {
                 _ = generation.changed() => return,
                 _ = tx.closed() => return,
+                _ = ticks.tick() => Bytes::from_static(b": heartbeat\n\n"),
                 event = live.recv() => match event {
                     Ok((to, id, data)) if to == server => frame(id, &data),
                     Ok(_) => continue,
