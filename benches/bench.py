@@ -268,9 +268,17 @@ class Lsp:
         return (int(fields[11]) + int(fields[12])) / TICK
 
     def rss_mib(self):
+        return self.rss_parts_mib()["VmRSS"]
+
+    def rss_parts_mib(self):
+        """VmRSS and its parts: RssAnon (allocated), RssFile (the binary's and
+        libraries' pages), RssShmem."""
+        parts = {}
         for line in open(f"/proc/{self.proc.pid}/status"):
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
+            name, _, rest = line.partition(":")
+            if name in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):
+                parts[name] = int(rest.split()[0]) / 1024
+        return parts
 
     def close(self):
         self.proc.kill()
@@ -484,14 +492,15 @@ def footprint():
     lsp = Lsp([server.url], surface="none")
     colds = [(lsp.initialized_at - lsp.spawned) * 1000]
     time.sleep(1.0)
-    idle = lsp.rss_mib()
+    parts = lsp.rss_parts_mib()
     lsp.close()
     for _ in range(10):
         probe = Lsp([server.url], surface="none")
         colds.append((probe.initialized_at - probe.spawned) * 1000)
         probe.close()
     server.shutdown()
-    return {"idle_mib": idle, "cold_ms": statistics.median(colds)}
+    return {"idle_mib": parts["VmRSS"], "idle_anon_mib": parts["RssAnon"], "idle_file_mib": parts["RssFile"],
+            "cold_ms": statistics.median(colds), "cold_ms_all": colds, "load": load()}
 
 
 def spread(values, fmt):
@@ -594,6 +603,8 @@ def main():
     if "footprint" in extra:
         f = extra["footprint"]
         rows.append(("RSS idle, one server", f"{f['idle_mib']:.1f} MiB", "target <= 9 MiB"))
+        rows.append(("RSS idle, one server: RssFile / RssAnon",
+                     f"{f['idle_file_mib']:.1f} / {f['idle_anon_mib']:.1f} MiB", ""))
         rows.append(("cold start to initialize response", f"{f['cold_ms']:.1f} ms", "median of 11, target < 5 ms"))
     print(f"\nask-lsp benchmark: {RUNS} runs, median (min-max); {EVENTS + 1:,} events per consumer;"
           f" {os.cpu_count()} cores\n")
