@@ -30,8 +30,9 @@ pub(super) struct Entry {
     /// Resolved elsewhere while our own send was under way: if ours fails,
     /// this is what happened to it.
     pub elsewhere: Option<State>,
-    /// The last resync listing that named it ([`Store::mark_listed`]).
-    listed: u64,
+    /// The last resync listing that named it ([`Store::mark_listed`]); in
+    /// the entry's padding.
+    listed: u32,
 }
 
 impl Entry {
@@ -59,8 +60,9 @@ pub(super) struct Store {
     by_session: HashMap<(Arc<str>, String), HashSet<String>>,
     by_server: HashMap<Arc<str>, HashSet<String>>,
     resolved: LruCache<String, ()>,
-    /// Resync listings counted, to mark the entries each names.
-    listings: u64,
+    /// Resync listings counted, to mark the entries each names (0 is no
+    /// listing's: a new entry's).
+    listings: u32,
 }
 
 impl Store {
@@ -205,14 +207,14 @@ impl Store {
     }
 
     /// Starts a resync listing: the mark its prompts get.
-    pub fn new_listing(&mut self) -> u64 {
-        self.listings += 1;
+    pub fn new_listing(&mut self) -> u32 {
+        self.listings = self.listings.wrapping_add(1).max(1);
         self.listings
     }
 
     /// Marks a pending prompt as named by `listing`; `false` when it is not
     /// pending.
-    pub fn mark_listed(&mut self, key: &str, listing: u64) -> bool {
+    pub fn mark_listed(&mut self, key: &str, listing: u32) -> bool {
         self.entries
             .get_mut(key)
             .map(|e| e.listed = listing)
@@ -222,7 +224,7 @@ impl Store {
     /// A server's prompts that `listing` did not name and that are not
     /// being answered: what that resync finds gone. Only those keys are
     /// copied.
-    pub fn gone(&self, server: &Arc<str>, listing: u64) -> Vec<String> {
+    pub fn gone(&self, server: &Arc<str>, listing: u32) -> Vec<String> {
         // One pass over the entries where they lie, the mark first: no key
         // of a listed prompt is looked up or even read.
         self.entries

@@ -69,8 +69,8 @@ pub(crate) struct OpenCode {
 /// after): a resync leaves exactly the listed ones, without copying again
 /// those it already has.
 struct SeenCalls {
-    calls: LruCache<String, u64>,
-    listing: u64,
+    calls: LruCache<Box<str>, u32>,
+    listing: u32,
 }
 
 impl SeenCalls {
@@ -81,7 +81,7 @@ impl SeenCalls {
                 true
             }
             None => {
-                self.calls.put(call.to_owned(), self.listing);
+                self.calls.put(call.into(), self.listing);
                 false
             }
         }
@@ -89,7 +89,7 @@ impl SeenCalls {
 
     /// A resync starts: what it lists is seen again, [`SeenCalls::put`].
     fn start_listing(&mut self) {
-        self.listing += 1;
+        self.listing = self.listing.wrapping_add(1);
     }
 
     /// The resync's listing is read: calls it did not list are forgotten.
@@ -428,5 +428,32 @@ impl Backend for OpenCode {
 
     fn run(self: Arc<Self>, sink: EventSink) -> BoxFuture<'static, ()> {
         Box::pin(follow(self, sink))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resync_leaves_exactly_the_calls_it_listed() {
+        let mut seen = SeenCalls {
+            calls: LruCache::new(NonZeroUsize::new(3).unwrap()),
+            listing: 0,
+        };
+        assert!(!seen.put("a") && !seen.put("b") && !seen.put("c"));
+        seen.start_listing();
+        assert!(seen.put("b"), "seen before");
+        assert!(!seen.put("d"), "new: the least recent (a) makes room");
+        assert!(seen.put("b"), "listed twice");
+        seen.end_listing();
+        let mut calls: Vec<&str> = seen.calls.iter().map(|(call, _)| &**call).collect();
+        calls.sort_unstable();
+        assert_eq!(calls, ["b", "d"]);
+        // An event's call after the listing stays until the next one.
+        assert!(!seen.put("e"));
+        seen.start_listing();
+        seen.end_listing();
+        assert_eq!(seen.calls.len(), 0);
     }
 }
