@@ -236,15 +236,14 @@ impl Listing {
         Some(())
     }
 
-    /// Looks up who runs each listed prompt's session, in order, from item
-    /// `from` on.
-    pub fn look_up_agents(&mut self, from: usize, mut agent: impl FnMut(&str) -> Option<String>) {
+    /// Looks up who runs each listed prompt's session, in order.
+    pub fn look_up_agents(&mut self, mut agent: impl FnMut(&str) -> Option<String>) {
         let Listing {
             bodies,
             unescaped,
             items,
         } = self;
-        for item in &mut items[from..] {
+        for item in items.iter_mut() {
             match item {
                 Item::Question {
                     body,
@@ -445,7 +444,7 @@ mod tests {
         listing
             .add_questions(text, Some("/p".into()), &mut skipped)
             .unwrap();
-        listing.look_up_agents(0, |session| (session == "ses_2").then(|| "plan".to_owned()));
+        listing.look_up_agents(|session| (session == "ses_2").then(|| "plan".to_owned()));
         assert_eq!(skipped.count, 1, "the broken item alone");
         let listed: Vec<_> = listing
             .iter()
