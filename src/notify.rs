@@ -189,7 +189,16 @@ impl Notifier {
     fn observe(&mut self, update: &Update, now: Instant) {
         match update {
             Update::Added(pending) => self.waiting.push_back((now, pending.clone())),
-            Update::Resolved(resolution) => self.waiting.retain(|(_, p)| p.key != resolution.key),
+            // A key is waiting once at most: found, not every one compared.
+            Update::Resolved(resolution) => {
+                if let Some(at) = self
+                    .waiting
+                    .iter()
+                    .position(|(_, p)| p.key == resolution.key)
+                {
+                    self.waiting.remove(at);
+                }
+            }
             Update::Status(_) | Update::Notice { .. } | Update::Connection { .. } => {}
         }
     }

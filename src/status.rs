@@ -235,7 +235,7 @@ async fn probe(spec: &ServerSpec, timing: Timing) -> Report {
                 break;
             }
             BackendEvent::Snapshot(all) => {
-                pending = all;
+                pending = all.into_prompts();
                 break;
             }
             BackendEvent::Asked(prompt) => {

@@ -45,7 +45,7 @@ pub(crate) mod fuzzing {
 }
 
 /// What a backend saw, in ask-lsp's terms.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) enum BackendEvent {
     Connected,
     Disconnected {
@@ -54,7 +54,7 @@ pub(crate) enum BackendEvent {
     /// Everything the server lists as pending right after a (re)connect: the
     /// event streams have no replay, so this is how missed prompts and missed
     /// answers are found.
-    Snapshot(Vec<Prompt>),
+    Snapshot(Snapshot),
     Asked(Prompt),
     /// Answered (`rejected: false`) or refused by someone else.
     ResolvedElsewhere {
@@ -78,6 +78,72 @@ pub(crate) enum BackendEvent {
     Invalid {
         error: String,
     },
+}
+
+/// A server's listing of what is pending, in its order. Each prompt is
+/// built only when taken: a resync of a long listing mostly finds prompts
+/// the broker already has, which it recognises by their ids alone.
+pub(crate) struct Snapshot(Box<dyn Listing>);
+
+/// What a [`Snapshot`] is read from.
+pub(crate) trait Listing: Send {
+    fn len(&self) -> usize;
+    /// The id of the prompt at `index`, before it is taken.
+    fn id(&self, index: usize) -> &str;
+    /// The prompt at `index`, once: `None` when taken already.
+    fn take(&mut self, index: usize) -> Option<Prompt>;
+}
+
+impl Snapshot {
+    pub fn new(listing: impl Listing + 'static) -> Self {
+        Snapshot(Box::new(listing))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn id(&self, index: usize) -> &str {
+        self.0.id(index)
+    }
+
+    pub fn take(&mut self, index: usize) -> Option<Prompt> {
+        self.0.take(index)
+    }
+
+    /// Every prompt, built.
+    pub fn into_prompts(mut self) -> Vec<Prompt> {
+        (0..self.len()).filter_map(|i| self.take(i)).collect()
+    }
+}
+
+impl From<Vec<Prompt>> for Snapshot {
+    fn from(prompts: Vec<Prompt>) -> Self {
+        Snapshot::new(Built(prompts.into_iter().map(Some).collect()))
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Snapshot({} listed)", self.len())
+    }
+}
+
+/// Prompts built already.
+struct Built(Vec<Option<Prompt>>);
+
+impl Listing for Built {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn id(&self, index: usize) -> &str {
+        self.0[index].as_ref().map_or("", |p| p.id.as_str())
+    }
+
+    fn take(&mut self, index: usize) -> Option<Prompt> {
+        self.0[index].take()
+    }
 }
 
 /// Where a server's events go.

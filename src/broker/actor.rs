@@ -2,7 +2,6 @@
 //! time, so every rule about a prompt's life is applied in one place.
 
 use std::collections::HashMap;
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -162,16 +161,35 @@ impl Broker {
             BackendEvent::Disconnected { error } => {
                 self.set_connection(&server, false, Some(error))
             }
-            BackendEvent::Snapshot(all) => {
-                // By set difference: what the server lists is taken in (new
-                // or known), what it no longer lists goes; one status after.
-                let mut listed = HashSet::with_capacity(all.len());
-                for prompt in all {
-                    if let Some(key) = self.take_in(&server, prompt) {
-                        listed.insert(key);
+            BackendEvent::Snapshot(mut listed) => {
+                // By set difference: what the server lists is taken in (new)
+                // or marked (known), what it no longer lists goes; one status
+                // after. A prompt already pending is recognised by its key
+                // alone, built in one buffer: nothing of it is parsed,
+                // built or copied again.
+                let listing = self.store.new_listing();
+                let mut key = String::new();
+                for index in 0..listed.len() {
+                    let id = listed.id(index);
+                    if id.len() <= limits::ID_LEN {
+                        key.clear();
+                        key.push_str(&server);
+                        key.push('/');
+                        key.push_str(id);
+                        if self.store.mark_listed(&key, listing) || self.store.knows(&key) {
+                            // Pending, or resolved: `take_in` would keep it
+                            // as it is.
+                            continue;
+                        }
+                    }
+                    if let Some(prompt) = listed.take(index)
+                        && let Some(key) = self.take_in(&server, prompt)
+                    {
+                        self.store.mark_listed(&key, listing);
                     }
                 }
-                for key in self.store.gone(&server, &listed) {
+                drop(listed);
+                for key in self.store.gone(&server, listing) {
                     self.resolve(&key, State::Dismissed, Reason::Gone, |t| {
                         format!("\"{t}\" is no longer pending on {server}")
                     });

@@ -30,6 +30,9 @@ pub(super) struct Entry {
     /// Resolved elsewhere while our own send was under way: if ours fails,
     /// this is what happened to it.
     pub elsewhere: Option<State>,
+    /// The last resync listing that named it ([`Store::mark_listed`]); in
+    /// the entry's padding.
+    listed: u32,
 }
 
 impl Entry {
@@ -57,6 +60,9 @@ pub(super) struct Store {
     by_session: HashMap<(Arc<str>, String), HashSet<String>>,
     by_server: HashMap<Arc<str>, HashSet<String>>,
     resolved: LruCache<String, ()>,
+    /// Resync listings counted, to mark the entries each names (0 is no
+    /// listing's: a new entry's).
+    listings: u32,
 }
 
 impl Store {
@@ -69,6 +75,7 @@ impl Store {
             by_session: HashMap::new(),
             by_server: HashMap::new(),
             resolved: LruCache::sparse(NonZeroUsize::new(memory).expect("non-zero")),
+            listings: 0,
         }
     }
 
@@ -125,6 +132,7 @@ impl Store {
                 sending: false,
                 presented: false,
                 elsewhere: None,
+                listed: 0,
             },
         );
     }
@@ -198,16 +206,31 @@ impl Store {
             .unwrap_or_default()
     }
 
-    /// A server's prompts not in `listed` and not being answered: what a
-    /// resync that listed `listed` finds gone. Only those keys are copied.
-    pub fn gone(&self, server: &Arc<str>, listed: &HashSet<String>) -> Vec<String> {
-        self.by_server
-            .get(server)
-            .into_iter()
-            .flatten()
-            .filter(|key| !listed.contains(*key))
-            .filter(|key| self.entries.get(*key).is_some_and(|e| !e.sending))
-            .cloned()
+    /// Starts a resync listing: the mark its prompts get.
+    pub fn new_listing(&mut self) -> u32 {
+        self.listings = self.listings.wrapping_add(1).max(1);
+        self.listings
+    }
+
+    /// Marks a pending prompt as named by `listing`; `false` when it is not
+    /// pending.
+    pub fn mark_listed(&mut self, key: &str, listing: u32) -> bool {
+        self.entries
+            .get_mut(key)
+            .map(|e| e.listed = listing)
+            .is_some()
+    }
+
+    /// A server's prompts that `listing` did not name and that are not
+    /// being answered: what that resync finds gone. Only those keys are
+    /// copied.
+    pub fn gone(&self, server: &Arc<str>, listing: u32) -> Vec<String> {
+        // One pass over the entries where they lie, the mark first: no key
+        // of a listed prompt is looked up or even read.
+        self.entries
+            .iter()
+            .filter(|(_, e)| e.listed != listing && !e.sending && e.pending.server == *server)
+            .map(|(key, _)| key.clone())
             .collect()
     }
 

@@ -198,7 +198,7 @@ async fn an_answer_is_sent_once_and_a_second_decision_is_refused() {
     assert_eq!(h.sent(), vec![sent_answer("q1", "SQLite")]);
     // Late events and listings do not bring it back.
     h.emit(BackendEvent::Asked(prompt("q1")));
-    h.emit(BackendEvent::Snapshot(vec![prompt("q1")]));
+    h.emit(BackendEvent::Snapshot(vec![prompt("q1")].into()));
     assert!(h.broker.list().await.is_empty());
 }
 
@@ -306,7 +306,7 @@ async fn session_end_tool_end_and_resync_dismiss() {
         (resolution.key.as_str(), resolution.reason),
         ("s/q1", Reason::SessionEnded)
     );
-    h.emit(BackendEvent::Snapshot(vec![prompt("q3")]));
+    h.emit(BackendEvent::Snapshot(vec![prompt("q3")].into()));
     let resolution = h.resolved().await;
     assert_eq!(
         (resolution.key.as_str(), resolution.reason),
@@ -349,7 +349,11 @@ async fn until_pending(
 #[tokio::test]
 async fn a_resync_takes_in_the_new_keeps_the_listed_and_dismisses_the_rest() {
     let mut h = Harness::start(json!(null)).await;
-    let listing = |ids: std::ops::Range<usize>| ids.map(|i| prompt(&format!("q{i}"))).collect();
+    let listing = |ids: std::ops::Range<usize>| {
+        ids.map(|i| prompt(&format!("q{i}")))
+            .collect::<Vec<_>>()
+            .into()
+    };
     let keys = |ids: std::ops::Range<usize>| -> HashSet<String> {
         ids.map(|i| format!("s/q{i}")).collect()
     };

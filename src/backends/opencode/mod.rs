@@ -14,6 +14,7 @@
 //! `question.v2.*`, `sync` envelopes, `workspace` beside `directory`, and the
 //! dispose events, after which it reconnects and lists again.
 
+mod listing;
 mod pending;
 pub(super) mod prefilter;
 mod wire;
@@ -30,7 +31,7 @@ use serde_json::json;
 use self::wire::{OcEvent, parse_event};
 use super::http::{self, Answered, Peer};
 use super::stream::{Flow, Follow, follow};
-use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing};
+use super::{Backend, BackendError, BackendEvent, EventSink, Snapshot, Source, Timing};
 use crate::config::ServerSpec;
 use crate::prompt::{Answer, Kind, Prompt, Reply};
 use crate::sse::SseEvent;
@@ -57,11 +58,51 @@ pub(crate) struct OpenCode {
     /// that directory carry beside it.
     directories: Mutex<LruCache<String, Option<String>>>,
     /// Tool calls whose question this connection has seen.
-    seen_calls: Mutex<LruCache<String, ()>>,
+    seen_calls: Mutex<SeenCalls>,
     /// Which agent runs each session, from session events.
     agents: Mutex<LruCache<String, String>>,
     /// Ids already reported as unusable, so a resync does not repeat it.
     reported: Mutex<LruCache<String, ()>>,
+}
+
+/// Tool calls seen, each with the resync listing it was last seen in (or
+/// after): a resync leaves exactly the listed ones, without copying again
+/// those it already has.
+struct SeenCalls {
+    calls: LruCache<Box<str>, u32>,
+    listing: u32,
+}
+
+impl SeenCalls {
+    fn put(&mut self, call: &str) -> bool {
+        match self.calls.get_mut(call) {
+            Some(listing) => {
+                *listing = self.listing;
+                true
+            }
+            None => {
+                self.calls.put(call.into(), self.listing);
+                false
+            }
+        }
+    }
+
+    /// A resync starts: what it lists is seen again, [`SeenCalls::put`].
+    fn start_listing(&mut self) {
+        self.listing = self.listing.wrapping_add(1);
+    }
+
+    /// The resync's listing is read: calls it did not list are forgotten.
+    /// They are the least recently seen.
+    fn end_listing(&mut self) {
+        while self
+            .calls
+            .peek_lru()
+            .is_some_and(|(_, listing)| *listing != self.listing)
+        {
+            self.calls.pop_lru();
+        }
+    }
 }
 
 /// Allocated as it fills, not up front: most servers never need the room.
@@ -84,7 +125,12 @@ impl OpenCode {
             directories: lru(64),
             // Every pending question's call: a running tool part whose call
             // fell out of this would cost a full listing.
-            seen_calls: lru(crate::broker::MAX_PENDING),
+            seen_calls: Mutex::new(SeenCalls {
+                calls: LruCache::sparse(
+                    NonZeroUsize::new(crate::broker::MAX_PENDING).expect("non-zero"),
+                ),
+                listing: 0,
+            }),
             agents: lru(1024),
             reported: lru(1024),
         }
@@ -154,22 +200,21 @@ impl OpenCode {
     }
 
     /// A prompt whose id cannot go into a URL can be neither answered nor
-    /// rejected: said once, not shown.
-    fn usable(&self, prompt: &Prompt, sink: &EventSink) -> bool {
-        let Err(refused) = text::url_segment(&prompt.id) else {
+    /// rejected: said once, not shown. `kind` is [`crate::prompt::Kind::name`].
+    fn usable(&self, id: &str, kind: &str, sink: &EventSink) -> bool {
+        let Err(refused) = text::url_segment(id) else {
             return true;
         };
         if self
             .reported
             .lock()
             .expect("not poisoned")
-            .put(prompt.id.chars().take(256).collect(), ())
+            .put(id.chars().take(256).collect(), ())
             .is_none()
         {
             let _ = sink.send(BackendEvent::Invalid {
                 error: format!(
-                    "a {} prompt cannot be answered from here ({refused}); answer it in the agent's own interface",
-                    prompt.kind.name()
+                    "a {kind} prompt cannot be answered from here ({refused}); answer it in the agent's own interface"
                 ),
             });
         }
@@ -189,38 +234,29 @@ impl OpenCode {
         let out = match parsed.event {
             OcEvent::Asked(mut prompt) => {
                 if let Some(call) = &prompt.origin.tool_call {
-                    self.seen_calls
-                        .lock()
-                        .expect("not poisoned")
-                        .put(call.clone(), ());
+                    self.seen_calls.lock().expect("not poisoned").put(call);
                 }
                 self.remember_directory(directory.as_deref(), workspace.as_deref());
                 if prompt.directory.is_none() {
                     prompt.directory = self.spec.directory.clone();
                 }
                 prompt.origin.agent = self.agent(&prompt.session);
-                if !self.usable(&prompt, sink) {
+                if !self.usable(&prompt.id, prompt.kind.name(), sink) {
                     return Flow::while_open(!sink.is_closed());
                 }
                 BackendEvent::Asked(prompt)
             }
             OcEvent::ToolRunning { call_id } => {
-                let seen = self
-                    .seen_calls
-                    .lock()
-                    .expect("not poisoned")
-                    .put(call_id.clone(), ())
-                    .is_some();
+                let seen = self.seen_calls.lock().expect("not poisoned").put(&call_id);
                 if seen {
                     return Flow::Continue;
                 }
                 // The asked event was missed: find the request by its call.
                 match self.list(directory.as_deref()).await {
-                    Ok(list) => match list
-                        .into_iter()
-                        .find(|p| p.origin.tool_call.as_deref() == Some(call_id.as_str()))
-                    {
-                        Some(prompt) if self.usable(&prompt, sink) => BackendEvent::Asked(prompt),
+                    Ok(list) => match list.take_by_call(&call_id) {
+                        Some(prompt) if self.usable(&prompt.id, prompt.kind.name(), sink) => {
+                            BackendEvent::Asked(prompt)
+                        }
                         _ => return Flow::Continue,
                     },
                     Err(e) => BackendEvent::Invalid {
@@ -286,22 +322,27 @@ impl Follow for OpenCode {
 
     fn resync<'a>(&'a self, sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
-            self.seen_calls.lock().expect("not poisoned").clear();
-            let all = self.snapshot().await.map_err(|e| e.to_string())?;
-            let mut usable = Vec::with_capacity(all.len());
-            for prompt in all {
-                self.remember_directory(prompt.directory.as_deref(), None);
-                if let Some(call) = &prompt.origin.tool_call {
-                    self.seen_calls
-                        .lock()
-                        .expect("not poisoned")
-                        .put(call.clone(), ());
+            self.seen_calls
+                .lock()
+                .expect("not poisoned")
+                .start_listing();
+            let mut all = match self.snapshot().await {
+                Ok(all) => all,
+                Err(e) => {
+                    // Nothing of this connection seen yet.
+                    self.seen_calls.lock().expect("not poisoned").calls.clear();
+                    return Err(e.to_string());
                 }
-                if self.usable(&prompt, sink) {
-                    usable.push(prompt);
+            };
+            all.retain(|listed| {
+                self.remember_directory(listed.directory, None);
+                if let Some(call) = listed.call {
+                    self.seen_calls.lock().expect("not poisoned").put(call);
                 }
-            }
-            sink.send(BackendEvent::Snapshot(usable))
+                self.usable(listed.id, listed.kind, sink)
+            });
+            self.seen_calls.lock().expect("not poisoned").end_listing();
+            sink.send(BackendEvent::Snapshot(Snapshot::new(all)))
                 .map_err(|_| "closed".to_owned())
         })
     }
@@ -367,16 +408,52 @@ impl Backend for OpenCode {
     fn still_pending<'a>(&'a self, prompt: &'a Prompt) -> BoxFuture<'a, Option<bool>> {
         Box::pin(async move {
             let directory = prompt.directory.as_deref();
-            let listed = match prompt.kind {
-                Kind::Questions(_) => self.list(directory).await,
-                Kind::Permission(_) => self.list_permissions(directory).await,
+            Some(match prompt.kind {
+                Kind::Questions(_) => self
+                    .list(directory)
+                    .await
+                    .ok()?
+                    .iter()
+                    .any(|p| p.id == prompt.id),
+                Kind::Permission(_) => self
+                    .list_permissions(directory)
+                    .await
+                    .ok()?
+                    .iter()
+                    .any(|p| p.id == prompt.id),
                 Kind::Form(_) => return None,
-            };
-            Some(listed.ok()?.iter().any(|p| p.id == prompt.id))
+            })
         })
     }
 
     fn run(self: Arc<Self>, sink: EventSink) -> BoxFuture<'static, ()> {
         Box::pin(follow(self, sink))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resync_leaves_exactly_the_calls_it_listed() {
+        let mut seen = SeenCalls {
+            calls: LruCache::new(NonZeroUsize::new(3).unwrap()),
+            listing: 0,
+        };
+        assert!(!seen.put("a") && !seen.put("b") && !seen.put("c"));
+        seen.start_listing();
+        assert!(seen.put("b"), "seen before");
+        assert!(!seen.put("d"), "new: the least recent (a) makes room");
+        assert!(seen.put("b"), "listed twice");
+        seen.end_listing();
+        let mut calls: Vec<&str> = seen.calls.iter().map(|(call, _)| &**call).collect();
+        calls.sort_unstable();
+        assert_eq!(calls, ["b", "d"]);
+        // An event's call after the listing stays until the next one.
+        assert!(!seen.put("e"));
+        seen.start_listing();
+        seen.end_listing();
+        assert_eq!(seen.calls.len(), 0);
     }
 }

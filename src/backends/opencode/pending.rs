@@ -3,25 +3,82 @@
 //! (`GET /session/status`, `GET /session/{id}`), and the directories to
 //! resync when following every directory.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
+use bytes::Bytes;
+
 use super::OpenCode;
-use super::wire::{PermissionRequest, QuestionRequest, array_items};
+use super::listing::{Listing, Skipped};
+use super::wire::{PermissionRequest, array_items};
 use crate::backends::BackendError;
-use crate::prompt::{Kind, Prompt};
+use crate::backends::http::{self, Answered};
+use crate::prompt::Prompt;
 use crate::text;
+
+/// [`crate::prompt::Kind::name`] of what a listing holds.
+const QUESTIONS: &str = "questions";
+const PERMISSION: &str = "permission";
 
 /// How many recently updated sessions name the directories to resync at
 /// start-up when following every directory.
 const RECENT_SESSIONS: usize = 50;
 
 impl OpenCode {
-    /// `GET /question` for one directory (or the server's default).
-    pub(super) async fn list(&self, directory: Option<&str>) -> Result<Vec<Prompt>, BackendError> {
-        self.list_route("/question", directory, |item, directory| {
-            serde_json::from_str::<QuestionRequest>(item).map(|r| r.into_prompt(directory))
-        })
-        .await
+    /// `GET /question` for one directory (or the server's default): the
+    /// questions stay text until taken ([`Listing`]).
+    pub(super) async fn list(&self, directory: Option<&str>) -> Result<Listing, BackendError> {
+        let path = "/question";
+        let answered = self
+            .peer
+            .exchange(
+                &self.timing,
+                self.request(reqwest::Method::GET, path, directory),
+            )
+            .await?;
+        let directory = directory
+            .or(self.spec.directory.as_deref())
+            .map(str::to_owned);
+        let mut listing = Listing::default();
+        let Answered {
+            status,
+            content_type,
+            body,
+        } = answered;
+        // The usual answer, a JSON array of question requests, is read in
+        // one pass, which shows it is JSON as `json_answer` would.
+        // Not copied: the body is handed over whole.
+        let body = match String::from_utf8(Vec::from(body)) {
+            Ok(text) if (200..=299).contains(&status) && status != 204 => {
+                match listing.read_questions(text, directory.clone()) {
+                    Ok(()) => {
+                        listing.look_up_agents(|session| self.agent(session));
+                        return Ok(listing);
+                    }
+                    Err(text) => Bytes::from(text.into_bytes()),
+                }
+            }
+            Ok(text) => Bytes::from(text.into_bytes()),
+            Err(error) => Bytes::from(error.into_bytes()),
+        };
+        // Anything else gets the checks every answer gets, then is read
+        // item by item.
+        let answered = http::json_answer(
+            &self.peer,
+            Answered {
+                status,
+                content_type,
+                body,
+            },
+        )?;
+        let text = String::from_utf8(Vec::from(answered.body)).unwrap_or_default();
+        let mut skipped = Skipped::default();
+        listing
+            .add_questions(text, directory, &mut skipped)
+            .ok_or_else(|| self.not_a_list(status, path))?;
+        listing.look_up_agents(|session| self.agent(session));
+        self.skipped(path, skipped);
+        Ok(listing)
     }
 
     /// `GET /permission` for one directory (without `directory` OpenCode
@@ -30,49 +87,42 @@ impl OpenCode {
         &self,
         directory: Option<&str>,
     ) -> Result<Vec<Prompt>, BackendError> {
-        self.list_route("/permission", directory, |item, directory| {
-            serde_json::from_str::<PermissionRequest>(item).map(|r| r.into_prompt(directory))
-        })
-        .await
-    }
-
-    /// One listing route. Items that cannot be read are skipped, each alone,
-    /// with one log line.
-    async fn list_route(
-        &self,
-        path: &str,
-        directory: Option<&str>,
-        parse: impl Fn(&str, Option<String>) -> Result<Prompt, serde_json::Error>,
-    ) -> Result<Vec<Prompt>, BackendError> {
+        let path = "/permission";
         let answered = self
             .call(self.request(reqwest::Method::GET, path, directory))
             .await?;
         let text = std::str::from_utf8(&answered.body).unwrap_or("");
-        let items = array_items(text).ok_or_else(|| {
-            self.peer
-                .server_error(answered.status, format!("the {path} list is not a list"))
-        })?;
+        let items = array_items(text).ok_or_else(|| self.not_a_list(answered.status, path))?;
         let directory = directory
             .or(self.spec.directory.as_deref())
             .map(str::to_owned);
         let mut prompts = Vec::with_capacity(items.len());
-        let (mut skipped, mut first_error) = (0usize, None);
+        let mut skipped = Skipped::default();
         for item in items {
-            match parse(item, directory.clone()) {
-                Ok(mut prompt) => {
+            match serde_json::from_str::<PermissionRequest>(item) {
+                Ok(request) => {
+                    let mut prompt = request.into_prompt(directory.clone());
                     prompt.origin.agent = self.agent(&prompt.session);
                     prompts.push(prompt);
                 }
-                Err(e) => {
-                    skipped += 1;
-                    first_error.get_or_insert(e);
-                }
+                Err(e) => skipped.add(e),
             }
         }
-        if let Some(error) = first_error {
+        self.skipped(path, skipped);
+        Ok(prompts)
+    }
+
+    fn not_a_list(&self, status: u16, path: &str) -> BackendError {
+        self.peer
+            .server_error(status, format!("the {path} list is not a list"))
+    }
+
+    /// Items that cannot be read are skipped, each alone, with one log line.
+    fn skipped(&self, path: &str, skipped: Skipped) {
+        if let Some(error) = skipped.first {
+            let skipped = skipped.count;
             tracing::warn!(server = %self.spec.name, "skipped {skipped} item(s) of {path} that could not be read; the first: {error}");
         }
-        Ok(prompts)
     }
 
     /// Sessions the server is working on in a directory (`GET /session/status`
@@ -138,11 +188,11 @@ impl OpenCode {
     /// server cannot say which sessions are busy, questions are shown but
     /// permissions are not: answering a dead session's permission can still
     /// run its command (captures/opencode-1.18.33/permission.txt, 10).
-    async fn live(&self, directory: Option<&str>) -> Result<Vec<Prompt>, BackendError> {
+    async fn live(&self, directory: Option<&str>) -> Result<Listing, BackendError> {
         let mut listed = self.list(directory).await?;
         // Without a directory OpenCode lists no permissions: skip the call.
         if directory.or(self.spec.directory.as_deref()).is_some() {
-            listed.extend(self.list_permissions(directory).await?);
+            listed.add_built(self.list_permissions(directory).await?);
         }
         if listed.is_empty() {
             return Ok(listed);
@@ -153,38 +203,40 @@ impl OpenCode {
         }
         // A busy session may have been deleted: its permission would still
         // run. Asked once per session that has one.
+        let asked: Vec<String> = listed
+            .iter()
+            .filter(|p| {
+                p.kind == PERMISSION && busy.as_ref().is_some_and(|b| b.contains(p.session))
+            })
+            .map(|p| p.session.to_owned())
+            .collect();
         let mut exists: HashMap<String, bool> = HashMap::new();
-        for prompt in &listed {
-            if matches!(prompt.kind, Kind::Permission(_))
-                && busy.as_ref().is_some_and(|b| b.contains(&prompt.session))
-                && !exists.contains_key(&prompt.session)
-            {
-                let found = self.session_exists(&prompt.session, directory).await;
-                exists.insert(prompt.session.clone(), found == Some(true));
+        for session in asked {
+            if let Entry::Vacant(unknown) = exists.entry(session) {
+                let found = self.session_exists(unknown.key(), directory).await;
+                unknown.insert(found == Some(true));
             }
         }
-        Ok(listed
-            .into_iter()
-            .filter(|p| {
-                let live = match (&busy, &p.kind) {
-                    (Some(busy), Kind::Questions(_)) => busy.contains(&p.session),
-                    (Some(_), Kind::Permission(_)) => exists.get(&p.session) == Some(&true),
-                    (None, kind) => matches!(kind, Kind::Questions(_)),
-                    // OpenCode 1.x lists no forms.
-                    (Some(_), Kind::Form(_)) => false,
-                };
-                if !live {
-                    tracing::info!(server = %self.spec.name, id = %p.id, kind = p.kind.name(), "listed prompt skipped: its session is not running");
-                }
-                live
-            })
-            .collect())
+        listed.retain(|p| {
+            let live = match (&busy, p.kind) {
+                (Some(busy), QUESTIONS) => busy.contains(p.session),
+                (Some(_), PERMISSION) => exists.get(p.session) == Some(&true),
+                (None, kind) => kind == QUESTIONS,
+                // OpenCode 1.x lists no forms.
+                (Some(_), _) => false,
+            };
+            if !live {
+                tracing::info!(server = %self.spec.name, id = %p.id, kind = p.kind, "listed prompt skipped: its session is not running");
+            }
+            live
+        });
+        Ok(listed)
     }
 
     /// Everything pending and live: the configured directory, or (following
     /// `/global/event`) the default instance plus every directory seen. A
     /// seen directory that fails is dropped alone.
-    pub(super) async fn snapshot(&self) -> Result<Vec<Prompt>, BackendError> {
+    pub(super) async fn snapshot(&self) -> Result<Listing, BackendError> {
         let mut all = self.live(None).await?;
         if !self.global() {
             return Ok(all);
@@ -192,20 +244,19 @@ impl OpenCode {
         if !all.is_empty()
             && let Some(directory) = self.default_directory().await
         {
-            for prompt in &mut all {
-                prompt.directory = Some(directory.clone());
-            }
+            all.set_directory(&directory);
         }
         self.discover_directories().await;
         let seen: Vec<String> = {
             let dirs = self.directories.lock().expect("not poisoned");
             dirs.iter().map(|(d, _)| d.clone()).collect()
         };
-        let mut ids: HashSet<String> = all.iter().map(|p| p.id.clone()).collect();
+        let mut ids: HashSet<String> = all.iter().map(|p| p.id.to_owned()).collect();
         for dir in seen {
             match self.live(Some(&dir)).await {
-                Ok(prompts) => {
-                    all.extend(prompts.into_iter().filter(|p| ids.insert(p.id.clone())));
+                Ok(mut prompts) => {
+                    prompts.retain(|p| ids.insert(p.id.to_owned()));
+                    all.append(prompts);
                 }
                 Err(error) => {
                     tracing::warn!(server = %self.spec.name, "stopped following a directory: {}", error.for_log());

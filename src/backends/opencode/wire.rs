@@ -22,6 +22,8 @@
 //! (Over 500 lines: a third is tests on lines copied from the captures and
 //! the 1.19 fixture.)
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -116,6 +118,109 @@ struct QuestionOption {
 struct ToolRef {
     #[serde(rename = "callID")]
     call_id: String,
+}
+
+/// A `GET /question` item read as [`QuestionRequest`] is, field by field and
+/// type by type, without building anything: its id, session and call
+/// borrowed from the text (copied only when escaped), the questions only
+/// checked. An item this accepts, [`QuestionRequest`] reads (the tests
+/// hold the two to the same input), so a listed question can stay text
+/// until the broker finds it is new.
+#[derive(Deserialize)]
+pub(super) struct QuestionHead<'a> {
+    #[serde(borrow)]
+    pub id: Cow<'a, str>,
+    #[serde(rename = "sessionID", borrow)]
+    pub session_id: Cow<'a, str>,
+    #[serde(rename = "questions")]
+    _questions: Checked<QuestionInfoCheck>,
+    #[serde(borrow)]
+    pub tool: Option<ToolHead<'a>>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct ToolHead<'a> {
+    #[serde(rename = "callID", borrow)]
+    pub call_id: Cow<'a, str>,
+}
+
+/// [`QuestionInfo`]'s shape, checked.
+#[derive(Deserialize)]
+struct QuestionInfoCheck {
+    #[serde(rename = "question")]
+    _question: Text,
+    #[serde(default, rename = "header")]
+    _header: Text,
+    #[serde(default, rename = "options")]
+    _options: Checked<QuestionOptionCheck>,
+    #[serde(default, rename = "multiple")]
+    _multiple: bool,
+    #[serde(default = "default_true", rename = "custom")]
+    _custom: bool,
+}
+
+/// [`QuestionOption`]'s shape, checked.
+#[derive(Deserialize)]
+struct QuestionOptionCheck {
+    #[serde(rename = "label")]
+    _label: Text,
+    #[serde(default, rename = "description")]
+    _description: Text,
+}
+
+/// A string, read and not kept.
+#[derive(Default)]
+struct Text;
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Text;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Text, E> {
+                Ok(Text)
+            }
+            fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Text, E> {
+                // As `String` does.
+                std::str::from_utf8(bytes)
+                    .map(|_| Text)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Bytes(bytes), &self))
+            }
+        }
+        deserializer.deserialize_string(Visitor)
+    }
+}
+
+/// A sequence of `T`, each read as `Vec<T>` would and none kept.
+struct Checked<T>(std::marker::PhantomData<T>);
+
+impl<T> Default for Checked<T> {
+    fn default() -> Self {
+        Checked(std::marker::PhantomData)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Checked<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = Checked<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Checked<T>, A::Error> {
+                while seq.next_element::<T>()?.is_some() {}
+                Ok(Checked::default())
+            }
+        }
+        deserializer.deserialize_seq(Visitor(std::marker::PhantomData))
+    }
 }
 
 impl QuestionRequest {
@@ -618,6 +723,64 @@ mod tests {
                 .event,
             OcEvent::Other
         );
+    }
+
+    #[test]
+    fn a_question_head_accepts_what_a_question_request_reads() {
+        let base = r#"{"id":"que_1","sessionID":"ses_1","questions":[{"question":"Q?","header":"H","options":[{"label":"A","description":"d"}],"multiple":true,"custom":false}],"tool":{"messageID":"m","callID":"call_1"}}"#;
+        let cases = [
+            base.to_owned(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[{"question":"Q"}],"tool":null}"#.into(),
+            r#"{"id":"q\u0031","sessionID":"s\"1","questions":[{"question":"\ud83d\ude00","options":[{"label":"\n"}]}],"tool":{"callID":"c\\1"}}"#.into(),
+            r#"["que_1","ses_1",[{"question":"Q"}],null]"#.into(),
+            r#"["que_1","ses_1",[["Q","H",[["A"]],true,false]]]"#.into(),
+            r#"["que_1","ses_1"]"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[],"extra":{"deep":[1,{"x":null}]}}"#.into(),
+            // Each broken in one way.
+            r#"{"id":1,"sessionID":"ses_1","questions":[]}"#.into(),
+            r#"{"id":"que_1","questions":[]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1"}"#.into(),
+            r#"{"id":"que_1","id":"que_2","sessionID":"ses_1","questions":[]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":{}}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[{"header":"H"}]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[{"question":"Q","question":"R"}]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[{"question":5}]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[{"question":"Q","header":null}]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[{"question":"Q","options":null}]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[{"question":"Q","options":[{"description":"d"}]}]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[{"question":"Q","options":[{"label":true}]}]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[{"question":"Q","multiple":"yes"}]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[{"question":"Q","custom":0}]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[],"tool":{}}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[],"tool":{"callID":7}}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[],"tool":"call_1"}"#.into(),
+            r#"{"id":"\ud800","sessionID":"ses_1","questions":[]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[{"question":"\ud800"}]}"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[]} x"#.into(),
+            r#"{"id":"que_1","sessionID":"ses_1","questions":[1e999]}"#.into(),
+            r#"["que_1","ses_1",[],null,5]"#.into(),
+            r#"["que_1"]"#.into(),
+            "null".into(),
+            "".into(),
+        ];
+        for case in &cases {
+            let full = serde_json::from_str::<QuestionRequest>(case).map(|r| r.into_prompt(None));
+            let head = serde_json::from_str::<QuestionHead>(case);
+            assert_eq!(full.is_ok(), head.is_ok(), "{case}");
+            if let (Ok(full), Ok(head)) = (full, head) {
+                assert_eq!(full.id, head.id, "{case}");
+                assert_eq!(full.session, head.session_id, "{case}");
+                assert_eq!(
+                    full.origin.tool_call.as_deref(),
+                    head.tool.as_ref().map(|t| &*t.call_id),
+                    "{case}"
+                );
+            }
+        }
+        // Ids are borrowed from the text unless escaped.
+        let head = serde_json::from_str::<QuestionHead>(base).unwrap();
+        assert!(matches!(head.id, Cow::Borrowed(_)));
     }
 
     #[test]

@@ -398,7 +398,7 @@ impl Follow for OpenCode2 {
                     usable.push(prompt);
                 }
             }
-            sink.send(BackendEvent::Snapshot(usable))
+            sink.send(BackendEvent::Snapshot(usable.into()))
                 .map_err(|_| "closed".to_owned())
         })
     }
