@@ -41,7 +41,7 @@ pub(super) trait Follow: Send + Sync + 'static {
 pub(super) enum Flow {
     Continue,
     /// The server dropped what it had pending (OpenCode's dispose events):
-    /// reconnect at once, which resyncs.
+    /// reconnect (after the shortest backoff), which resyncs.
     Reconnect,
     /// Nobody listens any more.
     Stop,
@@ -55,7 +55,8 @@ impl Flow {
 }
 
 enum End {
-    /// The server closed the stream: reconnect at once.
+    /// The server closed the stream: reconnect after the shortest backoff
+    /// (a server that closes every stream at once is not hammered).
     Closed,
     Failed(String),
     /// The server accepted the connection and did not answer the subscription.
