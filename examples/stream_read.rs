@@ -1,5 +1,5 @@
 //! The stream read path for `scripts/bench`: the bench's replayed event
-//! stream read through ask-lsp's own reader (64 KiB socket reads, chunked
+//! stream read through ask-lsp's own reader (256 KiB socket reads, chunked
 //! framing taken apart in place: what ask-lsp does for `http://`), through
 //! reqwest (what it does for `https://`), or through hyper's HTTP/1.1
 //! connection directly with a bounded read buffer, each feeding
@@ -20,6 +20,8 @@ use http_body_util::BodyExt;
 /// hyper's default lets the read buffer grow to ~400 KiB, and it keeps
 /// that capacity for the life of the connection.
 const MAX_READ_BUFFER: usize = 64 << 10;
+/// ask-lsp's reads (src/backends/h1.rs `MAX_READ`).
+const OWN_READ: usize = 256 << 10;
 
 struct Events {
     decoder: SseDecoder,
@@ -76,7 +78,7 @@ fn main() {
                     "GET /event HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\n\r\n"
                 );
                 tcp.write_all(request.as_bytes()).await.expect("request");
-                let mut buffer = vec![0u8; MAX_READ_BUFFER];
+                let mut buffer = vec![0u8; OWN_READ];
                 let mut dechunker = Dechunker::default();
                 // Bytes of the head read so far; `None` once past it.
                 let mut head = Some(Vec::new());

@@ -25,8 +25,10 @@ const MAX_CHUNK_LINE: usize = 4 << 10;
 const MAX_TRAILERS: usize = 16 << 10;
 /// The head is read in steps of this size (bounded by `MAX_HEAD`).
 const HEAD_READ: usize = 8 << 10;
-/// The most one read takes off a socket.
-const MAX_READ: usize = 64 << 10;
+/// The most one read takes off a socket: on a fast stream, fewer wake-ups
+/// (64 KiB reads followed OpenCode's stream at half the events/s). One
+/// buffer for all streams, so its size costs nothing per server.
+const MAX_READ: usize = 256 << 10;
 
 thread_local! {
     /// One read buffer for every stream on this thread: what a read brings
@@ -330,6 +332,20 @@ impl Dechunker {
                     };
                     continue;
                 }
+                // The common case, a whole `fd\r\n` line at hand, read at once.
+                Chunk::Size if let Some((size, used)) = size_line(bytes) => {
+                    bytes = &bytes[used..];
+                    self.state = match size {
+                        0 => Chunk::Trailer { line: 0, taken: 0 },
+                        size => Chunk::Data { left: size },
+                    };
+                    continue;
+                }
+                Chunk::DataCr if bytes.starts_with(b"\r\n") => {
+                    bytes = &bytes[2..];
+                    self.state = Chunk::Size;
+                    continue;
+                }
                 Chunk::Size => match hex(byte) {
                     Some(digit) => Chunk::Digits { size: digit },
                     None => return Err(broken("a chunk size")),
@@ -393,6 +409,21 @@ impl Dechunker {
             _ => return Err(broken("a chunk size")),
         })
     }
+}
+
+/// A chunk-size line of 1 to 15 hex digits and CRLF at the start of
+/// `bytes`: the size and the bytes it took. Anything else (extensions, a
+/// line split between reads) is left to the byte-by-byte path.
+fn size_line(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut size = 0;
+    for (at, &byte) in bytes.iter().enumerate().take(16) {
+        match hex(byte) {
+            Some(digit) => size = size << 4 | digit,
+            None if at > 0 && bytes[at..].starts_with(b"\r\n") => return Some((size, at + 2)),
+            None => return None,
+        }
+    }
+    None
 }
 
 fn hex(byte: u8) -> Option<u64> {
