@@ -115,6 +115,7 @@ class Replay(ThreadingHTTPServer):
         self.started = {}          # subscriber -> time its stream started
         self.listed = []           # times GET /question was received
         self.generation = 0        # bumped to close the open streams
+        self.announce = None       # callable(start time) for each stream
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
     @property
@@ -163,6 +164,8 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(chunk('{"id":"evt_c","type":"server.connected","properties":{}}'))
             self.wfile.flush()
             server.started[threading.get_ident()] = time.perf_counter()
+            if server.announce:
+                server.announce(server.started[threading.get_ident()])
             view = memoryview(server.stream)
             for i in range(0, len(view), 1 << 16):
                 self.wfile.write(view[i:i + (1 << 16)])
@@ -307,18 +310,60 @@ def stream():
     return STREAM
 
 
+class StreamProcess:
+    """The replay server serving `stream()` from a process of its own: in
+    this one, the LSP client's reading thread would take the GIL from the
+    thread writing the stream at every message ask-lsp sends, slowing the
+    stream ask-lsp reads and not the one the scan or the SDK reads."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve-stream"],
+                                     stdout=subprocess.PIPE, text=True)
+        self.address = self.proc.stdout.readline().strip()
+        self.url = f"http://{self.address}"
+        self.bytes = int(self.proc.stdout.readline())
+        self.started = []   # perf_counter (CLOCK_MONOTONIC, shared) of each stream's start
+        self.lock = threading.Condition()
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self):
+        for line in self.proc.stdout:
+            with self.lock:
+                self.started.append(float(line))
+                self.lock.notify_all()
+
+    def first_start(self):
+        with self.lock:
+            assert self.lock.wait_for(lambda: self.started, 30), "no stream started"
+            return self.started[0]
+
+    def shutdown(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def serve_stream():
+    """`--serve-stream`: prints the address, the stream's size, then the
+    start time of every stream served, until killed."""
+    server = Replay()
+    server.stream = stream()
+    server.announce = lambda started: print(started, flush=True)
+    print(server.address, flush=True)
+    print(len(server.stream), flush=True)
+    threading.Event().wait()
+
+
 def throughput():
     """One stream, three consumers one after the other in the same run."""
     sentinel = "que_sentinel"
-    server = Replay()
-    server.stream = stream()
+    server = StreamProcess()
     total = EVENTS + 1
     load0 = load()
     lsp = Lsp([server.url])
     cpu0 = lsp.cpu_s()
     done = lsp.wait_asked(sentinel)
     cpu = lsp.cpu_s() - cpu0
-    wall = done - min(server.started.values())
+    wall = done - server.first_start()
     lsp.close()
     sdk = run_timed(["node", SDK, server.url, sentinel])
     assert sdk["events"] == total + 1, sdk  # + server.connected
@@ -334,7 +379,7 @@ def throughput():
 
     return {
         "load": load0,
-        "mb": len(server.stream) / 1e6,
+        "mb": server.bytes / 1e6,
         "ask": figures(wall, cpu),
         "sdk": figures(sdk["wall_s"], sdk["cpu_s"]),
         "scan": figures(scan["wall_s"], scan["cpu_s"]),
@@ -616,4 +661,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--serve-stream"]:
+        serve_stream()
+    else:
+        main()
