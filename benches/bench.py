@@ -25,6 +25,9 @@ BIN = os.environ.get("ASK_LSP_BIN", "target/release/ask-lsp")
 SCAN = os.environ.get("SCAN_BIN", "target/release/examples/scan_limit")
 READ = os.environ.get("READ_BIN", "target/release/examples/stream_read")
 SDK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sdk", "consume.mjs")
+# Node and Python consumers doing ask-lsp's work with ask-lsp's prefilter.
+RAW_NODE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sdk", "raw.mjs")
+RAW_PYTHON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "raw_consumer.py")
 EVENTS = int(os.environ.get("BENCH_EVENTS", "1000000"))
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
@@ -367,6 +370,10 @@ def throughput():
     lsp.close()
     sdk = run_timed(["node", SDK, server.url, sentinel])
     assert sdk["events"] == total + 1, sdk  # + server.connected
+    node = run_timed(["node", RAW_NODE, server.url, sentinel])
+    assert node["events"] == total + 1, node
+    python = run_timed([sys.executable, RAW_PYTHON, server.address, sentinel])
+    assert python["events"] == total + 1, python
     scan = run_timed([SCAN, server.address, sentinel])
     assert scan["events"] >= total, scan
     # The read path alone (decoder and prefilter, no LSP): ask-lsp's own
@@ -382,6 +389,8 @@ def throughput():
         "mb": server.bytes / 1e6,
         "ask": figures(wall, cpu),
         "sdk": figures(sdk["wall_s"], sdk["cpu_s"]),
+        "node": figures(node["wall_s"], node["cpu_s"]),
+        "python": figures(python["wall_s"], python["cpu_s"]),
         "scan": figures(scan["wall_s"], scan["cpu_s"]),
         **{f"read_{mode}": {**figures(p["wall_s"], p["cpu_s"]), "rss_mib": p["rss_kib"] / 1024}
            for mode, p in paths.items()},
@@ -566,6 +575,8 @@ def main():
             runs["throughput"].append(t)
             print(f"  throughput: ask-lsp {t['ask']['events_s']:,.0f}/s {t['ask']['cpu_per_m']:.2f} CPU-s/M;"
                   f" sdk {t['sdk']['events_s']:,.0f}/s {t['sdk']['cpu_per_m']:.2f};"
+                  f" node {t['node']['events_s']:,.0f}/s {t['node']['cpu_per_m']:.2f};"
+                  f" python {t['python']['events_s']:,.0f}/s {t['python']['cpu_per_m']:.2f};"
                   f" scan {t['scan']['events_s']:,.0f}/s {t['scan']['cpu_per_m']:.3f};"
                   f" read path own {t['read_own']['cpu_per_m']:.3f} {t['read_own']['rss_mib']:.1f} MiB,"
                   f" reqwest {t['read_reqwest']['cpu_per_m']:.3f} {t['read_reqwest']['rss_mib']:.1f} MiB,"
@@ -596,9 +607,13 @@ def main():
             ("load average (1 min) at each run", spread([t["load"] for t in ts], lambda v: f"{v:.2f}"), ""),
             ("events/s: ask-lsp", spread([t["ask"]["events_s"] for t in ts], lambda v: f"{v:,.0f}"), ""),
             ("events/s: @opencode-ai/sdk", spread([t["sdk"]["events_s"] for t in ts], lambda v: f"{v:,.0f}"), ""),
+            ("events/s: Node consumer, ask-lsp's prefilter", spread([t["node"]["events_s"] for t in ts], lambda v: f"{v:,.0f}"), ""),
+            ("events/s: Python consumer, ask-lsp's prefilter", spread([t["python"]["events_s"] for t in ts], lambda v: f"{v:,.0f}"), ""),
             ("events/s: scan limit", spread([t["scan"]["events_s"] for t in ts], lambda v: f"{v:,.0f}"), ""),
             ("CPU-s per M events: ask-lsp", spread([t["ask"]["cpu_per_m"] for t in ts], lambda v: f"{v:.2f}"), ""),
             ("CPU-s per M events: SDK", spread([t["sdk"]["cpu_per_m"] for t in ts], lambda v: f"{v:.2f}"), ""),
+            ("CPU-s per M events: Node consumer, ask-lsp's prefilter", spread([t["node"]["cpu_per_m"] for t in ts], lambda v: f"{v:.2f}"), ""),
+            ("CPU-s per M events: Python consumer, ask-lsp's prefilter", spread([t["python"]["cpu_per_m"] for t in ts], lambda v: f"{v:.2f}"), ""),
             ("CPU-s per M events: scan", spread([t["scan"]["cpu_per_m"] for t in ts], lambda v: f"{v:.3f}"), ""),
             ("events/s ratio to the SDK (same run)",
              spread([t["ask"]["events_s"] / t["sdk"]["events_s"] for t in ts], lambda v: f"{v:.2f}x"), "target >= 5x"),
