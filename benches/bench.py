@@ -197,10 +197,10 @@ class Handler(BaseHTTPRequestHandler):
 class Lsp:
     """ask-lsp over stdio; answers every askQuestions/ask with "deferred"."""
 
-    def __init__(self, servers, surface="extension", env=None):
+    def __init__(self, servers, surface="extension", env=None, pin=None):
         self.spawned = time.perf_counter()
         self.proc = subprocess.Popen([BIN], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, preexec_fn=pin,
                                      env={**os.environ, "ASK_LSP_LOG": "error", **(env or {})})
         self.asked = {}            # requestID -> perf_counter when read
         self.pending = 0
@@ -291,9 +291,23 @@ class Lsp:
         self.proc.wait()
 
 
-def run_timed(argv):
+CORES = sorted(os.sched_getaffinity(0))
+
+
+def pinned(index):
+    """With two cores or more, the throughput part runs the stream's writer
+    on the first and each consumer on the second: left to the scheduler
+    (the same core for both, or not), a consumer's events/s moved threefold
+    from run to run, the scan's and ask-lsp's alike."""
+    if len(CORES) < 2:
+        return None
+    core = CORES[index]
+    return lambda: os.sched_setaffinity(0, {core})
+
+
+def run_timed(argv, pin=None):
     """Runs a consumer to its end: its JSON line, and its CPU from wait4."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, preexec_fn=pin)
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     assert status == 0, f"{argv[0]} failed ({status}): {out}"
@@ -321,7 +335,7 @@ class StreamProcess:
 
     def __init__(self):
         self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve-stream"],
-                                     stdout=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, text=True, preexec_fn=pinned(0))
         self.address = self.proc.stdout.readline().strip()
         self.url = f"http://{self.address}"
         self.bytes = int(self.proc.stdout.readline())
@@ -362,23 +376,23 @@ def throughput():
     server = StreamProcess()
     total = EVENTS + 1
     load0 = load()
-    lsp = Lsp([server.url])
+    lsp = Lsp([server.url], pin=pinned(1))
     cpu0 = lsp.cpu_s()
     done = lsp.wait_asked(sentinel)
     cpu = lsp.cpu_s() - cpu0
     wall = done - server.first_start()
     lsp.close()
-    sdk = run_timed(["node", SDK, server.url, sentinel])
+    sdk = run_timed(["node", SDK, server.url, sentinel], pinned(1))
     assert sdk["events"] == total + 1, sdk  # + server.connected
-    node = run_timed(["node", RAW_NODE, server.url, sentinel])
+    node = run_timed(["node", RAW_NODE, server.url, sentinel], pinned(1))
     assert node["events"] == total + 1, node
-    python = run_timed([sys.executable, RAW_PYTHON, server.address, sentinel])
+    python = run_timed([sys.executable, RAW_PYTHON, server.address, sentinel], pinned(1))
     assert python["events"] == total + 1, python
-    scan = run_timed([SCAN, server.address, sentinel])
+    scan = run_timed([SCAN, server.address, sentinel], pinned(1))
     assert scan["events"] >= total, scan
     # The read path alone (decoder and prefilter, no LSP): ask-lsp's own
     # reader (http://), reqwest (https://), and hyper's connection directly.
-    paths = {mode: run_timed([READ, mode, server.address, sentinel]) for mode in ("own", "reqwest", "hyper")}
+    paths = {mode: run_timed([READ, mode, server.address, sentinel], pinned(1)) for mode in ("own", "reqwest", "hyper")}
     server.shutdown()
 
     def figures(wall_s, cpu_s):
