@@ -9,7 +9,10 @@
 //! still open, so what the connection keeps is in it); the bench takes the
 //! CPU time from `wait4`.
 //!
-//! Usage: stream_read own|reqwest|hyper HOST:PORT SENTINEL
+//! `own-blocking` is the own reader with a blocking `std` socket instead of
+//! the runtime's readiness-driven reads (docs/performance.md, what is not met).
+//!
+//! Usage: stream_read own|own-blocking|reqwest|hyper HOST:PORT SENTINEL
 
 use std::time::Instant;
 
@@ -52,7 +55,7 @@ impl Events {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [mode, address, sentinel] = &args[..] else {
-        eprintln!("usage: stream_read own|reqwest|hyper HOST:PORT SENTINEL");
+        eprintln!("usage: stream_read own|own-blocking|reqwest|hyper HOST:PORT SENTINEL");
         std::process::exit(2);
     };
     let mut events = Events {
@@ -84,6 +87,38 @@ fn main() {
                 let mut head = Some(Vec::new());
                 loop {
                     let read = tcp.read(&mut buffer).await.expect("read");
+                    assert!(read > 0, "the stream ended before the sentinel");
+                    let mut bytes = &buffer[..read];
+                    if let Some(seen) = &mut head {
+                        seen.extend_from_slice(bytes);
+                        let Some(end) = memchr::memmem::find(seen, b"\r\n\r\n") else {
+                            continue;
+                        };
+                        bytes = &buffer[end + 4 - (seen.len() - read)..read];
+                        head = None;
+                    }
+                    let mut done = false;
+                    dechunker
+                        .feed(bytes, |data| done |= events.feed(data))
+                        .expect("framing");
+                    if done {
+                        break;
+                    }
+                }
+                report(&events, started);
+            }
+            "own-blocking" => {
+                use std::io::{Read, Write};
+                let mut tcp = std::net::TcpStream::connect(address).expect("connect");
+                let request = format!(
+                    "GET /event HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\n\r\n"
+                );
+                tcp.write_all(request.as_bytes()).expect("request");
+                let mut buffer = vec![0u8; OWN_READ];
+                let mut dechunker = Dechunker::default();
+                let mut head = Some(Vec::new());
+                loop {
+                    let read = tcp.read(&mut buffer).expect("read");
                     assert!(read > 0, "the stream ended before the sentinel");
                     let mut bytes = &buffer[..read];
                     if let Some(seen) = &mut head {
