@@ -170,17 +170,12 @@ impl Broker {
                 let listing = self.store.new_listing();
                 let mut key = String::new();
                 for index in 0..listed.len() {
-                    let id = listed.id(index);
-                    if id.len() <= limits::ID_LEN {
-                        key.clear();
-                        key.push_str(&server);
-                        key.push('/');
-                        key.push_str(id);
-                        if self.store.mark_listed(&key, listing) || self.store.knows(&key) {
-                            // Pending, or resolved: `take_in` would keep it
-                            // as it is.
-                            continue;
-                        }
+                    if write_key(&mut key, &server, listed.id(index))
+                        && (self.store.mark_listed(&key, listing) || self.store.knows(&key))
+                    {
+                        // Pending, or resolved: `take_in` would keep it as
+                        // it is.
+                        continue;
                     }
                     if let Some(prompt) = listed.take(index)
                         && let Some(key) = self.take_in(&server, prompt)
@@ -264,14 +259,13 @@ impl Broker {
     /// it is pending (new or already known). The caller says the new status.
     fn take_in(&mut self, server: &Arc<str>, prompt: Prompt) -> Option<String> {
         // Bounded before anything keeps it: ids go into keys and memories.
-        if prompt.id.len() > limits::ID_LEN {
+        let Some(key) = key_for(server, &prompt.id) else {
             self.notice(format!(
                 "A prompt from {server} has an id over {} bytes and was not taken in. Answer it in the agent's own interface.",
                 limits::ID_LEN
             ));
             return None;
-        }
-        let key = format!("{server}/{}", prompt.id);
+        };
         if self.store.get(&key).is_some() {
             return Some(key);
         }
@@ -467,5 +461,20 @@ impl Broker {
 /// The key for an id from a server; `None` for an id too long to be one of
 /// ours (it was never taken in).
 fn key_for(server: &str, id: &str) -> Option<String> {
-    (id.len() <= limits::ID_LEN).then(|| format!("{server}/{id}"))
+    let mut key = String::new();
+    write_key(&mut key, server, id).then_some(key)
+}
+
+/// [`key_for`] into a buffer kept across many ids; `false` (the buffer
+/// left empty) for an id too long to be one of ours.
+fn write_key(key: &mut String, server: &str, id: &str) -> bool {
+    key.clear();
+    if id.len() > limits::ID_LEN {
+        return false;
+    }
+    key.reserve(server.len() + 1 + id.len());
+    key.push_str(server);
+    key.push('/');
+    key.push_str(id);
+    true
 }
