@@ -44,11 +44,12 @@ pub(super) struct Head {
     pub content_type: String,
 }
 
-/// Why the stream could not be opened.
+/// Why an event stream could not be opened (here or through reqwest).
 pub(super) enum OpenError {
     /// Connecting or writing the request failed: the server is not there.
     Connect(String),
-    /// It answered something that is not an HTTP/1.1 response.
+    /// It answered something that is not an HTTP/1.1 response, or the
+    /// request could not be built.
     Malformed(String),
 }
 

@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
-use super::h1;
+use super::h1::{self, OpenError};
 use super::http::Peer;
 use super::{BackendError, BackendEvent, EventSink, Timing};
 use crate::sse::{SseDecoder, SseEvent, SseItem};
@@ -151,10 +151,10 @@ async fn connect_once<F: Follow>(
                 false,
             );
         }
-        Ok(Err(Unopened::Connect(reason))) => {
+        Ok(Err(OpenError::Connect(reason))) => {
             return (End::Failed(peer.not_connected(reason).to_string()), false);
         }
-        Ok(Err(Unopened::Malformed(reason))) => {
+        Ok(Err(OpenError::Malformed(reason))) => {
             return (
                 End::Failed(format!(
                     "{}: {reason}: is this {}?",
@@ -206,34 +206,23 @@ async fn connect_once<F: Follow>(
     }
 }
 
-enum Unopened {
-    Connect(String),
-    Malformed(String),
-}
-
 /// Sends the subscription: status, content type and the body to read. A
 /// plain `http://` stream is read off its own socket (src/backends/h1.rs);
 /// over `https://` reqwest does the TLS.
 async fn subscribe(
     request: reqwest::RequestBuilder,
     connect_bound: Duration,
-) -> Result<(u16, String, Source), Unopened> {
+) -> Result<(u16, String, Source), OpenError> {
     let (client, request) = request.build_split();
-    let request = request.map_err(|error| Unopened::Malformed(super::http::cause(&error)))?;
+    let request = request.map_err(|error| OpenError::Malformed(super::http::cause(&error)))?;
     if request.url().scheme() == "http" {
-        let (head, body) =
-            h1::open(&request, connect_bound)
-                .await
-                .map_err(|error| match error {
-                    h1::OpenError::Connect(reason) => Unopened::Connect(reason),
-                    h1::OpenError::Malformed(reason) => Unopened::Malformed(reason),
-                })?;
+        let (head, body) = h1::open(&request, connect_bound).await?;
         return Ok((head.status, head.content_type, Source::Socket(body)));
     }
     let response = client
         .execute(request)
         .await
-        .map_err(|error| Unopened::Connect(super::http::cause(&error)))?;
+        .map_err(|error| OpenError::Connect(super::http::cause(&error)))?;
     Ok((
         response.status().as_u16(),
         super::http::content_type(&response),
