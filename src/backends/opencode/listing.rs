@@ -107,14 +107,30 @@ fn span(text: &str, unescaped: &mut String, value: Cow<str>) -> Span {
 
 /// Where each item of a JSON array lies in it.
 fn extents(text: &str) -> Vec<Range<u32>> {
-    array_items(text)
-        .unwrap_or_default()
-        .into_iter()
+    ranges(text, &array_items(text).unwrap_or_default())
+}
+
+/// Where each of `items`, read from `text`, lies in it.
+fn ranges(text: &str, items: &[&str]) -> Vec<Range<u32>> {
+    items
+        .iter()
         .map(|item| {
             let from = offset(text, item);
             from..from + item.len() as u32
         })
         .collect()
+}
+
+/// A listed question, its id, session and call found where they lie.
+fn question(text: &str, unescaped: &mut String, body: u32, index: u32, head: QuestionHead) -> Item {
+    Item::Question {
+        body,
+        index,
+        id: span(text, unescaped, head.id),
+        session: span(text, unescaped, head.session_id),
+        call: head.tool.map(|tool| span(text, unescaped, tool.call_id)),
+        agent: None,
+    }
 }
 
 /// The items of a question listing, in one pass over the whole text.
@@ -135,16 +151,8 @@ impl<'de> Visitor<'de> for Heads<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut index = 0;
         while let Some(head) = seq.next_element::<QuestionHead>()? {
-            self.items.push(Item::Question {
-                body: self.body,
-                index,
-                id: span(self.text, self.unescaped, head.id),
-                session: span(self.text, self.unescaped, head.session_id),
-                call: head
-                    .tool
-                    .map(|tool| span(self.text, self.unescaped, tool.call_id)),
-                agent: None,
-            });
+            let item = question(self.text, self.unescaped, self.body, index, head);
+            self.items.push(item);
             index += 1;
         }
         Ok(())
@@ -200,15 +208,8 @@ impl Listing {
         for (index, item) in items.iter().enumerate() {
             match serde_json::from_str::<QuestionHead>(item) {
                 Ok(head) => {
-                    let unescaped = &mut self.unescaped;
-                    self.items.push(Item::Question {
-                        body,
-                        index: index as u32,
-                        id: span(&text, unescaped, head.id),
-                        session: span(&text, unescaped, head.session_id),
-                        call: head.tool.map(|tool| span(&text, unescaped, tool.call_id)),
-                        agent: None,
-                    });
+                    let item = question(&text, &mut self.unescaped, body, index as u32, head);
+                    self.items.push(item);
                 }
                 // Read in full for its error (or, should the two ever
                 // disagree, for the prompt).
@@ -221,13 +222,7 @@ impl Listing {
                 },
             }
         }
-        let items = items
-            .iter()
-            .map(|item| {
-                let from = offset(&text, item);
-                from..from + item.len() as u32
-            })
-            .collect();
+        let items = ranges(&text, &items);
         self.bodies.push(Body {
             text,
             directory,
