@@ -334,14 +334,17 @@ impl Follow for OpenCode {
                     return Err(e.to_string());
                 }
             };
-            all.retain(|listed| {
-                self.remember_directory(listed.directory, None);
-                if let Some(call) = listed.call {
-                    self.seen_calls.lock().expect("not poisoned").put(call);
-                }
-                self.usable(listed.id, listed.kind, sink)
-            });
-            self.seen_calls.lock().expect("not poisoned").end_listing();
+            {
+                let mut seen = self.seen_calls.lock().expect("not poisoned");
+                all.retain(|listed| {
+                    self.remember_directory(listed.directory, None);
+                    if let Some(call) = listed.call {
+                        seen.put(call);
+                    }
+                    self.usable(listed.id, listed.kind, sink)
+                });
+                seen.end_listing();
+            }
             sink.send(BackendEvent::Snapshot(Snapshot::new(all)))
                 .map_err(|_| "closed".to_owned())
         })
