@@ -52,6 +52,41 @@ impl Events {
     }
 }
 
+/// ask-lsp's own read path after the socket: the head skipped, the chunked
+/// framing taken apart in place, the body fed to [`Events`].
+#[derive(Default)]
+struct Own {
+    dechunker: Dechunker,
+    /// The head read so far, until its blank line has gone by.
+    head: Vec<u8>,
+    in_body: bool,
+}
+
+impl Own {
+    fn request(address: &str) -> Vec<u8> {
+        format!("GET /event HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\n\r\n")
+            .into_bytes()
+    }
+
+    /// Feeds what one read brought; true once the sentinel went by.
+    fn feed(&mut self, mut bytes: &[u8], events: &mut Events) -> bool {
+        assert!(!bytes.is_empty(), "the stream ended before the sentinel");
+        if !self.in_body {
+            self.head.extend_from_slice(bytes);
+            let Some(end) = memchr::memmem::find(&self.head, b"\r\n\r\n") else {
+                return false;
+            };
+            bytes = &bytes[end + 4 - (self.head.len() - bytes.len())..];
+            self.in_body = true;
+        }
+        let mut done = false;
+        self.dechunker
+            .feed(bytes, |data| done |= events.feed(data))
+            .expect("framing");
+        done
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [mode, address, sentinel] = &args[..] else {
@@ -77,31 +112,14 @@ fn main() {
                     .await
                     .expect("connect");
                 tcp.set_nodelay(true).expect("nodelay");
-                let request = format!(
-                    "GET /event HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\n\r\n"
-                );
-                tcp.write_all(request.as_bytes()).await.expect("request");
+                tcp.write_all(&Own::request(address))
+                    .await
+                    .expect("request");
+                let mut own = Own::default();
                 let mut buffer = vec![0u8; OWN_READ];
-                let mut dechunker = Dechunker::default();
-                // Bytes of the head read so far; `None` once past it.
-                let mut head = Some(Vec::new());
                 loop {
                     let read = tcp.read(&mut buffer).await.expect("read");
-                    assert!(read > 0, "the stream ended before the sentinel");
-                    let mut bytes = &buffer[..read];
-                    if let Some(seen) = &mut head {
-                        seen.extend_from_slice(bytes);
-                        let Some(end) = memchr::memmem::find(seen, b"\r\n\r\n") else {
-                            continue;
-                        };
-                        bytes = &buffer[end + 4 - (seen.len() - read)..read];
-                        head = None;
-                    }
-                    let mut done = false;
-                    dechunker
-                        .feed(bytes, |data| done |= events.feed(data))
-                        .expect("framing");
-                    if done {
+                    if own.feed(&buffer[..read], &mut events) {
                         break;
                     }
                 }
@@ -110,30 +128,12 @@ fn main() {
             "own-blocking" => {
                 use std::io::{Read, Write};
                 let mut tcp = std::net::TcpStream::connect(address).expect("connect");
-                let request = format!(
-                    "GET /event HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\n\r\n"
-                );
-                tcp.write_all(request.as_bytes()).expect("request");
+                tcp.write_all(&Own::request(address)).expect("request");
+                let mut own = Own::default();
                 let mut buffer = vec![0u8; OWN_READ];
-                let mut dechunker = Dechunker::default();
-                let mut head = Some(Vec::new());
                 loop {
                     let read = tcp.read(&mut buffer).expect("read");
-                    assert!(read > 0, "the stream ended before the sentinel");
-                    let mut bytes = &buffer[..read];
-                    if let Some(seen) = &mut head {
-                        seen.extend_from_slice(bytes);
-                        let Some(end) = memchr::memmem::find(seen, b"\r\n\r\n") else {
-                            continue;
-                        };
-                        bytes = &buffer[end + 4 - (seen.len() - read)..read];
-                        head = None;
-                    }
-                    let mut done = false;
-                    dechunker
-                        .feed(bytes, |data| done |= events.feed(data))
-                        .expect("framing");
-                    if done {
+                    if own.feed(&buffer[..read], &mut events) {
                         break;
                     }
                 }
