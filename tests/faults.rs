@@ -144,10 +144,12 @@ async fn a_quiet_acp_stream_with_heartbeats_is_not_a_stall() {
             json!({"servers": [{"backend": "sandbox-agent", "url": sim.url(), "serverId": "quiet"}]}),
         )
         .await;
-    wait_for(|| sim.subscribers() > 0 || client.logs().contains("connected")).await;
+    // The ACP stream is not one of the sim's OpenCode subscribers: its
+    // connection shows in the log.
+    wait_for(|| client.logs().contains("connected")).await;
+    // Over three stall bounds of quiet but for the comments.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     let logs = client.logs();
-    assert!(logs.contains("connected"), "{logs}");
     assert!(!logs.contains("no event or heartbeat"), "{logs}");
 }
 
