@@ -357,9 +357,9 @@ impl Dechunker {
                         size: size << 4 | digit,
                     },
                     Some(_) => return Err("a chunk size is too large".into()),
-                    None => self.after_size(size, byte, 0)?,
+                    None => Self::after_size(size, byte, 0)?,
                 },
-                Chunk::Extension { size, taken } => self.after_size(size, byte, taken + 1)?,
+                Chunk::Extension { size, taken } => Self::after_size(size, byte, taken + 1)?,
                 Chunk::DataCr => match byte {
                     b'\r' => Chunk::DataLf,
                     b'\n' => Chunk::Size,
@@ -398,7 +398,7 @@ impl Dechunker {
 
     /// A byte on a chunk-size line after its digits: extensions and
     /// whitespace are skipped (bounded), LF ends the line.
-    fn after_size(&mut self, size: u64, byte: u8, taken: usize) -> Result<Chunk, String> {
+    fn after_size(size: u64, byte: u8, taken: usize) -> Result<Chunk, String> {
         if taken > MAX_CHUNK_LINE {
             return Err("a chunk-size line is too long".into());
         }
