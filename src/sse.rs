@@ -96,7 +96,14 @@ impl SseDecoder {
         // The data of the current event while it is one line of this chunk:
         // the common case, decided on without a copy.
         let mut borrowed: Option<&[u8]> = None;
-        while let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) {
+        loop {
+            if let Some(rest) = self.whole_data_event(chunk, &relevant, out) {
+                chunk = rest;
+                continue;
+            }
+            let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) else {
+                break;
+            };
             let line = &chunk[..end];
             let mut next = end + 1;
             if chunk[end] == b'\r' {
@@ -141,6 +148,40 @@ impl SseDecoder {
         if !chunk.is_empty() {
             self.push_partial(chunk);
         }
+    }
+
+    /// The common event, one `data: ` line and a blank line (LF endings)
+    /// wholly at the start of `chunk` with nothing before it in the event:
+    /// handed out as [`Self::process_line`] and [`Self::dispatch`] would,
+    /// with one search. Returns the rest of `chunk`, or `None` for the
+    /// general path.
+    fn whole_data_event<'c>(
+        &mut self,
+        chunk: &'c [u8],
+        relevant: &impl Fn(&[u8]) -> bool,
+        out: &mut Vec<SseItem>,
+    ) -> Option<&'c [u8]> {
+        let value = chunk.strip_prefix(b"data: ")?;
+        if !self.line.is_empty() || self.skipping || self.has_data {
+            return None;
+        }
+        if self.event.is_some() || self.id.is_some() {
+            return None;
+        }
+        let end = memchr::memchr2(b'\n', b'\r', value)?;
+        let rest = value[end..].strip_prefix(b"\n\n")?;
+        if end + 6 > self.max_event {
+            return None;
+        }
+        let data = &value[..end];
+        if relevant(data) {
+            out.push(SseItem::Event(SseEvent {
+                event: None,
+                id: None,
+                data: String::from_utf8_lossy(data).into_owned(),
+            }));
+        }
+        Some(rest)
     }
 
     /// Returns what follows a byte order mark at the start of the stream; the
@@ -303,6 +344,52 @@ mod tests {
                 "split at {split}"
             );
         }
+    }
+
+    /// A whole `data: ` line and blank line is decided with one search
+    /// (`whole_data_event`); anything else before, in or after it in the
+    /// event takes the line-by-line path, and both decode alike.
+    #[test]
+    fn one_line_events_decode_as_every_other_shape() {
+        let at_bound = format!("data: {}\n\n", "x".repeat(58));
+        let over_bound = format!("data: {}\n\n", "x".repeat(59));
+        let stream = [
+            "data: a\n\n",
+            "id: 7\ndata: b\n\n",
+            "data: c\ndata: d\n\n",
+            "data: e\nevent: named\n\n",
+            "data: f\r\n\r\n",
+            "data: g\n\r\n",
+            "data: \n\n",
+            "data:h\n\n",
+            &at_bound,
+            &over_bound,
+            "data: i\n\n",
+        ]
+        .concat();
+        let with = |event: Option<&str>, id: Option<&str>, data: &str| {
+            SseItem::Event(SseEvent {
+                event: event.map(Into::into),
+                id: id.map(Into::into),
+                data: data.into(),
+            })
+        };
+        let expected = vec![
+            event("a"),
+            with(None, Some("7"), "b"),
+            event("c\nd"),
+            with(Some("named"), None, "e"),
+            event("f"),
+            event("g"),
+            event(""),
+            event("h"),
+            event(&"x".repeat(58)),
+            SseItem::Oversized,
+            event("i"),
+        ];
+        assert_eq!(decode(&[stream.as_bytes()], 64), expected);
+        let bytes: Vec<&[u8]> = stream.as_bytes().chunks(1).collect();
+        assert_eq!(decode(&bytes, 64), expected);
     }
 
     #[test]
