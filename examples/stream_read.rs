@@ -1,5 +1,5 @@
 //! The stream read path for `scripts/bench`: the bench's replayed event
-//! stream read through ask-lsp's own reader (256 KiB socket reads, chunked
+//! stream read through ask-lsp's own reader (64 KiB socket reads, chunked
 //! framing taken apart in place: what ask-lsp does for `http://`), through
 //! reqwest (what it does for `https://`), or through hyper's HTTP/1.1
 //! connection directly with a bounded read buffer, each feeding
@@ -24,7 +24,7 @@ use http_body_util::BodyExt;
 /// that capacity for the life of the connection.
 const MAX_READ_BUFFER: usize = 64 << 10;
 /// ask-lsp's reads (src/backends/h1.rs `MAX_READ`).
-const OWN_READ: usize = 256 << 10;
+const OWN_READ: usize = 64 << 10;
 
 struct Events {
     decoder: SseDecoder,

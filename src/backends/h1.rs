@@ -25,10 +25,11 @@ const MAX_CHUNK_LINE: usize = 4 << 10;
 const MAX_TRAILERS: usize = 16 << 10;
 /// The head is read in steps of this size (bounded by `MAX_HEAD`).
 const HEAD_READ: usize = 8 << 10;
-/// The most one read takes off a socket: on a fast stream, fewer wake-ups
-/// (64 KiB reads followed OpenCode's stream at half the events/s). One
-/// buffer for all streams, so its size costs nothing per server.
-const MAX_READ: usize = 256 << 10;
+/// The most one read takes off a socket. 64 KiB, as the scan limit reads:
+/// what the kernel copies in is still in the core's cache when the decoder
+/// reads it (256 KiB reads followed the bench's stream at 9.6 M events/s,
+/// these at 12 M; docs/performance.md). One buffer for all streams.
+const MAX_READ: usize = 64 << 10;
 
 thread_local! {
     /// One read buffer for every stream on this thread: what a read brings
