@@ -12,7 +12,7 @@ use serde::de::{Deserializer as _, SeqAccess, Visitor};
 
 use super::wire::{QuestionHead, QuestionRequest, array_items};
 use crate::backends::Listing as SnapshotListing;
-use crate::prompt::Prompt;
+use crate::prompt::{Kind, Prompt};
 
 #[derive(Default)]
 pub(super) struct Listing {
@@ -59,7 +59,37 @@ pub(super) struct Listed<'a> {
     pub session: &'a str,
     pub call: Option<&'a str>,
     pub directory: Option<&'a str>,
-    pub kind: &'static str,
+    pub kind: ListedKind,
+}
+
+/// What a listed prompt is, told without building it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ListedKind {
+    Questions,
+    Permission,
+    Form,
+    /// Taken out of the listing already.
+    Taken,
+}
+
+impl ListedKind {
+    fn of(kind: &Kind) -> Self {
+        match kind {
+            Kind::Questions(_) => ListedKind::Questions,
+            Kind::Permission(_) => ListedKind::Permission,
+            Kind::Form(_) => ListedKind::Form,
+        }
+    }
+
+    /// As [`Kind::name`] says it, for messages and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            ListedKind::Questions => "questions",
+            ListedKind::Permission => "permission",
+            ListedKind::Form => "form",
+            ListedKind::Taken => "taken",
+        }
+    }
 }
 
 /// A listing's items that could not be read.
@@ -359,21 +389,21 @@ fn view<'a>(bodies: &'a [Body], unescaped: &'a str, item: &'a Item) -> Listed<'a
             session: text(bodies, unescaped, *body, *session),
             call: call.map(|call| text(bodies, unescaped, *body, call)),
             directory: bodies[*body as usize].directory.as_deref(),
-            kind: "questions",
+            kind: ListedKind::Questions,
         },
         Item::Built(Some(prompt)) => Listed {
             id: &prompt.id,
             session: &prompt.session,
             call: prompt.origin.tool_call.as_deref(),
             directory: prompt.directory.as_deref(),
-            kind: prompt.kind.name(),
+            kind: ListedKind::of(&prompt.kind),
         },
         Item::Built(None) => Listed {
             id: "",
             session: "",
             call: None,
             directory: None,
-            kind: "taken",
+            kind: ListedKind::Taken,
         },
     }
 }
@@ -415,7 +445,6 @@ impl SnapshotListing for Listing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prompt::Kind;
 
     fn question(id: &str, session: &str, call: &str) -> String {
         format!(
@@ -448,8 +477,20 @@ mod tests {
         assert_eq!(
             listed,
             [
-                ("que_a", "ses_1", Some("call_a"), Some("/p"), "questions"),
-                ("que_b", "ses_2", Some("call_b"), Some("/p"), "questions"),
+                (
+                    "que_a",
+                    "ses_1",
+                    Some("call_a"),
+                    Some("/p"),
+                    ListedKind::Questions
+                ),
+                (
+                    "que_b",
+                    "ses_2",
+                    Some("call_b"),
+                    Some("/p"),
+                    ListedKind::Questions
+                ),
             ]
         );
         assert_eq!(SnapshotListing::id(&listing, 1), "que_b");

@@ -341,7 +341,7 @@ impl Follow for OpenCode {
                     if let Some(call) = listed.call {
                         seen.put(call);
                     }
-                    self.usable(listed.id, listed.kind, sink)
+                    self.usable(listed.id, listed.kind.name(), sink)
                 });
                 seen.end_listing();
             }

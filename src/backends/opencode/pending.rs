@@ -9,16 +9,12 @@ use std::collections::{HashMap, HashSet};
 use bytes::Bytes;
 
 use super::OpenCode;
-use super::listing::{Listing, Skipped};
+use super::listing::{ListedKind, Listing, Skipped};
 use super::wire::{PermissionRequest, array_items};
 use crate::backends::BackendError;
 use crate::backends::http::{self, Answered};
 use crate::prompt::Prompt;
 use crate::text;
-
-/// [`crate::prompt::Kind::name`] of what a listing holds.
-const QUESTIONS: &str = "questions";
-const PERMISSION: &str = "permission";
 
 /// How many recently updated sessions name the directories to resync at
 /// start-up when following every directory.
@@ -206,7 +202,8 @@ impl OpenCode {
         let asked: Vec<String> = listed
             .iter()
             .filter(|p| {
-                p.kind == PERMISSION && busy.as_ref().is_some_and(|b| b.contains(p.session))
+                p.kind == ListedKind::Permission
+                    && busy.as_ref().is_some_and(|b| b.contains(p.session))
             })
             .map(|p| p.session.to_owned())
             .collect();
@@ -219,14 +216,14 @@ impl OpenCode {
         }
         listed.retain(|p| {
             let live = match (&busy, p.kind) {
-                (Some(busy), QUESTIONS) => busy.contains(p.session),
-                (Some(_), PERMISSION) => exists.get(p.session) == Some(&true),
-                (None, kind) => kind == QUESTIONS,
+                (Some(busy), ListedKind::Questions) => busy.contains(p.session),
+                (Some(_), ListedKind::Permission) => exists.get(p.session) == Some(&true),
+                (None, kind) => kind == ListedKind::Questions,
                 // OpenCode 1.x lists no forms.
                 (Some(_), _) => false,
             };
             if !live {
-                tracing::info!(server = %self.spec.name, id = %p.id, kind = p.kind, "listed prompt skipped: its session is not running");
+                tracing::info!(server = %self.spec.name, id = %p.id, kind = p.kind.name(), "listed prompt skipped: its session is not running");
             }
             live
         });
