@@ -9,16 +9,6 @@ use std::time::Duration;
 use common::*;
 use serde_json::{Value, json};
 
-async fn status_of(client: &mut LspClient) -> Value {
-    let response = client
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "askLsp.status"}),
-        )
-        .await;
-    response["result"].clone()
-}
-
 fn shown_messages(client: &LspClient) -> Vec<Value> {
     client
         .seen
@@ -59,7 +49,7 @@ async fn updates_without_servers_keep_the_configured_ones() {
             )
             .await;
         // The status request is handled after the update: the broker has it.
-        let status = status_of(&mut client).await;
+        let status = client.status().await;
         assert_eq!(status["servers"].as_array().unwrap().len(), 1, "{status}");
         assert_eq!(status["servers"][0]["url"], json!(configured.url()));
         assert_eq!(status["servers"][0]["defaulted"], json!(false));
@@ -104,7 +94,7 @@ async fn a_defaulted_url_is_said_once_in_status_log_and_message() {
     client
         .notify("workspace/didChangeConfiguration", json!({"settings": {}}))
         .await;
-    let status = status_of(&mut client).await;
+    let status = client.status().await;
     assert_eq!(status["servers"][0]["url"], json!(fallback_url));
     assert_eq!(status["servers"][0]["defaulted"], json!(true));
     client.expect_quiet(Duration::from_millis(300)).await;
@@ -122,7 +112,7 @@ async fn a_defaulted_url_is_said_once_in_status_log_and_message() {
             json!({"settings": {"askLsp": {"servers": [{"url": configured.url()}]}}}),
         )
         .await;
-    let status = status_of(&mut client).await;
+    let status = client.status().await;
     assert_eq!(status["servers"][0]["url"], json!(configured.url()));
     assert_eq!(status["servers"][0]["defaulted"], json!(false));
     wait_for(|| configured.subscribers() > 0 && fallback.subscribers() == 0).await;
@@ -153,7 +143,7 @@ async fn workspace_settings_are_asked_for_before_any_server_is_followed() {
         )
         .await;
     wait_for(|| configured.subscribers() > 0).await;
-    let status = status_of(&mut client).await;
+    let status = client.status().await;
     assert_eq!(status["servers"][0]["url"], json!(configured.url()));
     assert_eq!(status["servers"][0]["defaulted"], json!(false));
     client.expect_quiet(Duration::from_millis(300)).await;

@@ -36,16 +36,6 @@ fn service_file(state: &Path) -> String {
         .into_owned()
 }
 
-async fn status_of(client: &mut LspClient) -> Value {
-    client
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "askLsp.status", "arguments": []}),
-        )
-        .await["result"]
-        .clone()
-}
-
 #[tokio::test]
 async fn the_registered_service_is_followed_and_answered_when_nothing_is_configured() {
     let sim = Sim::start(SimOptions {
@@ -69,7 +59,7 @@ async fn the_registered_service_is_followed_and_answered_when_nothing_is_configu
             sim.url()
         ))
     );
-    let status = status_of(&mut client).await;
+    let status = client.status().await;
     assert_eq!(
         status["servers"],
         json!([{"name": "default", "backend": "opencode", "url": sim.url(), "connected": true,
@@ -117,7 +107,7 @@ async fn configured_servers_and_the_environment_win_over_discovery() {
             json!({"settings": {"askLsp": {"surface": "auto"}}}),
         )
         .await;
-    let status = status_of(&mut client).await;
+    let status = client.status().await;
     assert_eq!(status["servers"].as_array().unwrap().len(), 1);
     assert_eq!(status["servers"][0]["url"], json!(configured.url()));
     assert_eq!(status["servers"][0]["discovered"], Value::Null);
@@ -130,7 +120,7 @@ async fn configured_servers_and_the_environment_win_over_discovery() {
     client
         .initialize(extension_caps(), json!({"servers": []}))
         .await;
-    let status = status_of(&mut client).await;
+    let status = client.status().await;
     assert_eq!(status["servers"], json!([]));
     assert!(client.shutdown().await.success());
 
@@ -143,7 +133,7 @@ async fn configured_servers_and_the_environment_win_over_discovery() {
     .await;
     client.initialize(extension_caps(), json!(null)).await;
     wait_for(|| from_env.subscribers() > 0).await;
-    let status = status_of(&mut client).await;
+    let status = client.status().await;
     assert_eq!(status["servers"][0]["url"], json!(from_env.url()));
     assert_eq!(status["servers"][0]["discovered"], Value::Null);
     assert_eq!(registered_sim.requests(), Vec::<String>::new());
@@ -157,7 +147,7 @@ async fn a_registration_beyond_loopback_is_not_followed() {
     let state_dir = state.path().to_str().unwrap();
     let mut client = LspClient::start(&[("XDG_STATE_HOME", state_dir)]).await;
     client.initialize(extension_caps(), json!(null)).await;
-    let status = status_of(&mut client).await;
+    let status = client.status().await;
     assert_eq!(status["servers"][0]["url"], json!("http://127.0.0.1:4096"));
     assert_eq!(status["servers"][0]["discovered"], Value::Null);
     assert!(

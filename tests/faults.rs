@@ -144,13 +144,19 @@ async fn a_quiet_acp_stream_with_heartbeats_is_not_a_stall() {
             json!({"servers": [{"backend": "sandbox-agent", "url": sim.url(), "serverId": "quiet"}]}),
         )
         .await;
-    // The ACP stream is not one of the sim's OpenCode subscribers: its
-    // connection shows in the log.
-    wait_for(|| client.logs().contains("connected")).await;
+    // The ACP stream is not one of the sim's OpenCode subscribers: the
+    // status says when it is connected.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while client.status().await["servers"][0]["connected"] != true {
+        assert!(std::time::Instant::now() < deadline, "{}", client.logs());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     // Over three stall bounds of quiet but for the comments.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert_eq!(client.status().await["servers"][0]["connected"], true);
     let logs = client.logs();
     assert!(!logs.contains("no event or heartbeat"), "{logs}");
+    assert!(!logs.contains("connected again"), "{logs}");
 }
 
 #[tokio::test]

@@ -283,13 +283,8 @@ async fn missing_password_is_a_clear_error_and_the_right_one_works() {
             "ask-lsp: OpenCode at {}: 401 Unauthorized: check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME (or password in the configuration)",
             sim.url())})
     );
-    let status = client
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "askLsp.status"}),
-        )
-        .await;
-    assert_eq!(status["result"]["servers"][0]["connected"], false);
+    let status = client.status().await;
+    assert_eq!(status["servers"][0]["connected"], false);
     assert!(!format!("{:?}", client.seen).contains("s3cret"));
 
     let mut client =

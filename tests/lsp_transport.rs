@@ -35,16 +35,8 @@ async fn answered_then_served(broken: Vec<u8>, expected: Value) {
         .initialize(extension_caps(), json!({"servers": [{"url": sim.url()}]}))
         .await;
     client.send_raw(&broken).await;
-    let status = client
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "askLsp.status"}),
-        )
-        .await;
-    assert_eq!(
-        status["result"]["servers"][0]["name"], "default",
-        "{status}"
-    );
+    let status = client.status().await;
+    assert_eq!(status["servers"][0]["name"], "default", "{status}");
     let error = client.next().await;
     assert_eq!(error, expected);
     // One answer per broken message, nothing else.
@@ -151,16 +143,8 @@ async fn a_content_length_too_long_on_the_last_message_is_answered_without_more_
             "Parse error: Content-Length is {} but the message ended after {} bytes",
             SHUTDOWN.len() + 3, SHUTDOWN.len())}})
     );
-    let status = client
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "askLsp.status"}),
-        )
-        .await;
-    assert_eq!(
-        status["result"]["servers"][0]["name"], "default",
-        "{status}"
-    );
+    let status = client.status().await;
+    assert_eq!(status["servers"][0]["name"], "default", "{status}");
     assert_eq!(client.shutdown().await.code(), Some(0));
 }
 

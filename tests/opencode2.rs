@@ -50,26 +50,16 @@ fn form_reply(form: &Value, answer: Value) -> Received {
     }
 }
 
-async fn status_command(client: &mut LspClient) -> Value {
-    client
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "askLsp.status", "arguments": []}),
-        )
-        .await["result"]
-        .clone()
-}
-
 /// Which generation answered is in every status surface: the extension's
 /// `askQuestions/status`, the `askLsp.status` command, and the terminal.
 #[tokio::test]
 async fn the_generation_found_is_in_every_status() {
     let sim = sim2().await;
     let mut client = client(&sim).await;
-    let mut status = status_command(&mut client).await;
+    let mut status = client.status().await;
     while status["servers"][0]["connected"] != true {
         tokio::time::sleep(Duration::from_millis(20)).await;
-        status = status_command(&mut client).await;
+        status = client.status().await;
     }
     assert_eq!(status["servers"][0]["generation"], "2", "{status}");
     let notified = client.seen.iter().any(|m| {
@@ -83,10 +73,7 @@ async fn the_generation_found_is_in_every_status() {
     let one = common::sim().await;
     let mut client = LspClient::with_extension(&one).await;
     wait_for(|| one.subscribers() > 0).await;
-    assert_eq!(
-        status_command(&mut client).await["servers"][0]["generation"],
-        "1"
-    );
+    assert_eq!(client.status().await["servers"][0]["generation"], "1");
 
     // The terminal says it once it is known.
     let mut watch = tokio::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"))

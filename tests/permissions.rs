@@ -421,13 +421,8 @@ async fn policy_rules_allow_one_pattern_reject_another_and_forward_the_rest() {
             }
         ]
     );
-    let status = client
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "askLsp.status"}),
-        )
-        .await;
-    let counters = &status["result"]["counters"];
+    let status = client.status().await;
+    let counters = &status["counters"];
     assert_eq!(counters["policyAnswered"], 1, "{status:#}");
     assert_eq!(counters["policyRejected"], 1, "{status:#}");
     // Logged without the command (it may hold secrets).

@@ -46,13 +46,8 @@ async fn accept_first_answers_the_first_option_and_says_so() {
         sim.received(),
         vec![reply(&request.id, json!([["Postgres"], ["Unit"]]))]
     );
-    let status = client
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "askLsp.status"}),
-        )
-        .await;
-    assert_eq!(status["result"]["counters"]["policyAnswered"], 1);
+    let status = client.status().await;
+    assert_eq!(status["counters"]["policyAnswered"], 1);
     assert!(
         client
             .seen

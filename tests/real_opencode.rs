@@ -332,16 +332,8 @@ async fn answers_rejects_and_dismissals_against_the_real_server() {
         json!(opencode.directory())
     );
     // 1.18.33 answers /api/info with its web page: found as generation 1.
-    let status = client
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "askLsp.status", "arguments": []}),
-        )
-        .await;
-    assert_eq!(
-        status["result"]["servers"][0]["generation"], "1",
-        "{status}"
-    );
+    let status = client.status().await;
+    assert_eq!(status["servers"][0]["generation"], "1", "{status}");
     client.answer(&ask, json!([["Postgres"]])).await;
     let received = opencode.wait_received(1).await;
     assert!(

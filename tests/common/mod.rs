@@ -168,6 +168,16 @@ impl LspClient {
 
     /// Sends a request and returns its response; anything else that arrives
     /// meanwhile is kept for [`next`](Self::next).
+    /// What the `askLsp.status` command answers (its `result`).
+    pub async fn status(&mut self) -> Value {
+        self.request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.status"}),
+        )
+        .await["result"]
+            .clone()
+    }
+
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
