@@ -156,7 +156,7 @@ impl SseDecoder {
     /// with one search. Returns the rest of `chunk`, or `None` for the
     /// general path.
     fn whole_data_event<'c>(
-        &mut self,
+        &self,
         chunk: &'c [u8],
         relevant: &impl Fn(&[u8]) -> bool,
         out: &mut Vec<SseItem>,
@@ -173,14 +173,7 @@ impl SseDecoder {
         if end + 6 > self.max_event {
             return None;
         }
-        let data = &value[..end];
-        if relevant(data) {
-            out.push(SseItem::Event(SseEvent {
-                event: None,
-                id: None,
-                data: String::from_utf8_lossy(data).into_owned(),
-            }));
-        }
+        emit(None, None, &value[..end], relevant, out);
         Some(rest)
     }
 
@@ -299,16 +292,34 @@ impl SseDecoder {
     ) {
         if self.has_data {
             let data = borrowed.unwrap_or(&self.data);
-            if relevant(data) {
-                let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
-                out.push(SseItem::Event(SseEvent {
-                    event: self.event.as_deref().map(text),
-                    id: self.id.as_deref().map(text),
-                    data: text(data),
-                }));
-            }
+            emit(
+                self.event.as_deref(),
+                self.id.as_deref(),
+                data,
+                relevant,
+                out,
+            );
         }
         self.reset_event();
+    }
+}
+
+/// Hands out an event with data, if `relevant` accepts its data: the only
+/// place an event's bytes are copied and validated.
+fn emit(
+    event: Option<&[u8]>,
+    id: Option<&[u8]>,
+    data: &[u8],
+    relevant: &impl Fn(&[u8]) -> bool,
+    out: &mut Vec<SseItem>,
+) {
+    if relevant(data) {
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        out.push(SseItem::Event(SseEvent {
+            event: event.map(text),
+            id: id.map(text),
+            data: text(data),
+        }));
     }
 }
 
