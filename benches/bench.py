@@ -120,7 +120,6 @@ class Replay(ThreadingHTTPServer):
         self.started = {}          # subscriber -> time its stream started
         self.listed = []           # times GET /question was received
         self.generation = 0        # bumped to close the open streams
-        self.announce = None       # callable(start time) for each stream
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
     @property
@@ -169,8 +168,6 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(chunk('{"id":"evt_c","type":"server.connected","properties":{}}'))
             self.wfile.flush()
             server.started[threading.get_ident()] = time.perf_counter()
-            if server.announce:
-                server.announce(server.started[threading.get_ident()])
             view = memoryview(server.stream)
             for i in range(0, len(view), 1 << 16):
                 self.wfile.write(view[i:i + (1 << 16)])
@@ -336,11 +333,14 @@ class StreamProcess:
     pace, not at its own (ask-lsp's read path 5.0-5.7 M events/s from it,
     9.5-9.9 M from this one; docs/performance.md)."""
 
+    file = None   # `stream()`, written once for every run
+
     def __init__(self):
-        self.file = tempfile.NamedTemporaryFile(prefix="ask-lsp-bench-", suffix=".stream")
-        self.file.write(stream())
-        self.file.flush()
-        self.proc = subprocess.Popen([REPLAY, self.file.name], stdout=subprocess.PIPE, text=True,
+        if StreamProcess.file is None:
+            StreamProcess.file = tempfile.NamedTemporaryFile(prefix="ask-lsp-bench-", suffix=".stream")
+            StreamProcess.file.write(stream())
+            StreamProcess.file.flush()
+        self.proc = subprocess.Popen([REPLAY, StreamProcess.file.name], stdout=subprocess.PIPE, text=True,
                                      preexec_fn=pinned(0))
         self.address = self.proc.stdout.readline().strip()
         self.url = f"http://{self.address}"
@@ -365,11 +365,10 @@ class StreamProcess:
     def shutdown(self):
         self.proc.kill()
         self.proc.wait()
-        self.file.close()
 
 
 def throughput():
-    """One stream, three consumers one after the other in the same run."""
+    """One stream, every consumer one after the other in the same run."""
     sentinel = "que_sentinel"
     server = StreamProcess()
     total = EVENTS + 1
