@@ -10,7 +10,8 @@
 //! CPU time from `wait4`.
 //!
 //! `own-blocking` is the own reader with a blocking `std` socket instead of
-//! the runtime's readiness-driven reads (docs/performance.md, what is not met).
+//! the runtime's readiness-driven reads (docs/performance.md, "What is not
+//! met, and why").
 //!
 //! Usage: stream_read own|own-blocking|reqwest|hyper HOST:PORT SENTINEL
 
