@@ -6,6 +6,7 @@ mod common;
 
 use std::time::Duration;
 
+use ask_sim::QuestionRequest;
 use common::*;
 use serde_json::json;
 
@@ -185,6 +186,48 @@ async fn escapes_controls_and_bidi_overrides_are_shown_harmlessly() {
             answers: vec![vec!["Yes\u{202e}oN".into()]]
         }
     );
+}
+
+/// A listed question's id reaches the log when its session is not
+/// running, and a value serde refuses is quoted in its error: neutralised
+/// and bounded there as everywhere.
+#[tokio::test]
+async fn hostile_ids_and_values_are_logged_harmlessly() {
+    let sim = sim().await;
+    let id = format!("que_\u{202e}\u{7}{}", "x".repeat(10_000));
+    sim.add_pending(QuestionRequest {
+        id: id.clone(),
+        session_id: "ses_gone".into(),
+        questions: database(),
+        tool: None,
+    });
+    sim.abort("ses_gone");
+    let client = LspClient::with_extension(&sim).await;
+    wait_for(|| client.logs().contains("listed prompt skipped")).await;
+    let logs = client.logs();
+    let line = logs
+        .lines()
+        .find(|line| line.contains("listed prompt skipped"))
+        .unwrap();
+    assert!(line.contains("que_"), "{line}");
+    assert!(!line.contains(['\u{202e}', '\u{7}']), "{line}");
+    assert!(line.len() < 400, "{line}");
+    assert!(!logs.contains(&"x".repeat(100)), "the id is bounded");
+
+    let hostile = format!("\u{202e}\u{7}{}", "y".repeat(10_000));
+    // Without a directory configured, events come from `/global/event`.
+    let event = json!({"directory": "/p", "payload": {"type": "question.asked", "properties": {
+        "id": "que_1", "sessionID": "ses_1", "questions": [{"question": "Q", "multiple": hostile}]}}});
+    sim.emit_raw(&format!("data: {event}\n\n"));
+    wait_for(|| client.logs().contains("skipped an undecodable event")).await;
+    let logs = client.logs();
+    let line = logs
+        .lines()
+        .find(|line| line.contains("skipped an undecodable event"))
+        .unwrap();
+    assert!(line.contains("invalid type: string"), "{line}");
+    assert!(!line.contains(['\u{202e}', '\u{7}']), "{line}");
+    assert!(!logs.contains(&"y".repeat(400)), "the value is bounded");
 }
 
 #[tokio::test]

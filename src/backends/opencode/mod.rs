@@ -225,6 +225,8 @@ impl OpenCode {
         let parsed = match parse_event(&event.data, self.global()) {
             Ok(parsed) => parsed,
             Err(e) => {
+                // serde quotes the value it refused: the server's text.
+                let e = text::for_display(&e.to_string(), text::DISPLAY_MESSAGE_CHARS).into_owned();
                 tracing::warn!("skipped an undecodable event: {e}");
                 return Flow::Continue;
             }

@@ -117,6 +117,9 @@ impl OpenCode {
     fn skipped(&self, path: &str, skipped: Skipped) {
         if let Some(error) = skipped.first {
             let skipped = skipped.count;
+            // serde quotes the value it refused: the server's text.
+            let error =
+                text::for_display(&error.to_string(), text::DISPLAY_MESSAGE_CHARS).into_owned();
             tracing::warn!(server = %self.spec.name, "skipped {skipped} item(s) of {path} that could not be read; the first: {error}");
         }
     }
@@ -223,7 +226,8 @@ impl OpenCode {
                 (Some(_), _) => false,
             };
             if !live {
-                tracing::info!(server = %self.spec.name, id = %p.id, kind = p.kind.name(), "listed prompt skipped: its session is not running");
+                let id = text::for_display(p.id, text::DISPLAY_ID_CHARS);
+                tracing::info!(server = %self.spec.name, %id, kind = p.kind.name(), "listed prompt skipped: its session is not running");
             }
             live
         });
