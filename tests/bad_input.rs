@@ -203,31 +203,36 @@ async fn hostile_ids_and_values_are_logged_harmlessly() {
     });
     sim.abort("ses_gone");
     let client = LspClient::with_extension(&sim).await;
-    wait_for(|| client.logs().contains("listed prompt skipped")).await;
-    let logs = client.logs();
-    let line = logs
-        .lines()
-        .find(|line| line.contains("listed prompt skipped"))
-        .unwrap();
+    // The first log line holding `what`, once there is one.
+    let logged = async |what: &str| {
+        wait_for(|| client.logs().contains(what)).await;
+        let logs = client.logs();
+        logs.lines()
+            .find(|line| line.contains(what))
+            .unwrap()
+            .to_owned()
+    };
+    let line = logged("listed prompt skipped").await;
     assert!(line.contains("que_"), "{line}");
     assert!(!line.contains(['\u{202e}', '\u{7}']), "{line}");
     assert!(line.len() < 400, "{line}");
-    assert!(!logs.contains(&"x".repeat(100)), "the id is bounded");
+    assert!(
+        !client.logs().contains(&"x".repeat(100)),
+        "the id is bounded"
+    );
 
     let hostile = format!("\u{202e}\u{7}{}", "y".repeat(10_000));
     // Without a directory configured, events come from `/global/event`.
     let event = json!({"directory": "/p", "payload": {"type": "question.asked", "properties": {
         "id": "que_1", "sessionID": "ses_1", "questions": [{"question": "Q", "multiple": hostile}]}}});
     sim.emit_raw(&format!("data: {event}\n\n"));
-    wait_for(|| client.logs().contains("skipped an undecodable event")).await;
-    let logs = client.logs();
-    let line = logs
-        .lines()
-        .find(|line| line.contains("skipped an undecodable event"))
-        .unwrap();
+    let line = logged("skipped an undecodable event").await;
     assert!(line.contains("invalid type: string"), "{line}");
     assert!(!line.contains(['\u{202e}', '\u{7}']), "{line}");
-    assert!(!logs.contains(&"y".repeat(400)), "the value is bounded");
+    assert!(
+        !client.logs().contains(&"y".repeat(400)),
+        "the value is bounded"
+    );
 }
 
 #[tokio::test]
