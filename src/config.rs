@@ -146,12 +146,12 @@ impl EnvDefaults {
     /// With the OpenCode servers running for the current directory
     /// (docs/discovery.md) when the command line names no server and
     /// `$ASK_LSP_URL` is unset.
-    pub fn discovering_here(mut self, nothing_named: bool) -> Self {
+    pub async fn discovering_here(mut self, nothing_named: bool) -> Self {
         if nothing_named
             && self.url.is_none()
             && let Ok(here) = std::env::current_dir()
         {
-            self.discovered = discovery::discover(&Places::of_this_system(), &[here]);
+            self.discovered = discovery::discover(Places::of_this_system(), vec![here]).await;
         }
         self
     }
@@ -377,20 +377,36 @@ pub fn servers_from_raw(
     Ok(specs)
 }
 
-/// The servers discovery found, checked like configured ones.
+/// The servers discovery found, checked like configured ones. Each gets
+/// the password its registration carries, or none: the person's own
+/// (`$OPENCODE_SERVER_PASSWORD`, `OPENCODE_SERVER_USERNAME`) goes only to
+/// URLs they configured. One that does not pass is skipped with a log line.
 pub(crate) fn discovered_servers(env: &EnvDefaults) -> Result<Vec<ServerSpec>, ConfigError> {
-    let raw = env
+    let nothing_personal = EnvDefaults::default();
+    let raw = |found: &Found| RawServer {
+        url: Some(found.url.clone()),
+        directory: found.directory.clone(),
+        password: found.password.as_ref().map(|p| p.expose().to_owned()),
+        ..RawServer::default()
+    };
+    let usable: Vec<&Found> = env
         .discovered
         .iter()
-        .map(|found| RawServer {
-            url: Some(found.url.clone()),
-            directory: found.directory.clone(),
-            password: found.password.as_ref().map(|p| p.expose().to_owned()),
-            ..RawServer::default()
-        })
+        .filter(
+            |found| match servers_from_raw(vec![raw(found)], &nothing_personal) {
+                Ok(_) => true,
+                Err(error) => {
+                    tracing::warn!("discovery: {} not followed: {error}", found.from);
+                    false
+                }
+            },
+        )
         .collect();
-    let mut specs = servers_from_raw(raw, env)?;
-    for (spec, found) in specs.iter_mut().zip(&env.discovered) {
+    let mut specs = servers_from_raw(
+        usable.iter().map(|found| raw(found)).collect(),
+        &nothing_personal,
+    )?;
+    for (spec, found) in specs.iter_mut().zip(&usable) {
         spec.url_source = UrlSource::Discovered(found.from.as_str().into());
     }
     Ok(specs)
@@ -624,14 +640,26 @@ mod tests {
                 ),
             ]
         );
-        // A password the registration gives wins over the environment's.
+        // A discovered server gets the password its registration carries,
+        // or none: the person's own goes only to configured URLs.
+        assert_eq!(config.servers[0].password, None);
         env.discovered[0].password = Some(Secret::new("registered".into()));
+        env.username = Some("me".into());
         let config = Config::from_json(None, &env).unwrap();
         assert_eq!(
             config.servers[0].password,
             Some(Secret::new("registered".into()))
         );
-        assert_eq!(config.servers[1].password, Some(Secret::new("env".into())));
+        assert_eq!(config.servers[0].username, "opencode");
+        assert_eq!(config.servers[1].password, None);
+        // An entry that does not pass is skipped, never an error.
+        let mut bad = env.clone();
+        bad.discovered
+            .insert(0, found("http://:pw@127.0.0.1:4102", None, "planted"));
+        let config = Config::from_json(None, &bad).unwrap();
+        assert_eq!(config.servers.len(), 2);
+        assert_eq!(config.servers[0].url, "http://127.0.0.1:4100");
+        assert_eq!(&*config.servers[0].name, "default");
         // Configured servers (even none) and $ASK_LSP_URL win.
         let configured = json!({"servers": [{"url": "http://a:1"}]});
         assert!(!env.wants_discovery(&configured));

@@ -1,22 +1,34 @@
 //! Zero-config discovery: with no server configured (no `servers`, no
 //! `$ASK_LSP_URL`), the OpenCode servers already running for this workspace.
 //!
+//! Only what can be attributed to the person's own process is followed
+//! (docs/discovery.md says what is trusted and why):
+//!
 //! - OpenCode 2's background service registers itself in `service.json` under
 //!   the user's state directory (`$XDG_STATE_HOME/opencode/service.json`, else
 //!   `~/.local/state/opencode/service.json`): `{url, pid, password?, id?,
 //!   version?}`, basic auth as `opencode` (anomalyco/opencode
-//!   `packages/client/src/effect/service.ts` at 018554f7). A file whose
-//!   process is gone is stale and skipped.
+//!   `packages/client/src/effect/service.ts` at 018554f7). The file is read
+//!   only when it and its directory are the user's and nobody else can write
+//!   them, it is a regular file (opened without following a link and without
+//!   blocking), and small; its `pid` must be the user's process listening on
+//!   the `url`'s address, and the server's `GET /api/info`, where it answers
+//!   one, must name that pid.
 //! - OpenCode 1.x registers nothing: a running `opencode` started with
 //!   `--port N` (read from `/proc/*/cmdline`) whose working directory
 //!   (`/proc/*/cwd`) contains a workspace root, or lies inside one, is
-//!   followed at `http://127.0.0.1:N` for that directory (the instance its
-//!   sessions run in). Only the user's own processes are looked at.
+//!   followed at the loopback address it listens on (its sockets in
+//!   `/proc/*/fd` matched to `/proc/net/tcp` and `tcp6`) for that directory
+//!   (the instance its sessions run in). Only the user's own processes are
+//!   looked at.
 //!
 //! Only loopback addresses are ever followed this way; a server elsewhere
-//! must be configured. See docs/discovery.md.
+//! must be configured.
 
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -28,6 +40,7 @@ pub(crate) struct Found {
     pub url: String,
     /// The 1.x instance to follow (the process's working directory).
     pub directory: Option<String>,
+    /// What the registration carries; never the person's own password.
     pub password: Option<Secret>,
     /// Where it was found, for status and logs.
     pub from: String,
@@ -37,7 +50,7 @@ pub(crate) struct Found {
 pub(crate) struct Places {
     /// `service.json`, when a state directory is known.
     pub service_file: Option<PathBuf>,
-    /// The process table (`/proc`).
+    /// The process table (`/proc`), with `net/tcp` and `net/tcp6`.
     pub processes: PathBuf,
 }
 
@@ -58,21 +71,200 @@ impl Places {
 const MAX_FOUND: usize = 8;
 /// A registration file is a few hundred bytes; a bigger one is not read.
 const MAX_SERVICE_FILE: u64 = 64 * 1024;
+/// Reading `/proc` can stall (a process in uninterruptible sleep); what is
+/// not read by then is not followed.
+const SCAN_TIME: Duration = Duration::from_secs(2);
+/// How long a registered server has to answer `GET /api/info`.
+const INFO_TIME: Duration = Duration::from_secs(1);
+/// The longest discovery takes.
+pub(crate) const TIME_BOUND: Duration = SCAN_TIME.saturating_add(INFO_TIME);
+/// An `/api/info` answer is a few hundred bytes.
+const MAX_INFO_BODY: usize = 64 * 1024;
+/// Open files looked at per process, and socket table lines read.
+const MAX_FDS: usize = 1 << 16;
+const MAX_SOCKETS: usize = 1 << 20;
+
+/// A server attributed to one of the user's processes, with the pid its
+/// registration names (checked against the server's own word).
+struct Candidate {
+    found: Found,
+    registered_pid: Option<u32>,
+}
 
 /// The servers running for these workspace roots: the registered OpenCode 2
-/// service first, then 1.x processes, closest directory first.
-pub(crate) fn discover(places: &Places, roots: &[PathBuf]) -> Vec<Found> {
-    let mut found: Vec<Found> = Vec::new();
+/// service first, then 1.x processes, closest directory first. Bounded in
+/// time; a bad entry is skipped with one log line.
+pub(crate) async fn discover(places: Places, roots: Vec<PathBuf>) -> Vec<Found> {
+    let scan = tokio::task::spawn_blocking(move || candidates(&places, &roots));
+    let candidates = match tokio::time::timeout(SCAN_TIME, scan).await {
+        Ok(Ok(candidates)) => candidates,
+        Ok(Err(error)) => {
+            tracing::warn!("discovery failed: {error}");
+            return Vec::new();
+        }
+        Err(_) => {
+            tracing::warn!("discovery: /proc was not read within {SCAN_TIME:?}; nothing followed");
+            return Vec::new();
+        }
+    };
+    futures_util::future::join_all(candidates.into_iter().map(confirmed))
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+fn candidates(places: &Places, roots: &[PathBuf]) -> Vec<Candidate> {
+    // Only the user's own processes and files: root could read everyone's.
+    let Some(me) = owner(&places.processes.join("self")) else {
+        return Vec::new();
+    };
+    let table = Table {
+        path: &places.processes,
+        me,
+        listening: listening(&places.processes),
+    };
+    let mut found: Vec<Candidate> = Vec::new();
     if let Some(file) = &places.service_file {
-        found.extend(service(file, &places.processes));
+        found.extend(service(file, &table));
     }
-    for server in processes(&places.processes, roots) {
-        if !found.iter().any(|f| f.url == server.url) {
+    for server in processes(&table, roots) {
+        if !found.iter().any(|f| f.found.url == server.found.url) {
             found.push(server);
         }
     }
     found.truncate(MAX_FOUND);
     found
+}
+
+/// The process table as discovery reads it.
+struct Table<'a> {
+    path: &'a Path,
+    /// The user's id.
+    me: u32,
+    /// Listening TCP sockets by inode.
+    listening: HashMap<u64, SocketAddr>,
+}
+
+impl Table<'_> {
+    fn is_mine(&self, pid: u32) -> bool {
+        owner(&self.path.join(pid.to_string())) == Some(self.me)
+    }
+
+    /// The addresses process `pid` listens on at `port`: its open sockets
+    /// found among the listening ones.
+    fn listens(&self, pid: u32, port: u16) -> Vec<IpAddr> {
+        let Ok(fds) = std::fs::read_dir(self.path.join(pid.to_string()).join("fd")) else {
+            return Vec::new();
+        };
+        let mut addresses: Vec<IpAddr> = fds
+            .take(MAX_FDS)
+            .flatten()
+            .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+            .filter_map(|target| socket_inode(target.to_str()?))
+            .filter_map(|inode| self.listening.get(&inode))
+            .filter(|address| address.port() == port)
+            .map(|address| canonical(address.ip()))
+            .collect();
+        // IPv4 first: one process, one URL, the same every time.
+        addresses.sort_by_key(|ip| (ip.is_ipv6(), *ip));
+        addresses
+    }
+}
+
+/// `socket:[12345]`, as `/proc/*/fd/*` links name sockets.
+fn socket_inode(target: &str) -> Option<u64> {
+    target
+        .strip_prefix("socket:[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
+}
+
+/// The listening sockets of `/proc/net/tcp` and `tcp6`, by inode.
+fn listening(table: &Path) -> HashMap<u64, SocketAddr> {
+    use std::io::BufRead;
+    let mut sockets = HashMap::new();
+    for name in ["net/tcp", "net/tcp6"] {
+        let Ok(file) = std::fs::File::open(table.join(name)) else {
+            continue;
+        };
+        let lines = std::io::BufReader::new(file)
+            .lines()
+            .skip(1)
+            .take(MAX_SOCKETS);
+        sockets.extend(
+            lines
+                .map_while(Result::ok)
+                .filter_map(|l| listening_socket(&l)),
+        );
+    }
+    sockets
+}
+
+/// One line of `/proc/net/tcp{,6}`, when it is a listening socket:
+/// `sl local_address rem_address st … inode …`, the address in hex as the
+/// kernel holds it (32-bit words in host order), the port in hex.
+fn listening_socket(line: &str) -> Option<(u64, SocketAddr)> {
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    const LISTEN: &str = "0A";
+    if fields.get(3) != Some(&LISTEN) {
+        return None;
+    }
+    let (address, port) = fields.get(1)?.split_once(':')?;
+    let port = u16::from_str_radix(port, 16).ok()?;
+    let inode = fields.get(9)?.parse().ok()?;
+    let word = |i: usize| {
+        address
+            .get(i * 8..i * 8 + 8)
+            .and_then(|w| u32::from_str_radix(w, 16).ok())
+            .map(u32::to_ne_bytes)
+    };
+    let ip = match address.len() {
+        8 => IpAddr::from(word(0)?),
+        32 => {
+            let mut bytes = [0u8; 16];
+            for i in 0..4 {
+                bytes[i * 4..i * 4 + 4].copy_from_slice(&word(i)?);
+            }
+            IpAddr::from(bytes)
+        }
+        _ => return None,
+    };
+    Some((inode, SocketAddr::new(ip, port)))
+}
+
+/// An IPv4 address written as IPv6 (`::ffff:127.0.0.1`) is the IPv4 one.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// Where a socket listening on `socket` is reached on loopback: its own
+/// loopback address, or for the unspecified address that of its family.
+fn loopback_of(socket: IpAddr) -> Option<IpAddr> {
+    match socket {
+        ip if ip.is_loopback() => Some(ip),
+        IpAddr::V4(ip) if ip.is_unspecified() => Some(Ipv4Addr::LOCALHOST.into()),
+        IpAddr::V6(ip) if ip.is_unspecified() => Some(Ipv6Addr::LOCALHOST.into()),
+        _ => None,
+    }
+}
+
+/// Whether a socket listening on `socket` is the one `wanted` reaches. An
+/// IPv6 socket on `::` may or may not take IPv4 too (`IPV6_V6ONLY`, which
+/// `/proc` does not show): it is not counted for an IPv4 address.
+fn reaches(socket: IpAddr, wanted: IpAddr) -> bool {
+    socket == wanted || (loopback_of(socket) == Some(wanted) && socket.is_unspecified())
+}
+
+fn url_at(scheme: &str, ip: IpAddr, port: u16) -> String {
+    match ip {
+        IpAddr::V4(ip) => format!("{scheme}://{ip}:{port}"),
+        IpAddr::V6(ip) => format!("{scheme}://[{ip}]:{port}"),
+    }
 }
 
 /// The registration file's fields ask-lsp uses.
@@ -83,41 +275,194 @@ struct Registration {
     password: Option<String>,
 }
 
-fn service(file: &Path, processes: &Path) -> Option<Found> {
-    let shown = file.display();
-    let size = std::fs::metadata(file).ok()?.len();
-    if size > MAX_SERVICE_FILE {
-        tracing::warn!("discovery: {shown} is over {MAX_SERVICE_FILE} bytes; not read");
-        return None;
-    }
-    let text = std::fs::read_to_string(file).ok()?;
-    let registration: Registration = match serde_json::from_str(&text) {
+fn service(file: &Path, table: &Table) -> Option<Candidate> {
+    let shown = shown_safely(&file.display().to_string());
+    let bytes = match read_private(file, table.me) {
+        Ok(bytes) => bytes,
+        Err(Unread::Absent) => return None,
+        Err(Unread::Refused(reason)) => {
+            tracing::warn!("discovery: {shown} {reason}; not followed");
+            return None;
+        }
+    };
+    let registration: Registration = match serde_json::from_slice(&bytes) {
         Ok(registration) => registration,
         Err(e) => {
             tracing::warn!("discovery: {shown} is not a service registration: {e}");
             return None;
         }
     };
-    if processes.is_dir() && !processes.join(registration.pid.to_string()).exists() {
-        tracing::info!(
-            "discovery: {shown} names process {}, which is gone; not followed",
-            registration.pid
-        );
-        return None;
+    let refused = |reason: String| {
+        tracing::warn!("discovery: {shown} {reason}; not followed");
+        None
+    };
+    let Ok(url) = reqwest::Url::parse(&registration.url) else {
+        return refused("names no URL".into());
+    };
+    if !url.username().is_empty() || url.password().is_some() {
+        return refused("carries credentials in its url".into());
     }
-    let url = registration.url.trim_end_matches('/');
-    if !is_loopback_url(url) {
+    let host = url.host_str().unwrap_or_default();
+    let wanted: Vec<IpAddr> = if host.eq_ignore_ascii_case("localhost") {
+        vec![Ipv4Addr::LOCALHOST.into(), Ipv6Addr::LOCALHOST.into()]
+    } else {
+        let ip = host.trim_start_matches('[').trim_end_matches(']').parse();
+        ip.ok().filter(IpAddr::is_loopback).into_iter().collect()
+    };
+    let port = url.port_or_known_default();
+    let (false, Some(port), "http" | "https") = (wanted.is_empty(), port, url.scheme()) else {
         tracing::warn!(
             "discovery: {shown} names a server beyond loopback; not followed (configure servers[].url to use it)"
         );
         return None;
+    };
+    let pid = registration.pid;
+    if !table.is_mine(pid) {
+        return refused(format!(
+            "names process {pid}, which is not yours or is gone"
+        ));
     }
-    Some(Found {
-        url: url.to_owned(),
-        directory: None,
-        password: registration.password.map(Secret::new),
-        from: shown_safely(&shown.to_string()),
+    let sockets = table.listens(pid, port);
+    let Some(ip) = wanted
+        .into_iter()
+        .find(|&ip| sockets.iter().any(|&socket| reaches(socket, ip)))
+    else {
+        return refused(format!(
+            "names port {port}, where process {pid} does not listen"
+        ));
+    };
+    Some(Candidate {
+        found: Found {
+            url: url_at(url.scheme(), ip, port),
+            directory: None,
+            password: registration.password.map(Secret::new),
+            from: shown,
+        },
+        registered_pid: Some(pid),
     })
+}
+
+/// Why a registration file was not read.
+enum Unread {
+    /// There is none: nothing to say.
+    Absent,
+    /// Said in the log.
+    Refused(String),
+}
+
+/// A file only the user can have written (as ssh's StrictModes checks
+/// `authorized_keys`): the user's and not writable by group or others, in a
+/// directory that is the same. Opened without following a link (another
+/// user's file, `/dev/zero`) and without blocking (a FIFO nobody writes),
+/// read up to [`MAX_SERVICE_FILE`].
+#[cfg(unix)]
+fn read_private(file: &Path, me: u32) -> Result<Vec<u8>, Unread> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let private = |meta: &std::fs::Metadata| meta.uid() == me && meta.mode() & 0o022 == 0;
+    let absent_or = |e: &std::io::Error, refused: String| match e.kind() {
+        std::io::ErrorKind::NotFound => Unread::Absent,
+        _ => Unread::Refused(refused),
+    };
+    let directory = file.parent().unwrap_or(Path::new("/"));
+    let meta = std::fs::metadata(directory)
+        .map_err(|e| absent_or(&e, format!("is in a directory that cannot be read: {e}")))?;
+    if !private(&meta) {
+        return Err(Unread::Refused(
+            "is in a directory that is not yours or that others can write to".into(),
+        ));
+    }
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(file)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => Unread::Refused("is a symbolic link".into()),
+            _ => absent_or(&e, "cannot be opened".into()),
+        })?;
+    let meta = opened
+        .metadata()
+        .map_err(|e| Unread::Refused(format!("cannot be read: {e}")))?;
+    if !meta.is_file() {
+        return Err(Unread::Refused("is not a regular file".into()));
+    }
+    if !private(&meta) {
+        return Err(Unread::Refused(
+            "is not yours or others can write to it".into(),
+        ));
+    }
+    let mut bytes = Vec::new();
+    opened
+        .take(MAX_SERVICE_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Unread::Refused(format!("cannot be read: {e}")))?;
+    if bytes.len() as u64 > MAX_SERVICE_FILE {
+        return Err(Unread::Refused(format!("is over {MAX_SERVICE_FILE} bytes")));
+    }
+    Ok(bytes)
+}
+
+/// Off Unix, who may write a file is not checked: it is not read.
+#[cfg(not(unix))]
+fn read_private(_: &Path, _: u32) -> Result<Vec<u8>, Unread> {
+    Err(Unread::Absent)
+}
+
+/// A registered server whose `GET /api/info` names another pid than its
+/// registration is not the registered one. A server without that route (it
+/// answers no JSON) or not answering is followed on the strength of its
+/// socket, and the backend reports what it finds.
+async fn confirmed(candidate: Candidate) -> Option<Found> {
+    let Some(pid) = candidate.registered_pid else {
+        return Some(candidate.found);
+    };
+    match reported_pid(&candidate.found).await {
+        Some(reported) if reported != u64::from(pid) => {
+            tracing::warn!(
+                "discovery: {} names process {pid}, but the server at its url says it is process {reported}; not followed",
+                candidate.found.from
+            );
+            None
+        }
+        _ => Some(candidate.found),
+    }
+}
+
+/// The `pid` of the server's `GET /api/info` answer, if it gives one.
+async fn reported_pid(found: &Found) -> Option<u64> {
+    #[derive(Deserialize)]
+    struct Info {
+        pid: u64,
+    }
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(INFO_TIME)
+        .build()
+        .ok()?;
+    let mut request = client.get(format!("{}/api/info", found.url));
+    if let Some(password) = &found.password {
+        request = request.basic_auth("opencode", Some(password.expose()));
+    }
+    let mut response = request.send().await.ok()?;
+    let is_json = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if response.status() != reqwest::StatusCode::OK || !is_json {
+        return None;
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.ok()? {
+        if body.len() + chunk.len() > MAX_INFO_BODY {
+            return None;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    serde_json::from_slice::<Info>(&body)
+        .ok()
+        .map(|info| info.pid)
 }
 
 /// Where a server was found, as messages, logs and status show it: paths
@@ -126,31 +471,13 @@ fn shown_safely(from: &str) -> String {
     crate::text::for_display(from, crate::text::DISPLAY_MESSAGE_CHARS).into_owned()
 }
 
-fn is_loopback_url(url: &str) -> bool {
-    let Ok(url) = reqwest::Url::parse(url) else {
-        return false;
-    };
-    let loopback = url.host_str().is_some_and(|host| {
-        host.eq_ignore_ascii_case("localhost")
-            || host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback())
-    });
-    loopback && matches!(url.scheme(), "http" | "https") && url.username().is_empty()
-}
-
-/// The `opencode` processes serving a port for these roots, closest first.
-fn processes(table: &Path, roots: &[PathBuf]) -> Vec<Found> {
+/// The `opencode` processes serving a port for these roots, closest first,
+/// each at the loopback address it listens on.
+fn processes(table: &Table, roots: &[PathBuf]) -> Vec<Candidate> {
     if roots.is_empty() {
         return Vec::new();
     }
-    // Only the user's own processes: root could read everyone's.
-    let Some(me) = owner(&table.join("self")) else {
-        return Vec::new();
-    };
-    let Ok(entries) = std::fs::read_dir(table) else {
+    let Ok(entries) = std::fs::read_dir(table.path) else {
         return Vec::new();
     };
     // (distance, port, …): an exact match, then the nearest enclosing
@@ -164,7 +491,7 @@ fn processes(table: &Path, roots: &[PathBuf]) -> Vec<Found> {
         else {
             continue;
         };
-        if owner(&entry.path()) != Some(me) {
+        if !table.is_mine(pid) {
             continue;
         }
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
@@ -182,21 +509,31 @@ fn processes(table: &Path, roots: &[PathBuf]) -> Vec<Found> {
         }
     }
     matches.sort();
-    let mut found: Vec<Found> = Vec::new();
+    let mut found: Vec<Candidate> = Vec::new();
     for (_, port, pid, cwd) in matches {
-        let url = format!("http://127.0.0.1:{port}");
-        // The npm launcher and the server it starts carry the same arguments.
-        if found.iter().any(|f| f.url == url) {
-            continue;
-        }
         let Some(directory) = cwd.to_str() else {
             continue;
         };
-        found.push(Found {
-            url,
-            directory: Some(directory.to_owned()),
-            password: None,
-            from: shown_safely(&format!("opencode process {pid} in {directory}")),
+        // The npm launcher carries the server's arguments but holds no
+        // socket; a server bound beyond loopback is not followed.
+        let Some(ip) = table.listens(pid, port).into_iter().find_map(loopback_of) else {
+            tracing::debug!(
+                "discovery: opencode process {pid} does not listen on loopback port {port}"
+            );
+            continue;
+        };
+        let url = url_at("http", ip, port);
+        if found.iter().any(|f| f.found.url == url) {
+            continue;
+        }
+        found.push(Candidate {
+            found: Found {
+                url,
+                directory: Some(directory.to_owned()),
+                password: None,
+                from: shown_safely(&format!("opencode process {pid} in {directory}")),
+            },
+            registered_pid: None,
         });
     }
     found
@@ -229,8 +566,9 @@ fn distance(cwd: &Path, root: &Path) -> Option<usize> {
 }
 
 /// The port of an `opencode` command line (NUL-separated arguments) that
-/// serves one on loopback: `opencode [serve] … --port N` (or `--port=N`),
-/// run directly or by `node`/`bun`. Port 0 (any free port) cannot be known.
+/// serves one: `opencode [serve] … --port N` (or `--port=N`), run directly
+/// or by `node`/`bun`. Port 0 (any free port) cannot be known. Where it
+/// listens is read from its sockets, not from `--hostname`.
 fn opencode_port(cmdline: &[u8]) -> Option<u16> {
     let args: Vec<&str> = cmdline
         .split(|&b| b == 0)
@@ -254,30 +592,19 @@ fn opencode_port(cmdline: &[u8]) -> Option<u16> {
         _ => return None,
     };
     let mut port = None;
-    let mut hostname = None;
     let mut rest = args[start..].iter().copied();
     while let Some(arg) = rest.next() {
         let (flag, inline) = match arg.split_once('=') {
             Some((flag, value)) => (flag, Some(value)),
             None => (arg, None),
         };
-        let mut value = || inline.or_else(|| rest.next());
-        match flag {
-            "--port" => port = value().and_then(|v| v.parse::<u16>().ok()),
-            "--hostname" => hostname = value(),
-            _ => {}
+        if flag == "--port" {
+            port = inline
+                .or_else(|| rest.next())
+                .and_then(|v| v.parse::<u16>().ok());
         }
     }
-    let on_loopback = match hostname {
-        None => true,
-        Some(host) => {
-            host.eq_ignore_ascii_case("localhost")
-                || host
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback() || ip.is_unspecified())
-        }
-    };
-    port.filter(|&p| p != 0 && on_loopback)
+    port.filter(|&p| p != 0)
 }
 
 #[cfg(test)]
@@ -300,41 +627,16 @@ mod tests {
             port(&["node", "/x/node_modules/.bin/opencode", "--port", "4102"]),
             Some(4102)
         );
+        // Where it listens is read from its sockets.
         assert_eq!(
-            port(&[
-                "opencode",
-                "serve",
-                "--hostname",
-                "0.0.0.0",
-                "--port",
-                "4103"
-            ]),
+            port(&["opencode", "serve", "--hostname", "::1", "--port", "4103"]),
             Some(4103)
-        );
-        assert_eq!(
-            port(&[
-                "opencode",
-                "serve",
-                "--hostname",
-                "127.0.0.1",
-                "--port",
-                "1"
-            ]),
-            Some(1)
         );
         for args in [
             &["opencode", "serve"][..],
             &["opencode", "--port", "0"],
             &["opencode", "--port", "99999"],
             &["opencode", "--port"],
-            &[
-                "opencode",
-                "serve",
-                "--hostname",
-                "192.168.1.5",
-                "--port",
-                "4104",
-            ],
             &["vim", "opencode", "--port", "4105"],
             &["python3", "opencode", "--port", "4106"],
             &["/bin/not-opencode", "--port", "4107"],
@@ -357,39 +659,122 @@ mod tests {
     }
 
     #[test]
-    fn only_loopback_urls() {
-        for url in [
-            "http://127.0.0.1:4096",
-            "http://localhost:1",
-            "http://[::1]:2",
-            "http://127.8.0.1:3/",
+    fn socket_lines_as_the_kernel_writes_them() {
+        let line = |local: &str, state: &str| {
+            format!(
+                "   0: {local} 00000000:0000 {state} 00000000:00000000 00:00000000 00000000     0        0 4242 1 0000000000000000 100 0 0 10 0"
+            )
+        };
+        let v4_loopback = format!("{:08X}:1F90", u32::from_ne_bytes([127, 0, 0, 1]));
+        assert_eq!(
+            listening_socket(&line(&v4_loopback, "0A")),
+            Some((4242, "127.0.0.1:8080".parse().unwrap()))
+        );
+        assert_eq!(
+            listening_socket(&line(&v4_loopback, "01")),
+            None,
+            "established"
+        );
+        assert_eq!(
+            listening_socket(&line(&format!("{}:0050", hex6(Ipv6Addr::LOCALHOST)), "0A")),
+            Some((4242, "[::1]:80".parse().unwrap()))
+        );
+        for broken in [
+            "",
+            "  sl  local_address",
+            &line("zz:1", "0A"),
+            &line("0100007F", "0A"),
         ] {
-            assert!(is_loopback_url(url), "{url}");
+            assert_eq!(listening_socket(broken), None, "{broken}");
         }
-        for url in [
-            "http://10.0.0.2:4096",
-            "http://example.com",
-            "http://0.0.0.0:4096",
-            "ftp://127.0.0.1",
-            "http://u@127.0.0.1:1",
-            "not a url",
-        ] {
-            assert!(!is_loopback_url(url), "{url}");
-        }
+        assert_eq!(
+            canonical("::ffff:127.0.0.1".parse().unwrap()),
+            IpAddr::from([127, 0, 0, 1])
+        );
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert!(reaches(ip("0.0.0.0"), ip("127.0.0.1")));
+        assert!(reaches(ip("::"), ip("::1")));
+        assert!(!reaches(ip("::"), ip("127.0.0.1")), "IPV6_V6ONLY unknown");
+        assert!(!reaches(ip("::1"), ip("127.0.0.1")));
+        assert!(!reaches(ip("127.0.0.1"), ip("::1")));
     }
 
-    /// A fake process table: `(pid, cmdline, cwd)`.
+    /// The real `/proc`: this process's own listener on `::1` is found there,
+    /// at its address.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_listener_of_this_process_is_found_in_proc() {
+        let Ok(listener) = std::net::TcpListener::bind("[::1]:0") else {
+            return; // no IPv6 loopback here
+        };
+        let port = listener.local_addr().unwrap().port();
+        let processes = Path::new("/proc");
+        let table = Table {
+            path: processes,
+            me: owner(&processes.join("self")).unwrap(),
+            listening: listening(processes),
+        };
+        assert_eq!(
+            table.listens(std::process::id(), port),
+            vec![IpAddr::from(Ipv6Addr::LOCALHOST)]
+        );
+        assert!(table.listens(1, port).is_empty());
+    }
+
+    fn hex6(ip: Ipv6Addr) -> String {
+        ip.octets()
+            .chunks(4)
+            .map(|w| format!("{:08X}", u32::from_ne_bytes(w.try_into().unwrap())))
+            .collect()
+    }
+
+    /// A fake process table: `(pid, cmdline, cwd, listening on)`, with the
+    /// sockets in `net/tcp` and `net/tcp6`.
     #[cfg(unix)]
-    fn table(dir: &Path, processes: &[(u32, &[&str], &Path)]) -> PathBuf {
+    fn table(dir: &Path, processes: &[(u32, &[&str], &Path, &[&str])]) -> PathBuf {
         let table = dir.join("proc");
-        for (pid, args, cwd) in processes {
+        std::fs::create_dir_all(table.join("net")).unwrap();
+        let header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
+        let (mut tcp, mut tcp6) = (header.to_owned(), header.to_owned());
+        let mut inode = 9000;
+        for (pid, args, cwd, listens) in processes {
             let entry = table.join(pid.to_string());
-            std::fs::create_dir_all(&entry).unwrap();
+            std::fs::create_dir_all(entry.join("fd")).unwrap();
             std::fs::write(entry.join("cmdline"), cmdline(args)).unwrap();
             std::os::unix::fs::symlink(cwd, entry.join("cwd")).unwrap();
+            std::os::unix::fs::symlink("/dev/null", entry.join("fd/0")).unwrap();
+            for (fd, address) in listens.iter().enumerate() {
+                inode += 1;
+                let address: SocketAddr = address.parse().unwrap();
+                let (hex, file) = match address.ip() {
+                    IpAddr::V4(ip) => {
+                        (format!("{:08X}", u32::from_ne_bytes(ip.octets())), &mut tcp)
+                    }
+                    IpAddr::V6(ip) => (hex6(ip), &mut tcp6),
+                };
+                file.push_str(&format!(
+                    "   {fd}: {hex}:{:04X} 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 {inode} 1 0000000000000000 100 0 0 10 0\n",
+                    address.port()
+                ));
+                std::os::unix::fs::symlink(
+                    format!("socket:[{inode}]"),
+                    entry.join(format!("fd/{}", fd + 3)),
+                )
+                .unwrap();
+            }
         }
+        std::fs::write(table.join("net/tcp"), tcp).unwrap();
+        std::fs::write(table.join("net/tcp6"), tcp6).unwrap();
         std::fs::create_dir_all(table.join("self")).unwrap();
         table
+    }
+
+    #[cfg(unix)]
+    fn found(places: &Places, roots: &[PathBuf]) -> Vec<Found> {
+        candidates(places, roots)
+            .into_iter()
+            .map(|c| c.found)
+            .collect()
     }
 
     /// A directory name is the system's and may hold anything: where a
@@ -402,20 +787,25 @@ mod tests {
         std::fs::create_dir_all(&hostile).unwrap();
         let processes = table(
             dir.path(),
-            &[(20, &["opencode", "--port", "4210"], &hostile)],
+            &[(
+                20,
+                &["opencode", "--port", "4210"],
+                &hostile,
+                &["127.0.0.1:4210"],
+            )],
         );
         let places = Places {
             service_file: None,
             processes,
         };
-        let found = discover(&places, std::slice::from_ref(&hostile));
+        let found = found(&places, std::slice::from_ref(&hostile));
         assert_eq!(found.len(), 1);
         assert!(found[0].from.ends_with("/wsx"), "{}", found[0].from);
     }
 
     #[cfg(unix)]
     #[test]
-    fn processes_and_the_service_file() {
+    fn processes_at_the_address_they_listen_on() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("ws");
         let inside = root.join("sub");
@@ -423,37 +813,95 @@ mod tests {
         let processes = table(
             dir.path(),
             &[
-                (10, &["opencode", "--port", "4200"], &inside),
-                (11, &["node", "/n/opencode", "--port", "4201"], dir.path()),
-                (12, &["opencode", "--port", "4201"], dir.path()),
-                (13, &["opencode", "--port", "4202"], &elsewhere),
-                (14, &["opencode", "serve"], &root),
-                (15, &["opencode", "--port", "4203"], &root),
+                (
+                    10,
+                    &["opencode", "--port", "4200"],
+                    &inside,
+                    &["0.0.0.0:4200"],
+                ),
+                // The npm launcher holds no socket; the server it starts does.
+                (
+                    11,
+                    &["node", "/n/opencode", "--port", "4201"],
+                    dir.path(),
+                    &[],
+                ),
+                (
+                    12,
+                    &["opencode", "--port", "4201"],
+                    dir.path(),
+                    &["127.0.0.1:4201"],
+                ),
+                (
+                    13,
+                    &["opencode", "--port", "4202"],
+                    &elsewhere,
+                    &["127.0.0.1:4202"],
+                ),
+                (14, &["opencode", "serve"], &root, &["127.0.0.1:4099"]),
+                (
+                    15,
+                    &["opencode", "--port", "4203"],
+                    &root,
+                    &["127.0.0.1:4203"],
+                ),
+                // On ::1 only: followed there, never at 127.0.0.1, which
+                // anyone may bind.
+                (
+                    16,
+                    &["opencode", "serve", "--hostname", "::1", "--port", "4204"],
+                    &root,
+                    &["[::1]:4204"],
+                ),
+                (
+                    17,
+                    &["opencode", "--port", "4205"],
+                    &root,
+                    &["[::]:4205", "10.0.0.5:4206"],
+                ),
+                // Beyond loopback, or not listening on its port at all.
+                (
+                    18,
+                    &["opencode", "--hostname", "10.0.0.5", "--port", "4206"],
+                    &root,
+                    &["10.0.0.5:4206"],
+                ),
+                (
+                    19,
+                    &["opencode", "--port", "4207"],
+                    &root,
+                    &["127.0.0.1:4299"],
+                ),
             ],
         );
         // Another user's process (when the tests may change owners).
         let foreign = std::os::unix::fs::chown(processes.join("15"), Some(65534), None).is_ok();
-        let service_file = dir.path().join("service.json");
         let places = Places {
-            service_file: Some(service_file.clone()),
+            service_file: None,
             processes,
         };
-        let found = discover(&places, std::slice::from_ref(&root));
+        let found = found(&places, std::slice::from_ref(&root));
         let summary: Vec<_> = found
             .iter()
-            .map(|f| (f.url.as_str(), f.directory.clone().unwrap()))
+            .map(|f| {
+                (
+                    f.url.as_str(),
+                    f.directory.clone().unwrap(),
+                    f.password.clone(),
+                )
+            })
             .collect();
         let top = dir.path().to_string_lossy().into_owned();
         let sub = inside.to_string_lossy().into_owned();
+        let ws = root.to_string_lossy().into_owned();
         let mut expected = vec![
-            ("http://127.0.0.1:4201", top.clone()),
-            ("http://127.0.0.1:4200", sub),
+            ("http://[::1]:4204", ws.clone(), None),
+            ("http://[::1]:4205", ws.clone(), None),
+            ("http://127.0.0.1:4201", top.clone(), None),
+            ("http://127.0.0.1:4200", sub, None),
         ];
         if !foreign {
-            expected.insert(
-                0,
-                ("http://127.0.0.1:4203", root.to_string_lossy().into_owned()),
-            );
+            expected.insert(0, ("http://127.0.0.1:4203", ws, None));
         }
         assert_eq!(summary, expected);
         assert!(
@@ -461,32 +909,111 @@ mod tests {
             "{}",
             found[0].from
         );
-        assert!(discover(&places, &[]).is_empty(), "no roots, no processes");
+        assert!(
+            candidates(&places, &[]).is_empty(),
+            "no roots, no processes"
+        );
+    }
 
-        // The registered service, while its process lives, comes first.
-        let register = |pid: u32, url: &str| {
-            std::fs::write(
-                &service_file,
-                serde_json::json!({"id": "svc", "version": "2.0.0", "url": url, "pid": pid, "password": "pw"}).to_string(),
-            )
-            .unwrap()
+    /// The registration file and everything it must be to be followed.
+    #[cfg(unix)]
+    #[test]
+    fn the_service_file_only_when_the_user_alone_wrote_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let processes = table(
+            dir.path(),
+            &[
+                (12, &["opencode2"], dir.path(), &["127.0.0.1:4300"]),
+                (13, &["opencode2"], dir.path(), &["[::1]:4301"]),
+            ],
+        );
+        let state = dir.path().join("state/opencode");
+        std::fs::create_dir_all(&state).unwrap();
+        let file = state.join("service.json");
+        let places = Places {
+            service_file: Some(file.clone()),
+            processes: processes.clone(),
         };
+        let write = |text: &str| {
+            let _ = std::fs::remove_file(&file);
+            std::fs::write(&file, text).unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        };
+        let register = |pid: u32, url: &str| {
+            write(&serde_json::json!({"id": "svc", "version": "2.0.0", "url": url, "pid": pid, "password": "pw"}).to_string())
+        };
+        let followed = || found(&places, &[]);
+        assert!(followed().is_empty(), "no file: nothing");
+
         register(12, "http://127.0.0.1:4300/");
-        let found = discover(&places, &[]);
+        let found = followed();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].url, "http://127.0.0.1:4300");
         assert_eq!(found[0].password, Some(Secret::new("pw".into())));
-        assert_eq!(found[0].from, service_file.display().to_string());
+        assert_eq!(found[0].from, file.display().to_string());
+        // `localhost` is followed at the address the process listens on.
+        register(13, "http://localhost:4301");
+        assert_eq!(followed()[0].url, "http://[::1]:4301");
+
+        // Each of these is skipped.
+        let refused = |why: &str| assert!(followed().is_empty(), "{why}");
+        register(13, "http://127.0.0.1:4301");
+        refused("process 13 listens on ::1, not 127.0.0.1");
+        register(12, "http://127.0.0.1:4399");
+        refused("process 12 does not listen there");
+        register(1, "http://127.0.0.1:4300");
+        refused("process 1 does not listen there");
         register(99, "http://127.0.0.1:4300");
-        assert!(
-            discover(&places, &[]).is_empty(),
-            "stale: process 99 is gone"
-        );
+        refused("stale: process 99 is gone");
         register(12, "http://192.168.1.2:4300");
-        assert!(discover(&places, &[]).is_empty(), "beyond loopback");
-        std::fs::write(&service_file, "{\"url\": 1}").unwrap();
-        assert!(discover(&places, &[]).is_empty(), "not a registration");
-        std::fs::write(&service_file, " ".repeat(MAX_SERVICE_FILE as usize + 1)).unwrap();
-        assert!(discover(&places, &[]).is_empty(), "too big");
+        refused("beyond loopback");
+        register(12, "http://:pw@127.0.0.1:4300");
+        refused("credentials in the url");
+        register(12, "http://opencode@127.0.0.1:4300");
+        refused("a user in the url");
+        write("{\"url\": 1}");
+        refused("not a registration");
+        write(&" ".repeat(MAX_SERVICE_FILE as usize + 1));
+        refused("too big");
+
+        register(12, "http://127.0.0.1:4300");
+        assert_eq!(followed().len(), 1);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o620)).unwrap();
+        refused("a file the group can write");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o602)).unwrap();
+        refused("a file others can write");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).unwrap();
+        refused("a directory anyone can write");
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        refused("a directory anyone can write, sticky or not");
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+        if std::os::unix::fs::chown(&file, Some(65534), None).is_ok() {
+            refused("another user's file");
+            std::os::unix::fs::chown(&file, Some(owner(&processes.join("self")).unwrap()), None)
+                .unwrap();
+        }
+        assert_eq!(followed().len(), 1);
+
+        // A link, even to a good registration; a FIFO nobody writes; a
+        // link to an endless file.
+        let elsewhere = dir.path().join("elsewhere.json");
+        std::fs::rename(&file, &elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
+        refused("a symbolic link");
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+        refused("a link to /dev/zero");
+        std::fs::remove_file(&file).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&file)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let started = std::time::Instant::now();
+        refused("a FIFO");
+        assert!(started.elapsed() < Duration::from_secs(1), "not blocked");
     }
 }

@@ -38,7 +38,9 @@ pub async fn status(options: StatusOptions, mut out: impl Write) -> Result<bool,
         options.servers,
         options.directory,
         options.sandbox_agent,
-        &EnvDefaults::from_process().discovering_here(nothing_named),
+        &EnvDefaults::from_process()
+            .discovering_here(nothing_named)
+            .await,
     )
     .map_err(|e| e.to_string())?;
     let timing = Timing::from_env();

@@ -54,7 +54,9 @@ pub async fn watch(
         EnvDefaults::default()
     };
     if options.environment {
-        env = env.discovering_here(options.servers.is_empty() && options.sandbox_agent.is_none());
+        env = env
+            .discovering_here(options.servers.is_empty() && options.sandbox_agent.is_none())
+            .await;
     }
     let servers = servers_from_flags(
         options.servers,

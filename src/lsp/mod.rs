@@ -76,6 +76,9 @@ pub async fn serve_stdio() -> Stopped {
 struct Front {
     client: Client,
     broker: OnceLock<BrokerHandle>,
+    /// Set with the broker: requests that come while `initialized` still
+    /// reads settings and discovers wait for it.
+    started: tokio::sync::watch::Sender<bool>,
     presenter: OnceLock<mpsc::UnboundedSender<presenter::Input>>,
     notify: OnceLock<tokio::sync::watch::Sender<notify::Settings>>,
     /// Handed from `initialize` to `initialized`, where presenting starts.
@@ -87,6 +90,9 @@ struct Front {
     /// The workspace roots from `initialize`, where discovery looks for
     /// servers running.
     roots: Mutex<Vec<PathBuf>>,
+    /// Held through a configuration update, discovery included, so that
+    /// updates apply in order.
+    updating: tokio::sync::Mutex<()>,
 }
 
 struct Startup {
@@ -98,28 +104,32 @@ struct Startup {
 
 /// How long `initialized` waits for the client's workspace settings.
 const PULL_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a request waits for `initialized` to start the broker.
+const START_TIMEOUT: Duration = PULL_TIMEOUT.saturating_add(discovery::TIME_BOUND);
 
 impl Front {
     fn new(client: Client) -> Self {
         Front {
             client,
             broker: OnceLock::new(),
+            started: tokio::sync::watch::Sender::new(false),
             presenter: OnceLock::new(),
             notify: OnceLock::new(),
             startup: Mutex::new(None),
             settings: Mutex::new(Value::Null),
             told_default: AtomicBool::new(false),
             roots: Mutex::new(Vec::new()),
+            updating: tokio::sync::Mutex::new(()),
         }
     }
 
     /// The environment's defaults for a configuration object, with the
     /// servers found running for the workspace when it names none.
-    fn env_for(&self, settings: &Value) -> EnvDefaults {
+    async fn env_for(&self, settings: &Value) -> EnvDefaults {
         let mut env = EnvDefaults::from_process();
         if env.wants_discovery(settings) {
             let roots = self.roots.lock().expect("not poisoned").clone();
-            env.discovered = discovery::discover(&Places::of_this_system(), &roots);
+            env.discovered = discovery::discover(Places::of_this_system(), roots).await;
         }
         env
     }
@@ -128,14 +138,12 @@ impl Front {
     /// not name stay, see `merge_settings`). Before `initialized` the new
     /// configuration replaces the startup one; after, it is returned for the
     /// running broker and presenter.
-    fn update_settings(&self, update: &Value) -> Result<Option<Config>, ConfigError> {
-        let config = {
-            let mut settings = self.settings.lock().expect("not poisoned");
-            let merged = merge_settings(&settings, update)?;
-            let config = Config::from_json(Some(&merged), &self.env_for(&merged))?;
-            *settings = merged;
-            config
-        };
+    async fn update_settings(&self, update: &Value) -> Result<Option<Config>, ConfigError> {
+        let _in_order = self.updating.lock().await;
+        let current = self.settings.lock().expect("not poisoned").clone();
+        let merged = merge_settings(&current, update)?;
+        let config = Config::from_json(Some(&merged), &self.env_for(&merged).await)?;
+        *self.settings.lock().expect("not poisoned") = merged;
         match self.startup.lock().expect("not poisoned").as_mut() {
             Some(startup) => {
                 startup.config = config;
@@ -148,8 +156,9 @@ impl Front {
     /// Clients configured through workspace settings (Emacs eglot's
     /// `eglot-workspace-configuration`, Neovim's `settings`) send them only
     /// after `initialized`, if at all: ask for them before starting, so that
-    /// no default server is followed in the meantime.
-    async fn pull_settings(&self) {
+    /// no default server is followed in the meantime. True when settings
+    /// came and were applied.
+    async fn pull_settings(&self) -> bool {
         let wanted = self
             .startup
             .lock()
@@ -158,7 +167,7 @@ impl Front {
             .is_some_and(|s| s.pull_settings)
             && !names_servers(&self.settings.lock().expect("not poisoned"));
         if !wanted {
-            return;
+            return false;
         }
         let item = ConfigurationItem {
             scope_uri: None,
@@ -167,20 +176,36 @@ impl Front {
         let section =
             match tokio::time::timeout(PULL_TIMEOUT, self.client.configuration(vec![item])).await {
                 Ok(Ok(mut values)) if !values.is_empty() => values.swap_remove(0),
-                Ok(Ok(_)) => return,
+                Ok(Ok(_)) => return false,
                 Ok(Err(error)) => {
                     tracing::info!("workspace/configuration failed: {error}");
-                    return;
+                    return false;
                 }
                 Err(_) => {
                     tracing::info!("no answer to workspace/configuration within {PULL_TIMEOUT:?}");
-                    return;
+                    return false;
                 }
             };
-        if let Err(error) = self.update_settings(&json!({ "askLsp": section })) {
-            self.client
-                .show_message(MessageType::ERROR, format!("ask-lsp: {error}"))
-                .await;
+        match self.update_settings(&json!({ "askLsp": section })).await {
+            Ok(_) => true,
+            Err(error) => {
+                self.client
+                    .show_message(MessageType::ERROR, format!("ask-lsp: {error}"))
+                    .await;
+                false
+            }
+        }
+    }
+
+    /// The servers found running, when the configuration names none: looked
+    /// for here, after `initialize` has answered, bounded in time.
+    async fn discover_for_startup(&self) {
+        let settings = self.settings.lock().expect("not poisoned").clone();
+        if !EnvDefaults::from_process().wants_discovery(&settings) {
+            return;
+        }
+        if let Err(error) = self.update_settings(&Value::Null).await {
+            tracing::warn!("discovery: {error}");
         }
     }
 
@@ -210,12 +235,16 @@ impl Front {
         self.client.show_message(MessageType::INFO, message).await;
     }
 
-    fn broker(&self) -> jsonrpc::Result<&BrokerHandle> {
+    async fn broker(&self) -> jsonrpc::Result<&BrokerHandle> {
+        if self.broker.get().is_none() {
+            let mut started = self.started.subscribe();
+            let _ = tokio::time::timeout(START_TIMEOUT, started.wait_for(|s| *s)).await;
+        }
         self.broker.get().ok_or_else(jsonrpc::Error::internal_error)
     }
 
     async fn decide(&self, (key, human): (String, Human)) -> jsonrpc::Result<Option<Value>> {
-        let result = match self.broker()?.decide(&key, human).await {
+        let result = match self.broker().await?.decide(&key, human).await {
             Ok(Outcome::Sent) => ext::AnswerResult::Sent,
             Ok(Outcome::Partial { remaining }) => ext::AnswerResult::Partial { remaining },
             Err(error @ (BrokerError::Backend(_) | BrokerError::Closed)) => {
@@ -267,7 +296,9 @@ impl LanguageServer for Front {
             .unwrap_or(false);
         *self.roots.lock().expect("not poisoned") = workspace_roots(&params);
         let options = params.initialization_options.unwrap_or_default();
-        let config = Config::from_json(Some(&options), &self.env_for(&options))
+        // Discovery waits for `initialized`: nothing it meets may hold up
+        // the answer.
+        let config = Config::from_json(Some(&options), &EnvDefaults::from_process())
             .map_err(|e| invalid_params(e.to_string()))?;
         *self.settings.lock().expect("not poisoned") = options;
         *self.startup.lock().expect("not poisoned") = Some(Startup {
@@ -301,7 +332,9 @@ impl LanguageServer for Front {
     // The transport holds `initialized` until the `initialize` response is
     // out, so this runs after `initialize` however the client orders them.
     async fn initialized(&self, _: InitializedParams) {
-        self.pull_settings().await;
+        if !self.pull_settings().await {
+            self.discover_for_startup().await;
+        }
         // Held until the broker is set, so that a configuration update sees
         // either the startup configuration or the running broker.
         let servers = {
@@ -322,6 +355,7 @@ impl LanguageServer for Front {
                 Some(observer),
             );
             let _ = self.broker.set(broker.clone());
+            self.started.send_replace(true);
             let _ = self.notify.set(notify::spawn(
                 observed,
                 startup.config.notify,
@@ -350,11 +384,11 @@ impl LanguageServer for Front {
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
-        match self.update_settings(&params.settings) {
+        match self.update_settings(&params.settings).await {
             Ok(None) => {}
             Ok(Some(config)) => {
                 let servers = config.servers.clone();
-                if let Ok(broker) = self.broker() {
+                if let Some(broker) = self.broker.get() {
                     broker.configure(config.servers, config.policies);
                 }
                 if let Some(presenter) = self.presenter.get() {
@@ -380,7 +414,7 @@ impl LanguageServer for Front {
         &self,
         _params: CodeActionParams,
     ) -> jsonrpc::Result<Option<CodeActionResponse>> {
-        let listed = self.broker()?.list().await;
+        let listed = self.broker().await?.list().await;
         Ok(Some(to_proto::code_actions(&listed)))
     }
 
@@ -391,7 +425,7 @@ impl LanguageServer for Front {
         let arguments = params.arguments;
         match params.command.as_str() {
             ext::CMD_LIST => {
-                let listed = self.broker()?.list().await;
+                let listed = self.broker().await?.list().await;
                 let count = listed.len();
                 let params: Vec<ext::AskParams> = listed
                     .iter()
@@ -415,7 +449,7 @@ impl LanguageServer for Front {
                 }
                 Ok(None)
             }
-            ext::CMD_STATUS => Ok(self.broker()?.status().await.map(|status| {
+            ext::CMD_STATUS => Ok(self.broker().await?.status().await.map(|status| {
                 serde_json::to_value(to_proto::status_params(&status))
                     .expect("wire types serialize")
             })),
