@@ -45,10 +45,13 @@ sim_url() { sed -n 's/^listening on //p' "$tmp/$1.out"; }
 start_sim sim
 start_sim locked --password s3cret
 start_sim plain
+# The plain server's process: a service.json names it (discovery follows a
+# registration only when its pid listens at its url).
+ASK_SIM_PLAIN_PID=${pids[-1]}
 ASK_SIM_URL=$(sim_url sim)
 ASK_SIM_LOCKED_URL=$(sim_url locked)
 ASK_SIM_PLAIN_URL=$(sim_url plain)
-export ASK_SIM_URL ASK_SIM_LOCKED_URL ASK_SIM_PLAIN_URL ASK_LSP_BIN="$BIN"
+export ASK_SIM_URL ASK_SIM_LOCKED_URL ASK_SIM_PLAIN_URL ASK_SIM_PLAIN_PID ASK_LSP_BIN="$BIN"
 # The lazy-style install runs `cargo build --release --locked` in a copy of
 # the repository; it shares this target directory so the build is warm.
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}

@@ -669,7 +669,8 @@ test(':checkhealth says where a server nobody configured was found (service.json
   local state = vim.fn.tempname()
   vim.fn.mkdir(state .. '/opencode', 'p')
   local file = state .. '/opencode/service.json'
-  vim.fn.writefile({ vim.json.encode({ url = PLAIN, pid = vim.fn.getpid() }) }, file)
+  local pid = assert(tonumber(os.getenv('ASK_SIM_PLAIN_PID')), 'ASK_SIM_PLAIN_PID')
+  vim.fn.writefile({ vim.json.encode({ url = PLAIN, pid = pid }) }, file)
   local seen = child('discovered.lua', { root }, { XDG_STATE_HOME = state, ASK_LSP_BIN = BIN }, 60000)
   vim.fn.delete(state, 'rf')
   local found = ('server default (%s): no server configured; found running: %s'):format(PLAIN, file)
