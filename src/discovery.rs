@@ -288,6 +288,8 @@ fn service(file: &Path, table: &Table) -> Option<Candidate> {
     let registration: Registration = match serde_json::from_slice(&bytes) {
         Ok(registration) => registration,
         Err(e) => {
+            // serde quotes the file's values, which anyone may have written.
+            let e = shown_safely(&e.to_string());
             tracing::warn!("discovery: {shown} is not a service registration: {e}");
             return None;
         }
