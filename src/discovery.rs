@@ -917,6 +917,38 @@ mod tests {
         );
     }
 
+    /// A read of `/proc` that never returns (here a FIFO standing in for a
+    /// process stuck in the kernel) costs at most [`SCAN_TIME`].
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_stalled_read_is_given_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        let processes = table(dir.path(), &[(30, &["opencode"], &root, &[])]);
+        let stuck = processes.join("30/cmdline");
+        std::fs::remove_file(&stuck).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&stuck).status();
+        assert!(made.unwrap().success());
+        let places = Places {
+            service_file: None,
+            processes,
+        };
+        let started = std::time::Instant::now();
+        assert_eq!(discover(places, vec![root]).await, Vec::new());
+        let took = started.elapsed();
+        assert!(
+            took >= SCAN_TIME && took < SCAN_TIME + Duration::from_secs(2),
+            "{took:?}"
+        );
+        // Let the stuck read end, so that the runtime can stop.
+        drop(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&stuck)
+                .unwrap(),
+        );
+    }
+
     /// The registration file and everything it must be to be followed.
     #[cfg(unix)]
     #[test]
