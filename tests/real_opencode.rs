@@ -41,6 +41,8 @@ struct OpenCode {
     bin: PathBuf,
     root: tempfile::TempDir,
     password: Option<String>,
+    /// The address it listens on (`--hostname`).
+    hostname: &'static str,
     port: u16,
     llm: Child,
     llm_url: String,
@@ -51,6 +53,10 @@ struct OpenCode {
 
 impl OpenCode {
     async fn start(password: Option<&str>) -> Option<OpenCode> {
+        OpenCode::start_on("127.0.0.1", password).await
+    }
+
+    async fn start_on(hostname: &'static str, password: Option<&str>) -> Option<OpenCode> {
         let Some((bin, plugin)) = installed() else {
             eprintln!(
                 "SKIP: ASK_LSP_OPENCODE_BIN / ASK_LSP_OPENCODE_PLUGIN_DIR not set (run tests/opencode/install.sh)"
@@ -112,10 +118,11 @@ impl OpenCode {
             .unwrap();
         let port = free_port();
         let mut opencode = OpenCode {
-            server: spawn_server(&bin, root.path(), port, password),
+            server: spawn_server(&bin, root.path(), hostname, port, password),
             bin,
             root,
             password: password.map(str::to_owned),
+            hostname,
             port,
             llm,
             llm_url,
@@ -127,7 +134,10 @@ impl OpenCode {
     }
 
     fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        match self.hostname.parse::<std::net::IpAddr>() {
+            Ok(std::net::IpAddr::V6(ip)) => format!("http://[{ip}]:{}", self.port),
+            _ => format!("http://{}:{}", self.hostname, self.port),
+        }
     }
 
     fn directory(&self) -> String {
@@ -144,6 +154,7 @@ impl OpenCode {
         self.server = spawn_server(
             &self.bin,
             self.root.path(),
+            self.hostname,
             self.port,
             self.password.as_deref(),
         );
@@ -264,16 +275,16 @@ impl Drop for OpenCode {
     }
 }
 
-fn spawn_server(bin: &Path, root: &Path, port: u16, password: Option<&str>) -> Child {
+fn spawn_server(
+    bin: &Path,
+    root: &Path,
+    hostname: &str,
+    port: u16,
+    password: Option<&str>,
+) -> Child {
     let mut command = Command::new(bin);
     command
-        .args([
-            "serve",
-            "--hostname",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-        ])
+        .args(["serve", "--hostname", hostname, "--port", &port.to_string()])
         .current_dir(root.join("project"))
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -816,4 +827,65 @@ async fn discovery_finds_a_real_opencode_started_with_a_port() {
         "{received:?}"
     );
     assert!(client.shutdown().await.success());
+}
+
+/// Issue 28: a real OpenCode started with `--hostname ::1 --port P` while
+/// another user listens on `127.0.0.1:P`. ask-lsp follows the address the
+/// process really listens on, without the person's password, and the
+/// stranger hears nothing (before, it received the password and the
+/// project path).
+#[tokio::test]
+async fn discovery_follows_a_real_opencode_on_ipv6_loopback_never_a_stranger() {
+    if std::net::TcpListener::bind(("::1", 0)).is_err() {
+        eprintln!("SKIP: no IPv6 loopback here");
+        return;
+    }
+    let Some(opencode) = OpenCode::start_on("::1", None).await else {
+        return;
+    };
+    let stranger = std::net::TcpListener::bind(("127.0.0.1", opencode.port)).unwrap();
+    stranger.set_nonblocking(true).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let mut client = LspClient::start(&[
+        ("XDG_STATE_HOME", state.path().to_str().unwrap()),
+        ("OPENCODE_SERVER_PASSWORD", "person-secret"),
+    ])
+    .await;
+    let project = opencode.directory();
+    client
+        .request(
+            "initialize",
+            json!({"processId": null, "capabilities": extension_caps(),
+                   "rootUri": format!("file://{project}")}),
+        )
+        .await;
+    client.notify("initialized", json!({})).await;
+    let told = client.next_method("window/showMessage").await;
+    let message = told["params"]["message"].as_str().unwrap();
+    let followed = format!("http://[::1]:{}", opencode.port);
+    assert_eq!(opencode.url(), followed);
+    assert!(
+        message.contains(&format!(
+            "following {followed} (found running: opencode process "
+        )),
+        "{message}"
+    );
+
+    let session = opencode.ask("single").await;
+    let ask = next_ask(&mut client, &session).await;
+    client.answer(&ask, json!([["SQLite"]])).await;
+    let received = opencode.wait_received(1).await;
+    assert!(
+        received[0].contains(r#""Which database?"="SQLite""#),
+        "{received:?}"
+    );
+    assert!(client.shutdown().await.success());
+    assert_eq!(
+        stranger
+            .accept()
+            .map(|(_, from)| from)
+            .map_err(|e| e.kind()),
+        Err(std::io::ErrorKind::WouldBlock),
+        "the stranger was contacted"
+    );
 }
