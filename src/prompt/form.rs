@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::{PromptError, check_len, limits, line, text};
-use crate::text::one_line;
+use crate::text::{for_display, one_line};
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Form {
@@ -263,7 +263,7 @@ impl Field {
 }
 
 fn short(value: &str) -> String {
-    format!("{:?}", one_line(value).chars().take(80).collect::<String>())
+    format!("{:?}", for_display(value, 80))
 }
 
 /// Bounded so that an agent's pattern cannot take ask-lsp's memory.
@@ -761,14 +761,14 @@ pub(crate) mod tests {
             FieldKind::Choice {
                 options: vec![FieldOption {
                     value: "#f00".into(),
-                    label: "Red".into(),
+                    label: "Red␛[2J".into(),
                 }],
                 default: None,
             }
         });
         let base = [
             ("port", FieldValue::Number(8080.0)),
-            ("color", FieldValue::Choice("Red".into())),
+            ("color", FieldValue::Choice("Red␛[2J".into())),
         ];
         // A label is answered with the agent's value.
         assert_eq!(
