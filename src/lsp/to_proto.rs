@@ -456,7 +456,7 @@ pub(crate) fn message_request(
                 message.push_str(&format!("\n  $ {command}"));
             }
             for pattern in &permission.patterns {
-                message.push_str(&format!("\n  {pattern}"));
+                message.push_str(&format!("\n  Pattern: {pattern}"));
             }
             if let Some(diff) = &permission.diff {
                 message.push_str(&format!("\n{diff}"));
