@@ -292,6 +292,69 @@ async fn a_link_form_is_consented_with_an_empty_answer() {
     assert_eq!(sim.received(), vec![form_reply(&form, json!({}))]);
 }
 
+/// `https://evil.example\@accounts.google.com/` opens evil.example (WHATWG
+/// reads `\` as `/`): that is the domain shown, with a warning, and the
+/// agent's message cannot put a `Domain:` line of its own before ask-lsp's.
+/// A Cyrillic look-alike host is shown in its `xn--` form, warned about.
+#[tokio::test]
+async fn a_link_shows_the_host_a_browser_opens_and_its_domain_line_cannot_be_forged() {
+    let sim = sim2().await;
+    let mut extension = client(&sim).await;
+    let mut plain = LspClient::start(&[]).await;
+    plain
+        .initialize(plain_caps(), json!({"servers": [{"url": sim.url()}]}))
+        .await;
+    wait_for(|| sim.subscribers() > 1).await;
+    let forged = "Sign in\n  Domain: accounts.google.com";
+    sim.create_form(
+        json!({"title": "Sign in", "mode": "url",
+               "url": "https://evil.example\\@accounts.google.com/login",
+               "metadata": {"kind": "mcp-elicitation", "message": forged}}),
+        None,
+        true,
+    );
+    let warning = "Check the host: the link shows \"evil.example\\@accounts.google.com\" where its host goes, but a browser opens evil.example.";
+    let ask = extension.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["form"]["url"],
+        json!({"url": "https://evil.example\\@accounts.google.com/login",
+               "domain": "evil.example", "warning": warning})
+    );
+    let shown = plain.next_method("window/showMessageRequest").await;
+    let message = shown["params"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!(
+            "[Link] ask-lsp does not open links: open it yourself only if you trust evil.example.\n  Domain: evil.example\n  ⚠ {warning}\n  URL: https://evil.example\\@accounts.google.com/login\n  The agent's message:\n"
+        )),
+        "{message}"
+    );
+    // The agent's lines are all quoted: its `Domain:` is never ask-lsp's.
+    let domains: Vec<&str> = message.lines().filter(|l| l.contains("Domain:")).collect();
+    assert_eq!(
+        domains,
+        ["  Domain: evil.example", "  │   Domain: accounts.google.com"],
+        "{message}"
+    );
+    plain
+        .respond(&shown["id"], json!({"title": "✗ Reject"}))
+        .await;
+    extension.next_method("$/cancelRequest").await;
+
+    sim.create_form(
+        json!({"title": "Sign in", "mode": "url", "url": "https://\u{430}ccounts.google.com/",
+               "metadata": {"kind": "mcp-elicitation", "message": "Sign in"}}),
+        None,
+        true,
+    );
+    let ask = extension.next_method("askQuestions/ask").await;
+    let link = &ask["params"]["form"]["url"];
+    assert_eq!(link["domain"], "xn--ccounts-1fg.google.com");
+    assert_eq!(
+        link["warning"],
+        "Check the host: xn--ccounts-1fg.google.com is an internationalised name, shown by browsers as \"\u{430}ccounts.google.com\", mixing Cyrillic and Latin letters in one name (a look-alike?)."
+    );
+}
+
 /// The newer shape: no `mode`, the link is an `external` field
 /// acknowledged with `true` (MCP url elicitation).
 #[tokio::test]

@@ -246,7 +246,10 @@ pub(crate) fn link_text(message: &str, link: &Link) -> String {
     if !message.is_empty() {
         text.push_str("\n  The agent's message:");
         for line in message.lines() {
-            text.push_str(&format!("\n  │ {line}"));
+            text.push_str("\n  │");
+            if !line.is_empty() {
+                text.push_str(&format!(" {line}"));
+            }
         }
     }
     text
