@@ -357,7 +357,8 @@ impl Prompt {
 
     /// A short, safe name for the prompt, computed once and sent to editors:
     /// the first question's header (else its text), the permission's title,
-    /// or the form's message (else its first field).
+    /// or the form's message (else its first field). One line, cut at
+    /// [`limits::TITLE_CHARS`] with a note of how much it hid.
     pub fn title(&self) -> String {
         let (name, more) = match &self.kind {
             Kind::Questions(questions) => (
@@ -367,7 +368,8 @@ impl Prompt {
             Kind::Permission(permission) => (permission.title.as_str(), 0),
             Kind::Form(form) => (form.name(), 0),
         };
-        let name = crate::text::bounded(name, limits::TITLE_CHARS);
+        let name = one_line(name);
+        let name = crate::text::bounded(&name, limits::TITLE_CHARS);
         match more {
             0 => name.into_owned(),
             n => format!("{name} (+{n} more)"),
