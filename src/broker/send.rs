@@ -125,7 +125,8 @@ impl Broker {
                     for (id, value) in &merged {
                         let Some(field) = form.fields.iter().find(|f| &f.id == id) else {
                             let shown = crate::text::for_display(id, 80);
-                            let _ = to.send(Err(PromptError::UnknownField(format!("{shown:?}")).into()));
+                            let _ = to
+                                .send(Err(PromptError::UnknownField(format!("{shown:?}")).into()));
                             return;
                         };
                         if let Err(e) = field.validate(value.clone()) {

@@ -404,10 +404,7 @@ impl Link {
                 .strip_suffix(&format!(":{port}"))
                 .unwrap_or(&written),
             None => written
-                .strip_suffix(&format!(
-                    ":{}",
-                    parsed.port_or_known_default().unwrap_or(0)
-                ))
+                .strip_suffix(&format!(":{}", parsed.port_or_known_default().unwrap_or(0)))
                 .unwrap_or(&written),
         };
         if written_host != host && written_host != unicode {

@@ -27,10 +27,10 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::text;
 use crate::prompt::{
     Answer, Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question, Reply,
 };
+use crate::text;
 
 /// An OpenCode event, reduced to what matters for prompts.
 #[derive(Debug, Clone, PartialEq)]

@@ -16,11 +16,11 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::text;
 use crate::prompt::{
     Choice, Effect, Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Kind, Link,
     Origin, Permission, PermissionChoice, Prompt, Question, TextFormat,
 };
+use crate::text;
 
 /// One event from `GET /api/event`, as ask-lsp uses it.
 #[derive(Debug)]
