@@ -18,8 +18,8 @@
 //!   [`one_line`] shows a line break as `␤`.
 //! - Long runs of blanks show as `␠×4000` and of blank lines as
 //!   `[300 blank lines]` (`␤×301` on one line), so that padding cannot push
-//!   the rest of a command out of view; see [`ONE_LINE_BLANKS`],
-//!   [`MULTI_LINE_BLANKS`] and [`BLANK_LINES`].
+//!   the rest of a command out of view (thresholds and why: `ONE_LINE_BLANKS`,
+//!   `MULTI_LINE_BLANKS`, `BLANK_LINES`).
 //! - [`bounded`] cuts text to a length, without splitting a character from
 //!   the marks or joiners that belong to it, and says how much it hid:
 //!   `… (+1,234 more characters)`.
@@ -29,16 +29,17 @@
 //!   made of OpenCode's id alphabet.
 //!
 //! A control picture or a `⟨U+…⟩` the agent typed itself shows the same as
-//! the character it stands for: both are harmless, and rules never match
-//! shown text (they see the raw text).
+//! the character it stands for: both are harmless to show. Shown text is for
+//! people only: policies must match the raw server text.
 //!
 //! Plain text needs no change, so these return [`Cow::Borrowed`] for it.
 //! Shown text is bounded: at most 6 times the input's size in bytes (the
 //! largest growth is a 2-byte C1 control shown as the 12-byte `⟨U+0085⟩`).
 //!
 //! Over 500 lines because the rules and their tests belong together: the
-//! code is under 500, the rest is the test suite (every character class,
-//! every escape form, a generated-input property test).
+//! code is under 600 (60 of them the generated table of extending
+//! characters), the rest is the test suite (every character class, every
+//! escape form, runs, cuts, a generated-input property test).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -57,15 +58,15 @@ const REFUSED_ID_CHARS: usize = 40;
 /// label, a title, a command's pattern) has no indentation to keep; a few
 /// spaces of alignment pass, and a longer run no longer pushes what follows
 /// out of a button or a list.
-pub const ONE_LINE_BLANKS: usize = 16;
+const ONE_LINE_BLANKS: usize = 16;
 /// Longest run of blanks [`multi_line`] shows as it is: a terminal's width.
 /// Hand-written code is not indented that deep (ten levels of four spaces
 /// is 40), and a longer run would hide the rest of its line past the edge.
-pub const MULTI_LINE_BLANKS: usize = 80;
+const MULTI_LINE_BLANKS: usize = 80;
 /// Most blank lines in a row shown as they are: prose separates paragraphs
 /// with one and style guides allow two or three in code; more only push
 /// what follows out of view.
-pub const BLANK_LINES: usize = 3;
+const BLANK_LINES: usize = 3;
 
 const BLACK_FLAG: char = '\u{1f3f4}';
 const CANCEL_TAG: char = '\u{e007f}';
@@ -409,7 +410,7 @@ fn cut(s: &str, keep: usize, hidden_after: usize) -> String {
 }
 
 /// `… (+1,234 more characters)`: what a cut hid.
-pub fn cut_note(hidden: usize) -> String {
+fn cut_note(hidden: usize) -> String {
     let digits = hidden.to_string();
     let mut grouped = String::with_capacity(digits.len() * 4 / 3);
     for (i, d) in digits.chars().enumerate() {
