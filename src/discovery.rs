@@ -598,7 +598,11 @@ mod tests {
         };
         let found = found(&places, std::slice::from_ref(&hostile));
         assert_eq!(found.len(), 1);
-        assert!(found[0].from.ends_with("/wsx"), "{}", found[0].from);
+        assert!(
+            found[0].from.ends_with("/ws␛]52;c;eA==␇⟨U+202E⟩x"),
+            "{}",
+            found[0].from
+        );
     }
 
     #[cfg(unix)]

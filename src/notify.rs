@@ -25,7 +25,6 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::broker::{BrokerHandle, Pending, Update};
-use crate::prompt::limits;
 use crate::text;
 
 const DEFAULT_AFTER: Duration = Duration::from_secs(10);
@@ -261,13 +260,13 @@ fn message(due: &[Arc<Pending>]) -> Message {
     match due {
         [one] => Message {
             summary: format!("ask-lsp: {}", origin(one)),
-            body: title(one),
+            body: one.title.clone(),
         },
         many => {
             let mut lines: Vec<String> = many
                 .iter()
                 .take(LISTED)
-                .map(|p| format!("{}: {}", origin(p), title(p)))
+                .map(|p| format!("{}: {}", origin(p), p.title))
                 .collect();
             if many.len() > LISTED {
                 lines.push(format!("and {} more", many.len() - LISTED));
@@ -302,10 +301,6 @@ fn origin(pending: &Pending) -> String {
     }
     text.push_str(&format!(" ({})", shown(&pending.server)));
     text
-}
-
-fn title(pending: &Pending) -> String {
-    text::for_display(&pending.title, limits::TITLE_CHARS).into_owned()
 }
 
 /// The terminal sequence; BEL ends it (what urxvt's notify needs).

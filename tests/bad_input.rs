@@ -172,12 +172,12 @@ async fn escapes_controls_and_bidi_overrides_are_shown_harmlessly() {
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(
         ask["params"]["questions"],
-        json!([{"question": "Delete prod?\nReally?", "header": "Danger",
-                "options": [{"label": "YesoN", "description": "wipes all"}, {"label": "No", "description": ""}],
+        json!([{"question": "Delete ␛[31mprod␛[0m?␇\nReally⟨U+202E⟩?", "header": "␛]0;pwned␇Danger␀",
+                "options": [{"label": "Yes⟨U+202E⟩oN", "description": "␛[2Jwipes all"}, {"label": "No", "description": ""}],
                 "multiple": false, "custom": true}])
     );
     // The person picks what they saw; the agent gets its own option back.
-    client.answer(&ask, json!([["YesoN"]])).await;
+    client.answer(&ask, json!([["Yes⟨U+202E⟩oN"]])).await;
     wait_for(|| !sim.received().is_empty()).await;
     assert_eq!(
         sim.received()[0],

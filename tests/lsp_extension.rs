@@ -437,6 +437,38 @@ async fn commands_answer_one_question_at_a_time_and_report_errors() {
     assert_eq!(client.next().await["method"], "$/cancelRequest");
 }
 
+/// A key the client made up is echoed in the error shown, never raw:
+/// escapes, bidi and NUL visible, 100,000 characters cut with a count.
+#[tokio::test]
+async fn an_unknown_key_is_echoed_visibly_and_bounded() {
+    let sim = sim().await;
+    let mut client = LspClient::with_extension(&sim).await;
+    let hostile = format!(
+        "default/que_\u{1b}]0;pwn\u{7}\u{202e}\u{0}{}",
+        "k".repeat(100_000)
+    );
+    for (command, arguments) in [
+        ("askLsp.answer", json!([hostile, [["x"]]])),
+        ("askLsp.reject", json!([hostile])),
+    ] {
+        let error = client
+            .request(
+                "workspace/executeCommand",
+                json!({"command": command, "arguments": arguments}),
+            )
+            .await;
+        let message = error["error"]["message"].as_str().unwrap();
+        let shown = "no pending prompt default/que_␛]0;pwn␇⟨U+202E⟩␀kkk";
+        assert!(message.starts_with(shown), "{message}");
+        assert!(
+            message.ends_with(" more characters)") && message.len() < 200,
+            "{message}"
+        );
+        assert!(!message.contains(['\u{1b}', '\u{7}', '\u{202e}', '\u{0}']));
+    }
+    assert!(sim.received().is_empty());
+}
+
 #[tokio::test]
 async fn closing_stdin_ends_the_process_with_questions_pending() {
     let sim = sim().await;

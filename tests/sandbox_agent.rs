@@ -447,7 +447,8 @@ async fn forms_from_acp_elicitation() {
         ask["params"]["form"],
         json!({"message": "Authorize access to your repositories.", "fields": [],
                "url": {"url": "https://github.com@login.example.com/oauth/authorize?state=xyz",
-                       "domain": "login.example.com"}})
+                       "domain": "login.example.com",
+                       "warning": "Check the host: the link shows \"github.com@login.example.com\" where its host goes, but a browser opens login.example.com."}})
     );
     client
         .respond(&ask["id"], json!({"outcome": "answered", "values": {}}))
@@ -632,12 +633,14 @@ async fn forms_on_a_plain_lsp_client() {
         json!({"action": "accept", "content": {"strategy": "conservative", "logging": false}})
     );
 
-    // A link: the domain and the whole URL, never opened; declined here.
+    // A link: the domain, a warning that its text names another host, and
+    // the whole URL, never opened; ask-lsp's lines before the agent's quoted
+    // message. Declined here.
     let turn = server.turn(32, "form-url");
     let shown = client.next_method("window/showMessageRequest").await;
     assert_eq!(
         shown["params"]["message"],
-        "[Link] Authorize access to your repositories.\n  Domain: login.example.com\n  https://github.com@login.example.com/oauth/authorize?state=xyz\n(ask-lsp does not open links: open it yourself only if you trust login.example.com.)"
+        "[Link] ask-lsp does not open links: open it yourself only if you trust login.example.com.\n  Domain: login.example.com\n  ⚠ Check the host: the link shows \"github.com@login.example.com\" where its host goes, but a browser opens login.example.com.\n  URL: https://github.com@login.example.com/oauth/authorize?state=xyz\n  The agent's message:\n  │ Authorize access to your repositories."
     );
     assert_eq!(
         shown["params"]["actions"],
@@ -702,7 +705,7 @@ async fn forms_in_the_terminal() {
         "(7/12) Port [integer, at least 1024, at most 65535, required]\nType a number; an empty line keeps the default. (default: 3000)",
         "  2. Green",
         "── Link from default (session ) ──",
-        "[Link] Authorize access to your repositories.\n  Domain: login.example.com\n  https://github.com@login.example.com/oauth/authorize?state=xyz\nask-lsp does not open links.",
+        "[Link] ask-lsp does not open links: open it yourself only if you trust login.example.com.\n  Domain: login.example.com\n  ⚠ Check the host: the link shows \"github.com@login.example.com\" where its host goes, but a browser opens login.example.com.\n  URL: https://github.com@login.example.com/oauth/authorize?state=xyz\n  The agent's message:\n  │ Authorize access to your repositories.\ny: accept",
     ] {
         assert!(out.contains(said), "{said:?} not in:\n{out}");
     }

@@ -147,15 +147,16 @@ pub(crate) enum Outcome {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum BrokerError {
-    #[error("no pending prompt {0}")]
+    // Keys come from the client (`askLsp.answer`): echoed shown and bounded.
+    #[error("no pending prompt {}", shown_key(.0))]
     UnknownKey(String),
-    #[error("{0} is already being answered")]
+    #[error("{} is already being answered", shown_key(.0))]
     Busy(String),
-    #[error("{0} could not be shown, so it can only be rejected")]
+    #[error("{} could not be shown, so it can only be rejected", shown_key(.0))]
     OnlyRejected(String),
-    #[error("prompt {0} has no question {1}")]
+    #[error("prompt {} has no question {}", shown_key(.0), .1)]
     NoSuchQuestion(String, usize),
-    #[error("prompt {0} has no form field {1}")]
+    #[error("prompt {} has no form field {}", shown_key(.0), .1)]
     NoSuchField(String, usize),
     #[error("{0}")]
     Invalid(#[from] PromptError),
@@ -163,6 +164,10 @@ pub(crate) enum BrokerError {
     Backend(#[from] BackendError),
     #[error("ask-lsp is shutting down")]
     Closed,
+}
+
+fn shown_key(key: &str) -> std::borrow::Cow<'_, str> {
+    crate::text::for_display(key, crate::text::DISPLAY_ID_CHARS)
 }
 
 /// A person's decision.

@@ -124,8 +124,9 @@ impl Broker {
                 if !missing.is_empty() {
                     for (id, value) in &merged {
                         let Some(field) = form.fields.iter().find(|f| &f.id == id) else {
-                            let _ =
-                                to.send(Err(PromptError::UnknownField(format!("{id:?}")).into()));
+                            let shown = crate::text::for_display(id, 80);
+                            let _ = to
+                                .send(Err(PromptError::UnknownField(format!("{shown:?}")).into()));
                             return;
                         };
                         if let Err(e) = field.validate(value.clone()) {

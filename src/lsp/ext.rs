@@ -155,8 +155,14 @@ pub(crate) struct Form {
 pub(crate) struct FormLink {
     /// The full URL: show it whole; never open it without the person.
     pub url: String,
-    /// Its host (userinfo and port left out): show it prominently.
+    /// The host a browser opens, in ASCII (`xn--…` for an
+    /// internationalised name; userinfo and port left out): show it
+    /// prominently.
     pub domain: String,
+    /// Why the host deserves a second look (the link's text names another
+    /// host, a punycode or mixed-script name): show it beside the domain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -651,10 +657,18 @@ mod doc_tests {
             ("Form", same(json(&form))),
             (
                 "FormLink",
-                same(json(FormLink {
-                    url: "https://x".into(),
-                    domain: "x".into(),
-                })),
+                (
+                    json(FormLink {
+                        url: "https://x".into(),
+                        domain: "x".into(),
+                        warning: Some("w".into()),
+                    }),
+                    json(FormLink {
+                        url: "https://x".into(),
+                        domain: "x".into(),
+                        warning: None,
+                    }),
+                ),
             ),
             (
                 "FormField",

@@ -20,7 +20,7 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService};
 
 use self::presenter::Presenter;
-pub(crate) use self::to_proto::field_hint;
+pub(crate) use self::to_proto::{field_hint, link_text};
 use crate::backends::{Timing, factory};
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome};
 use crate::config::{

@@ -18,7 +18,8 @@ use crate::broker::{
 use std::collections::BTreeMap;
 
 use crate::prompt::{
-    Answer, Effect, Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Kind, TextFormat,
+    Answer, Effect, Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Kind, Link,
+    TextFormat,
 };
 use crate::text::one_line;
 
@@ -112,6 +113,7 @@ fn form_params(form: &Form) -> ext::Form {
         url: form.url.as_ref().map(|link| ext::FormLink {
             url: link.url.clone(),
             domain: link.domain.clone(),
+            warning: link.warning(),
         }),
         fields: form
             .fields
@@ -226,6 +228,31 @@ fn shown(value: &FieldValue, field: &Field) -> String {
         FieldValue::Choice(c) => label(c),
         FieldValue::Choices(cs) => cs.iter().map(|c| label(c)).collect::<Vec<_>>().join(", "),
     }
+}
+
+/// A link form as text: ask-lsp's own lines (the host a browser opens, any
+/// warning about it, the whole URL) come first, and every line of the
+/// agent's message after them is quoted with `│`, so that nothing the agent
+/// writes can pass for a `Domain:` line of ask-lsp's.
+pub(crate) fn link_text(message: &str, link: &Link) -> String {
+    let mut text = format!(
+        "[Link] ask-lsp does not open links: open it yourself only if you trust {}.\n  Domain: {}",
+        link.domain, link.domain
+    );
+    if let Some(warning) = link.warning() {
+        text.push_str(&format!("\n  ⚠ {warning}"));
+    }
+    text.push_str(&format!("\n  URL: {}", link.url));
+    if !message.is_empty() {
+        text.push_str("\n  The agent's message:");
+        for line in message.lines() {
+            text.push_str("\n  │");
+            if !line.is_empty() {
+                text.push_str(&format!(" {line}"));
+            }
+        }
+    }
+    text
 }
 
 /// What a field takes, in words: its kind and bounds.
@@ -456,7 +483,7 @@ pub(crate) fn message_request(
                 message.push_str(&format!("\n  $ {command}"));
             }
             for pattern in &permission.patterns {
-                message.push_str(&format!("\n  {pattern}"));
+                message.push_str(&format!("\n  Pattern: {pattern}"));
             }
             if let Some(diff) = &permission.diff {
                 message.push_str(&format!("\n{diff}"));
@@ -498,10 +525,7 @@ fn form_message(
     titles: &mut Vec<String>,
 ) {
     if let Some(link) = &form.url {
-        message.push_str(&format!(
-            "[Link] {}\n  Domain: {}\n  {}\n(ask-lsp does not open links: open it yourself only if you trust {}.)",
-            form.message, link.domain, link.url, link.domain
-        ));
+        message.push_str(&link_text(&form.message, link));
         titles.push(ACCEPT_LINK_ACTION.into());
         return;
     }

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::{PromptError, check_len, limits, line, text};
-use crate::text::one_line;
+use crate::text::{for_display, one_line};
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Form {
@@ -22,7 +22,8 @@ pub(crate) struct Form {
 pub(crate) struct Link {
     /// The full URL as the agent sent it (shown whole, never opened by ask-lsp).
     pub url: String,
-    /// Its host, lower-cased, for the person to check before opening it.
+    /// The host a browser opens, for the person to check before opening
+    /// it: see [`domain`].
     pub domain: String,
 }
 
@@ -263,7 +264,7 @@ impl Field {
 }
 
 fn short(value: &str) -> String {
-    format!("{:?}", one_line(value).chars().take(80).collect::<String>())
+    format!("{:?}", for_display(value, 80))
 }
 
 /// Bounded so that an agent's pattern cannot take ask-lsp's memory.
@@ -360,20 +361,105 @@ fn time_ok(s: &str) -> bool {
     ok_clock && ok_zone
 }
 
-/// The host of an `http(s)` URL, lower-cased; userinfo (`a@evil.example`)
-/// and port are left out so the person sees where the link really goes.
+/// The host a browser opens for an `http(s)` URL, read as browsers read it
+/// (WHATWG URL parsing: `\\` ends the host like `/`, userinfo before `@` is
+/// not the host, `0x7f.1` is 127.0.0.1), in its ASCII form: an
+/// internationalised name is shown as `xn--…`, so a look-alike letter cannot
+/// pass for the one it imitates. Port and IPv6 brackets are left out.
 pub(crate) fn domain(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    if !scheme.eq_ignore_ascii_case("https") && !scheme.eq_ignore_ascii_case("http") {
+    let parsed = url::Url::parse(url).ok()?;
+    if !matches!(parsed.scheme(), "http" | "https") {
         return None;
     }
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next()?,
-        None => host.split(':').next()?,
-    };
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+    Some(match parsed.host()? {
+        url::Host::Domain(name) => name.to_owned(),
+        url::Host::Ipv4(ip) => ip.to_string(),
+        url::Host::Ipv6(ip) => ip.to_string(),
+    })
+}
+
+impl Link {
+    /// Why the host deserves a second look, if it does: the link's text
+    /// shows something else where the host goes (`a.example@b.example`,
+    /// `a.example\\@b.example`, a fullwidth dot, `0x7f.1`), or the host is an
+    /// internationalised name (punycode), said louder when one label mixes
+    /// scripts (a Cyrillic `а` among Latin letters).
+    pub fn warning(&self) -> Option<String> {
+        let parsed = url::Url::parse(&self.url).ok()?;
+        let host = parsed.host_str()?.to_owned();
+        let unicode = url::quirks::domain_to_unicode(&host);
+        let mut reasons = Vec::new();
+        // What stands where the host goes, as a person reads the text.
+        let written = self
+            .url
+            .split_once(':')
+            .map_or("", |(_, rest)| rest)
+            .trim_start_matches(['/', '\\'])
+            .split(['/', '?', '#'])
+            .next()
+            .unwrap_or("")
+            .to_lowercase();
+        let written_host = match parsed.port() {
+            Some(port) => written
+                .strip_suffix(&format!(":{port}"))
+                .unwrap_or(&written),
+            None => written
+                .strip_suffix(&format!(":{}", parsed.port_or_known_default().unwrap_or(0)))
+                .unwrap_or(&written),
+        };
+        if written_host != host && written_host != unicode {
+            reasons.push(format!(
+                "the link shows \"{}\" where its host goes, but a browser opens {}",
+                for_display(&written, DISPLAY_WRITTEN_CHARS),
+                self.domain
+            ));
+        }
+        if host.split('.').any(|label| label.starts_with("xn--")) {
+            let mixed = unicode
+                .split('.')
+                .find_map(|label| mixed_scripts(label))
+                .map_or(String::new(), |(a, b)| {
+                    format!(", mixing {a} and {b} letters in one name (a look-alike?)")
+                });
+            reasons.push(format!(
+                "{} is an internationalised name, shown by browsers as \"{}\"{mixed}",
+                self.domain,
+                for_display(&unicode, DISPLAY_WRITTEN_CHARS)
+            ));
+        }
+        (!reasons.is_empty()).then(|| format!("Check the host: {}.", reasons.join("; ")))
+    }
+}
+
+/// How much of a link's host text a warning quotes.
+const DISPLAY_WRITTEN_CHARS: usize = 200;
+
+/// Two scripts that one label of a host mixes, if it does. Digits, `-` and
+/// letters of other scripts are left out; Han, kana and Hangul count as one
+/// (Japanese names mix them).
+fn mixed_scripts(label: &str) -> Option<(&'static str, &'static str)> {
+    let mut first = None;
+    for script in label.chars().filter_map(script) {
+        match first {
+            None => first = Some(script),
+            Some(seen) if seen != script => return Some((seen, script)),
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+fn script(c: char) -> Option<&'static str> {
+    Some(match c {
+        'a'..='z' | 'A'..='Z' | '\u{c0}'..='\u{24f}' | '\u{1e00}'..='\u{1eff}' => "Latin",
+        '\u{370}'..='\u{3ff}' | '\u{1f00}'..='\u{1fff}' => "Greek",
+        '\u{400}'..='\u{52f}' | '\u{1c80}'..='\u{1c8f}' | '\u{a640}'..='\u{a69f}' => "Cyrillic",
+        '\u{530}'..='\u{58f}' => "Armenian",
+        '\u{590}'..='\u{5ff}' => "Hebrew",
+        '\u{600}'..='\u{6ff}' | '\u{750}'..='\u{77f}' => "Arabic",
+        '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}' => "CJK",
+        _ => return None,
+    })
 }
 
 impl Form {
@@ -761,14 +847,14 @@ pub(crate) mod tests {
             FieldKind::Choice {
                 options: vec![FieldOption {
                     value: "#f00".into(),
-                    label: "Red".into(),
+                    label: "Red␛[2J".into(),
                 }],
                 default: None,
             }
         });
         let base = [
             ("port", FieldValue::Number(8080.0)),
-            ("color", FieldValue::Choice("Red".into())),
+            ("color", FieldValue::Choice("Red␛[2J".into())),
         ];
         // A label is answered with the agent's value.
         assert_eq!(
@@ -878,6 +964,53 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_link_whose_text_hides_its_host_is_warned_about() {
+        let warning = |url: &str| {
+            Link {
+                url: url.into(),
+                domain: domain(url).unwrap(),
+            }
+            .warning()
+        };
+        for plain in [
+            "https://github.com/login",
+            "https://GitHub.com:443/x",
+            "http://localhost:8080/x?a=b#c",
+            "http://[::1]:8080/",
+        ] {
+            assert_eq!(warning(plain), None, "{plain}");
+        }
+        assert_eq!(
+            warning("https://evil.example\\@accounts.google.com/").as_deref(),
+            Some(
+                "Check the host: the link shows \"evil.example\\@accounts.google.com\" where its host goes, but a browser opens evil.example."
+            )
+        );
+        assert_eq!(
+            warning("https://github.com@evil.example:8443/x").as_deref(),
+            Some(
+                "Check the host: the link shows \"github.com@evil.example:8443\" where its host goes, but a browser opens evil.example."
+            )
+        );
+        assert!(
+            warning("https://accounts.google\u{ff0e}com/")
+                .unwrap()
+                .contains("shows \"accounts.google\u{ff0e}com\" where its host goes")
+        );
+        assert_eq!(
+            warning("https://\u{430}ccounts.google.com/").as_deref(),
+            Some(
+                "Check the host: xn--ccounts-1fg.google.com is an internationalised name, shown by browsers as \"\u{430}ccounts.google.com\", mixing Cyrillic and Latin letters in one name (a look-alike?)."
+            )
+        );
+        let punycode = warning("https://xn--bcher-kva.example/").unwrap();
+        assert_eq!(
+            punycode,
+            "Check the host: xn--bcher-kva.example is an internationalised name, shown by browsers as \"bücher.example\"."
+        );
+    }
+
+    #[test]
     fn links_show_their_real_domain_and_only_http() {
         let link = |url: &str| {
             Form {
@@ -901,6 +1034,21 @@ pub(crate) mod tests {
             Ok("evil.example".into())
         );
         assert_eq!(link("http://[::1]:8080/"), Ok("::1".into()));
+        // What a browser opens: WHATWG reads `\\` as the end of the host.
+        assert_eq!(
+            link("https://evil.example\\@accounts.google.com/"),
+            Ok("evil.example".into())
+        );
+        assert_eq!(link("http://0x7f.1/"), Ok("127.0.0.1".into()));
+        // Look-alikes in their ASCII form; a fullwidth dot is a dot.
+        assert_eq!(
+            link("https://\u{430}ccounts.google.com/"),
+            Ok("xn--ccounts-1fg.google.com".into())
+        );
+        assert_eq!(
+            link("https://accounts.google\u{ff0e}com/"),
+            Ok("accounts.google.com".into())
+        );
         assert_eq!(
             link("javascript:alert(1)"),
             Err("the link cannot be shown: only http and https links are shown".into())

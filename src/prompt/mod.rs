@@ -357,7 +357,8 @@ impl Prompt {
 
     /// A short, safe name for the prompt, computed once and sent to editors:
     /// the first question's header (else its text), the permission's title,
-    /// or the form's message (else its first field).
+    /// or the form's message (else its first field). One line, cut at
+    /// [`limits::TITLE_CHARS`] with a note of how much it hid.
     pub fn title(&self) -> String {
         let (name, more) = match &self.kind {
             Kind::Questions(questions) => (
@@ -367,9 +368,10 @@ impl Prompt {
             Kind::Permission(permission) => (permission.title.as_str(), 0),
             Kind::Form(form) => (form.name(), 0),
         };
-        let name: String = name.chars().take(limits::TITLE_CHARS).collect();
+        let name = one_line(name);
+        let name = crate::text::bounded(&name, limits::TITLE_CHARS);
         match more {
-            0 => name,
+            0 => name.into_owned(),
             n => format!("{name} (+{n} more)"),
         }
     }
@@ -462,8 +464,9 @@ mod tests {
             prompt(Kind::Questions(vec![q("", "Which?"), q("B", "b")])).title(),
             "Which? (+1 more)"
         );
+        // A cut says how much it hid.
         let long = prompt(Kind::Questions(vec![q(&"é".repeat(100), "")])).title();
-        assert_eq!(long.chars().count(), limits::TITLE_CHARS);
+        assert_eq!(long, "é".repeat(80) + "… (+20 more characters)");
     }
 
     #[test]
@@ -528,7 +531,7 @@ mod tests {
         p.origin.agent = Some("bu\u{1b}[2Jild".into());
         assert_eq!(
             p.clone().into_checked().unwrap().origin.agent.as_deref(),
-            Some("build")
+            Some("bu␛[2Jild")
         );
         p.id = "x".repeat(limits::ID_LEN + 1);
         assert_eq!(

@@ -83,7 +83,9 @@ impl Permission {
         if self.choices.iter().any(|c| c.id == choice) {
             Ok(())
         } else {
-            Err(PromptError::NotAChoice(choice.chars().take(80).collect()))
+            Err(PromptError::NotAChoice(
+                crate::text::for_display(choice, 80).into_owned(),
+            ))
         }
     }
 
@@ -122,7 +124,10 @@ mod tests {
     fn details_are_neutralised_but_kept_whole() {
         let checked = run_rm().into_checked().unwrap();
         assert_eq!(checked.title, "Permission: execute");
-        assert_eq!(checked.command.as_deref(), Some("rm -rf build/ && echo ok"));
+        assert_eq!(
+            checked.command.as_deref(),
+            Some("rm -rf build/ ␛]52;c;aGk=␇&& echo ok")
+        );
         let mut long = run_rm();
         long.command = Some("x".repeat(100_000));
         assert_eq!(long.into_checked().unwrap().command.unwrap().len(), 100_000);

@@ -227,9 +227,9 @@ mod tests {
     fn a_neutralised_label_is_answered_with_what_the_agent_sent() {
         let raw = "Red\u{1b}[2J\u{202e}";
         let qs = checked(vec![question(&[raw], false, false)]).unwrap();
-        assert_eq!(qs[0].options[0].label, "Red");
+        assert_eq!(qs[0].options[0].label, "Red␛[2J⟨U+202E⟩");
         assert_eq!(
-            validate_all(&qs, answers(&[&["Red"]])),
+            validate_all(&qs, answers(&[&["Red␛[2J⟨U+202E⟩"]])),
             Ok(answers(&[&[raw]]))
         );
     }

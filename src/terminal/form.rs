@@ -16,10 +16,8 @@ pub(super) enum Line {
 /// The text shown for a link form.
 pub(super) fn link_text(form: &Form, text: &mut String) {
     if let Some(link) = &form.url {
-        text.push_str(&format!(
-            "[Link] {}\n  Domain: {}\n  {}\nask-lsp does not open links. y: accept (you open it yourself); an empty line declines.",
-            form.message, link.domain, link.url
-        ));
+        text.push_str(&crate::lsp::link_text(&form.message, link));
+        text.push_str("\ny: accept (you open it yourself); an empty line declines.");
     }
 }
 

@@ -259,6 +259,7 @@ function askLink(params: AskParams, token: CancellationToken): Promise<AskResult
     ...rows('Message', form.message),
     { label: 'Domain', kind: vscode.QuickPickItemKind.Separator },
     { label: `$(globe) ${link.domain}` },
+    ...(link.warning ? rows('Check the host', link.warning) : []),
     ...rows('Full URL', link.url),
     { label: 'Decide', kind: vscode.QuickPickItemKind.Separator },
     { label: `Open it in the browser`, description: `goes to ${link.domain}`, action: 'open' },

@@ -108,8 +108,10 @@ export interface FormField {
 export interface FormLink {
   /** Shown whole; opened only when the person chooses to. */
   url: string;
-  /** Its host, shown prominently. */
+  /** The host a browser opens (ASCII, `xn--…` for an internationalised name), shown prominently. */
   domain: string;
+  /** Why the host deserves a second look (the text names another host, punycode, mixed scripts). */
+  warning?: string;
 }
 
 export interface Form {

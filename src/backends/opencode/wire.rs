@@ -30,6 +30,7 @@ use serde_json::value::RawValue;
 use crate::prompt::{
     Answer, Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question, Reply,
 };
+use crate::text;
 
 /// An OpenCode event, reduced to what matters for prompts.
 #[derive(Debug, Clone, PartialEq)]
@@ -286,6 +287,9 @@ struct PermissionMetadata {
 /// How much of a command or path goes into a title (it is shown whole
 /// beside it).
 const TITLE_DETAIL_CHARS: usize = 120;
+/// How much of the patterns an "Allow always" label names; a longer list is
+/// cut with a note of how much is hidden.
+const ALWAYS_LABEL_CHARS: usize = 200;
 
 impl PermissionRequest {
     pub(super) fn into_prompt(self, directory: Option<String>) -> Prompt {
@@ -298,7 +302,7 @@ impl PermissionRequest {
             .clone()
             .or_else(|| filepath.clone())
             .unwrap_or_else(|| self.patterns.join(", "));
-        let subject: String = subject.chars().take(TITLE_DETAIL_CHARS).collect();
+        let subject = text::bounded(&subject, TITLE_DETAIL_CHARS);
         let title = match self.permission.as_str() {
             "bash" => format!("Run {subject}"),
             "edit" => format!("Edit {subject}"),
@@ -309,8 +313,9 @@ impl PermissionRequest {
             label,
             effect,
         };
-        let always: String = self.always.join(", ").chars().take(200).collect();
-        let always = match always.as_str() {
+        let always = self.always.join(", ");
+        let always = text::bounded(&always, ALWAYS_LABEL_CHARS);
+        let always = match &*always {
             "" => "Allow always".to_owned(),
             patterns => format!("Allow always ({patterns})"),
         };

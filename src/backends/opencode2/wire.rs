@@ -20,6 +20,7 @@ use crate::prompt::{
     Choice, Effect, Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Kind, Link,
     Origin, Permission, PermissionChoice, Prompt, Question, TextFormat,
 };
+use crate::text;
 
 /// One event from `GET /api/event`, as ask-lsp uses it.
 #[derive(Debug)]
@@ -583,6 +584,9 @@ struct PermissionSource {
 
 /// How much of a command or resource list goes into a title.
 const TITLE_DETAIL_CHARS: usize = 120;
+/// How much of the patterns an "Allow always" label names; a longer list is
+/// cut with a note of how much is hidden.
+const ALWAYS_LABEL_CHARS: usize = 200;
 
 impl PermissionRequest {
     pub(super) fn into_prompt(self, directory: Option<String>) -> Prompt {
@@ -591,13 +595,14 @@ impl PermissionRequest {
             .command
             .clone()
             .unwrap_or_else(|| self.resources.join(", "));
-        let subject: String = subject.chars().take(TITLE_DETAIL_CHARS).collect();
+        let subject = text::bounded(&subject, TITLE_DETAIL_CHARS);
         let title = match self.reason.as_deref().map(str::trim) {
             Some(reason) if !reason.is_empty() => reason.to_owned(),
             _ => format!("{}: {subject}", self.action),
         };
-        let save: String = self.save.join(", ").chars().take(200).collect();
-        let always = match save.as_str() {
+        let save = self.save.join(", ");
+        let save = text::bounded(&save, ALWAYS_LABEL_CHARS);
+        let always = match &*save {
             "" => "Allow always".to_owned(),
             patterns => format!("Allow always ({patterns})"),
         };

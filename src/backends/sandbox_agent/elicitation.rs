@@ -140,7 +140,7 @@ pub(super) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Ref
         Some(other) => {
             return Err(Refusal::InvalidParams(format!(
                 "mode {:?} is not supported (form and url are)",
-                other.chars().take(40).collect::<String>()
+                crate::text::for_display(other, 40)
             )));
         }
         None => return Err(Refusal::InvalidParams("no mode".into())),
@@ -186,7 +186,7 @@ fn fields(schema: &Value) -> Result<Vec<Field>, String> {
     properties
         .iter()
         .map(|(id, property)| {
-            let shown: String = id.chars().take(40).collect();
+            let shown = crate::text::for_display(id, 40);
             let property = property
                 .as_object()
                 .ok_or_else(|| format!("field {shown:?} is not a schema object"))?;
@@ -306,7 +306,7 @@ fn kind(p: &Map<String, Value>) -> Result<FieldKind, String> {
                         Some(other) => {
                             return Err(format!(
                                 "has format {:?}, which forms do not support",
-                                other.chars().take(40).collect::<String>()
+                                crate::text::for_display(other, 40)
                             ));
                         }
                     },
@@ -358,7 +358,7 @@ fn kind(p: &Map<String, Value>) -> Result<FieldKind, String> {
         Some(other) => {
             return Err(format!(
                 "has type {:?}, which forms do not support",
-                other.chars().take(40).collect::<String>()
+                crate::text::for_display(other, 40)
             ));
         }
         None => return Err("has no type".into()),
