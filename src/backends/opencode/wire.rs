@@ -335,6 +335,8 @@ impl PermissionRequest {
                 patterns,
                 command,
                 diff,
+                raw_command: None,
+                raw_patterns: Vec::new(),
                 choices: vec![
                     choice("once", "Allow once".into(), Effect::AllowOnce),
                     choice("always", always, Effect::AllowAlways),
