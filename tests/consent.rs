@@ -249,11 +249,24 @@ async fn a_rule_never_allows_a_command_with_a_hidden_part() {
 #[tokio::test]
 async fn a_session_policy_does_not_cross_servers() {
     let (a, b) = (sim().await, sim().await);
+    let servers = json!([{"name": "a", "url": a.url()}, {"name": "b", "url": b.url()}]);
+    // A session rule at the top level would hold on every server: refused.
     let mut client = LspClient::start(&[]).await;
     let response = client
         .initialize(
             extension_caps(),
-            json!({"servers": [{"name": "a", "url": a.url()}, {"name": "b", "url": b.url()}],
+            json!({"servers": servers,
+                   "policy": {"sessions": {"ses_1": {"permissions": [{"action": "bash", "decision": "allow"}]}},
+                              "servers": {"b": {"mode": "reject"}}}}),
+        )
+        .await;
+    let error = response["error"]["message"].as_str().unwrap_or_default();
+    assert!(error.contains("policy.sessions: session ids are per server"), "{response}");
+    let mut client = LspClient::start(&[]).await;
+    let response = client
+        .initialize(
+            extension_caps(),
+            json!({"servers": servers,
                    "policy": {"servers": {
                        "a": {"sessions": {"ses_1": {"permissions": [{"action": "bash", "decision": "allow"}]}}},
                        "b": {"mode": "reject"}}}}),

@@ -802,7 +802,7 @@ async fn claude_code_asks_through_ask_lsp() {
 }
 
 #[tokio::test]
-async fn a_timeout_fills_defaults_or_cancels() {
+async fn a_timeout_cancels_a_form() {
     let Some(server) = Server::start().await else {
         return;
     };
@@ -815,15 +815,13 @@ async fn a_timeout_fills_defaults_or_cancels() {
             json!({"policy": {"mode": "forward", "timeoutMs": 300}}),
         )
         .await;
-    // Every required field has a default or a first option: accepted with those.
+    // Every required field has a default or a first option: nobody chose
+    // them, so `cancel`, never the agent's own defaults.
     let turn = server.turn(60, "form-small");
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(resolved_for(&mut client, &ask).await["reason"], "timeout");
-    assert_eq!(
-        turn.await.unwrap()["received"],
-        json!({"action": "accept", "content": {"strategy": "balanced"}})
-    );
-    // A required field without a default: nobody chose, so `cancel`.
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "cancel"}));
+    // A required field without a default: `cancel` too.
     let turn = server.turn(61, "form-all");
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(resolved_for(&mut client, &ask).await["reason"], "timeout");
