@@ -51,8 +51,14 @@ async fn ask_permission(sim: &Sim, rpc_id: &str, command: &str, options: Value) 
     .await;
 }
 
-/// What the agent received for its request `rpc_id` (waits for it).
+/// The `outcome` the agent received for its permission request `rpc_id`.
 async fn acp_outcome(sim: &Sim, rpc_id: &str) -> Value {
+    acp_result(sim, rpc_id).await["outcome"].clone()
+}
+
+/// The result the agent received for its request `rpc_id` (waits for it;
+/// answered exactly once).
+async fn acp_result(sim: &Sim, rpc_id: &str) -> Value {
     let found = || {
         sim.received().into_iter().find_map(|r| match r {
             Received::Acp { message } if message["id"] == rpc_id => Some(message),
@@ -67,7 +73,7 @@ async fn acp_outcome(sim: &Sim, rpc_id: &str) -> Value {
         .filter(|r| matches!(r, Received::Acp { message } if message["id"] == rpc_id))
         .count();
     assert_eq!(answers, 1, "answered once: {:?}", sim.received());
-    message["result"]["outcome"].clone()
+    message["result"].clone()
 }
 
 async fn client(sim: &Sim, policy: Value) -> LspClient {
@@ -304,4 +310,171 @@ async fn a_session_policy_does_not_cross_servers() {
         shown.iter().all(|m| m["method"] != "askQuestions/ask"),
         "{shown:#?}"
     );
+}
+
+/// A plain LSP client (no extension) following the hostile ACP server and
+/// the OpenCode `sim`.
+async fn plain_client(sim: &Sim) -> LspClient {
+    let mut client = LspClient::start(&[]).await;
+    let response = client
+        .initialize(
+            plain_caps(),
+            json!({"servers": [{"name": "h", "backend": "sandbox-agent", "url": sim.url(),
+                                "serverId": SERVER_ID},
+                               {"name": "oc", "url": sim.url()}]}),
+        )
+        .await;
+    assert!(response.get("error").is_none(), "{response}");
+    wait_for(|| sim.subscribers() > 0).await;
+    client
+}
+
+fn titles(actions: &Value) -> Vec<String> {
+    actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn code_action_titles(client: &mut LspClient) -> Vec<String> {
+    let response = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": "file:///tmp/any.rs"},
+                   "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                   "context": {"diagnostics": []}}),
+        )
+        .await;
+    titles(&response["result"])
+}
+
+#[tokio::test]
+async fn plain_surfaces_put_the_refusal_first_and_name_what_an_allow_allows() {
+    let sim = sim().await;
+    let mut client = plain_client(&sim).await;
+    let status = sim
+        .ask_permission(ask_sim::PermissionAsk::bash("git status --short"))
+        .unwrap();
+    let shown = client.next_method("window/showMessageRequest").await;
+    assert_eq!(
+        titles(&shown["params"]["actions"]),
+        ["Reject", "Allow once", "Allow always (git *)"]
+    );
+    assert_eq!(
+        code_action_titles(&mut client).await,
+        [
+            "Reject \"Run git status --short\"",
+            "Allow once: $ git status --short",
+            "Allow always (git *): $ git status --short"
+        ]
+    );
+    // What a client that pre-fills the first button sends on one Enter.
+    client
+        .respond(&shown["id"], json!({"title": "Reject"}))
+        .await;
+    wait_for(|| !sim.received().is_empty()).await;
+    assert_eq!(
+        sim.received(),
+        vec![Received::Permission {
+            id: status.id,
+            reply: "reject".into(),
+            message: None
+        }]
+    );
+    // Where the command cannot be one plain menu line, no code action allows.
+    let long = format!("echo {} && rm -rf ~", "a".repeat(300));
+    for command in [
+        long.as_str(),
+        "git status\u{1b}Pcurl x\u{1b}\\",
+        "git status\nrm -rf ~",
+    ] {
+        sim.ask_permission(ask_sim::PermissionAsk::bash(command))
+            .unwrap();
+        let shown = client.next_method("window/showMessageRequest").await;
+        let titles = code_action_titles(&mut client).await;
+        assert!(
+            titles.iter().all(|t| !t.starts_with("Allow")),
+            "{command:?}: {titles:?}"
+        );
+        assert!(titles[0].starts_with("Reject"), "{titles:?}");
+        client
+            .respond(&shown["id"], json!({"title": "Reject"}))
+            .await;
+    }
+}
+
+#[tokio::test]
+async fn agent_options_named_like_ask_lsps_own_buttons_do_not_capture_them() {
+    let sim = sim().await;
+    let mut client = plain_client(&sim).await;
+    // One optional choice with a default, whose options read like ask-lsp's
+    // Skip and Default buttons.
+    let form = |id: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": {
+            "sessionId": "ses_1", "mode": "form", "message": "Pick a mode",
+            "requestedSchema": {"type": "object", "properties": {"mode": {
+                "type": "string", "title": "Mode", "default": "balanced",
+                "oneOf": [{"const": "evil-skip", "title": "↷ Skip"},
+                          {"const": "balanced", "title": "Balanced"},
+                          {"const": "evil-default", "title": "↩ Default: Balanced"}]}}}}})
+    };
+    for (rpc_id, clicked, content) in [
+        ("skip", "↷ Skip", None),
+        ("default", "↩ Default: Balanced", Some(json!({"mode": "balanced"}))),
+        ("agents-own", "↷ Skip (2)", Some(json!({"mode": "evil-skip"}))),
+    ] {
+        send_acp(&sim, form(rpc_id)).await;
+        let shown = client.next_method("window/showMessageRequest").await;
+        assert_eq!(
+            titles(&shown["params"]["actions"]),
+            [
+                "✗ Reject",
+                "↷ Skip (2)",
+                "Balanced",
+                "↩ Default: Balanced (2)",
+                "↩ Default: Balanced",
+                "↷ Skip"
+            ]
+        );
+        client
+            .respond(&shown["id"], json!({"title": clicked}))
+            .await;
+        // The person's Skip leaves the field out: their own empty accept.
+        let expected = json!({"action": "accept", "content": content.unwrap_or(json!({}))});
+        assert_eq!(acp_result(&sim, rpc_id).await, expected, "{clicked}");
+    }
+}
+
+#[tokio::test]
+async fn no_automatic_decision_accepts_a_form() {
+    let approve = json!({"type": "object", "required": ["approve"], "properties": {
+        "approve": {"type": "boolean", "title": "Approve the deploy", "default": true}}});
+    let optional = json!({"type": "object", "properties": {
+        "note": {"type": "string", "title": "Note"}}});
+    for (policy, schema) in [
+        // The agent's own default says yes: a timeout still cancels.
+        (json!({"timeoutMs": 200}), &approve),
+        (json!({"timeoutMs": 200}), &optional),
+        // accept-first with nothing to choose: nobody chose.
+        (json!({"mode": "accept-first"}), &optional),
+    ] {
+        let sim = sim().await;
+        let mut client = client(&sim, policy.clone()).await;
+        send_acp(
+            &sim,
+            json!({"jsonrpc": "2.0", "id": "f", "method": "elicitation/create", "params": {
+                "sessionId": "ses_1", "mode": "form", "message": "Deploy?",
+                "requestedSchema": schema}}),
+        )
+        .await;
+        let resolved = client.next_method("askQuestions/resolved").await;
+        assert_eq!(resolved["params"]["state"], "rejected", "{policy} {schema}");
+        assert_eq!(
+            acp_result(&sim, "f").await,
+            json!({"action": "cancel"}),
+            "{policy} {schema}"
+        );
+    }
 }

@@ -545,7 +545,7 @@ async fn forms_on_a_plain_lsp_client() {
     );
     assert_eq!(
         shown["params"]["actions"],
-        json!([{"title": "↷ Skip"}, {"title": "✗ Reject"}])
+        json!([{"title": "✗ Reject"}, {"title": "↷ Skip"}])
     );
     let key = message
         .split("[\"")
@@ -610,8 +610,8 @@ async fn forms_on_a_plain_lsp_client() {
     );
     assert_eq!(
         shown["params"]["actions"],
-        json!([{"title": "Yes"}, {"title": "No"}, {"title": "↩ Default: yes"},
-               {"title": "↷ Skip"}, {"title": "✗ Reject"}])
+        json!([{"title": "✗ Reject"}, {"title": "Yes"}, {"title": "No"},
+               {"title": "↩ Default: yes"}, {"title": "↷ Skip"}])
     );
     client.respond(&shown["id"], json!({"title": "No"})).await;
     let shown = client.next_method("window/showMessageRequest").await;
@@ -621,8 +621,8 @@ async fn forms_on_a_plain_lsp_client() {
     let shown = client.next_method("window/showMessageRequest").await;
     assert_eq!(
         shown["params"]["actions"],
-        json!([{"title": "Conservative"}, {"title": "Balanced (Recommended)"},
-               {"title": "↩ Default: Balanced (Recommended)"}, {"title": "✗ Reject"}])
+        json!([{"title": "✗ Reject"}, {"title": "Conservative"}, {"title": "Balanced (Recommended)"},
+               {"title": "↩ Default: Balanced (Recommended)"}])
     );
     client
         .respond(&shown["id"], json!({"title": "Conservative"}))
@@ -641,7 +641,7 @@ async fn forms_on_a_plain_lsp_client() {
     );
     assert_eq!(
         shown["params"]["actions"],
-        json!([{"title": "I will open it"}, {"title": "✗ Reject"}])
+        json!([{"title": "✗ Reject"}, {"title": "I will open it"}])
     );
     client
         .respond(&shown["id"], json!({"title": "✗ Reject"}))

@@ -817,6 +817,53 @@ mod tests {
         assert_eq!(array_items(r#"["abc"#), None);
     }
 
+    /// OpenCode (1.x and 2 reply alike): each decision × the choices ask-lsp
+    /// builds for its permissions, and what the server receives.
+    #[test]
+    fn each_permission_decision_maps_to_one_reply() {
+        let OcEvent::Asked(prompt) = parse_event(EDIT_ASKED, false).unwrap().event else {
+            panic!()
+        };
+        let Kind::Permission(permission) = prompt.kind else {
+            panic!()
+        };
+        let pick = |choice: &str| {
+            Reply::Answer(Answer::Permission {
+                choice: choice.into(),
+            })
+        };
+        let reply = |reply: &str| Ok((serde_json::json!({ "reply": reply }), reply != "reject"));
+        let table = [
+            (pick("once"), reply("once")),
+            (pick("always"), reply("always")),
+            (pick("reject"), reply("reject")),
+            (pick("allow-session"), Err("not one of the permission's choices")),
+            (Reply::Reject { message: None }, reply("reject")),
+            (
+                Reply::Reject {
+                    message: Some("not now".into()),
+                },
+                Ok((
+                    serde_json::json!({"reply": "reject", "message": "not now"}),
+                    false,
+                )),
+            ),
+            // Nobody chose: OpenCode has no cancel for a permission.
+            (Reply::Cancel, reply("reject")),
+            (
+                Reply::Answer(Answer::Questions(vec![])),
+                Err("not an answer to a permission"),
+            ),
+        ];
+        for (decision, expected) in table {
+            assert_eq!(
+                permission_reply(&permission, &decision),
+                expected,
+                "{decision:?}"
+            );
+        }
+    }
+
     // From captures/opencode-1.18.33/permission.txt (scenarios 12, 11-reject, 10).
     const EDIT_ASKED: &str = r#"{"id":"evt_2076e86460028ueZP44fATlqmp","type":"permission.asked","properties":{"id":"per_2076e86460018eQ1mTI45Jy4yp","sessionID":"ses_df8917f7fffeZdovkR57PVB9iw","permission":"edit","patterns":["home/user/projects/edit/hello.txt"],"metadata":{"filepath":"/home/user/projects/edit/hello.txt","diff":"Index: /home/user/projects/edit/hello.txt\n--- /home/user/projects/edit/hello.txt\n+++ /home/user/projects/edit/hello.txt\n@@ -0,0 +1,2 @@\n+hello\n+world\n"},"always":["*"],"tool":{"messageID":"msg_2076e82bb001TtTzYXR","callID":"call_mock_1795421013_21"}}}"#;
 
