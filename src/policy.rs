@@ -18,11 +18,11 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::text;
 use crate::prompt::{
     Answer, Effect, FieldKind, FieldValue, Form, FormValues, Kind, Permission, Prompt, Question,
     Reply,
 };
+use crate::text;
 
 type Answers = Vec<Vec<String>>;
 
@@ -1420,10 +1420,7 @@ mod tests {
             json!({"mode": "accept-first"}),
             json!({"mode": "auto", "rules": [{"match": "unrelated", "answers": ["x"]}]}),
         ] {
-            assert!(matches!(
-                decide(policy, &optional),
-                Decision::Cancel { .. }
-            ));
+            assert!(matches!(decide(policy, &optional), Decision::Cancel { .. }));
         }
         assert!(matches!(
             Policies::timeout_fallback(&optional),

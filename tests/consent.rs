@@ -267,7 +267,10 @@ async fn a_session_policy_does_not_cross_servers() {
         )
         .await;
     let error = response["error"]["message"].as_str().unwrap_or_default();
-    assert!(error.contains("policy.sessions: session ids are per server"), "{response}");
+    assert!(
+        error.contains("policy.sessions: session ids are per server"),
+        "{response}"
+    );
     let mut client = LspClient::start(&[]).await;
     let response = client
         .initialize(
@@ -422,8 +425,16 @@ async fn agent_options_named_like_ask_lsps_own_buttons_do_not_capture_them() {
     };
     for (rpc_id, clicked, content) in [
         ("skip", "↷ Skip", None),
-        ("default", "↩ Default: Balanced", Some(json!({"mode": "balanced"}))),
-        ("agents-own", "↷ Skip (2)", Some(json!({"mode": "evil-skip"}))),
+        (
+            "default",
+            "↩ Default: Balanced",
+            Some(json!({"mode": "balanced"})),
+        ),
+        (
+            "agents-own",
+            "↷ Skip (2)",
+            Some(json!({"mode": "evil-skip"})),
+        ),
     ] {
         send_acp(&sim, form(rpc_id)).await;
         let shown = client.next_method("window/showMessageRequest").await;

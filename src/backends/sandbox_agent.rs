@@ -692,7 +692,7 @@ mod tests {
         // kind, then: the person picks it; a refusal when it is alone; a
         // refusal beside `reject_once`; `cancel`.
         let table: [(Option<&str>, &str, &str, &str); 7] = [
-            (Some("allow_once"), SELECTED, CANCELLED, "reject", ),
+            (Some("allow_once"), SELECTED, CANCELLED, "reject"),
             (Some("allow_always"), SELECTED, CANCELLED, "reject"),
             (Some("reject_once"), SELECTED, "hostile", "hostile"),
             (Some("reject_always"), SELECTED, CANCELLED, "reject"),
@@ -733,7 +733,11 @@ mod tests {
                 CANCELLED => cancelled.clone(),
                 id => selected(id),
             };
-            assert_eq!(outcome(alone_list.clone(), &REJECT).1, expect(alone), "{kind:?}");
+            assert_eq!(
+                outcome(alone_list.clone(), &REJECT).1,
+                expect(alone),
+                "{kind:?}"
+            );
             assert_eq!(outcome(both.clone(), &REJECT).1, expect(beside), "{kind:?}");
             // Nobody chose: never an option, whatever is offered.
             assert_eq!(outcome(alone_list, &Reply::Cancel).1, cancelled, "{kind:?}");

@@ -540,9 +540,11 @@ fn plain_actions(pending: &Pending, index: usize) -> Vec<(String, PlainAction)> 
                 actions.push((ACCEPT_LINK_ACTION.into(), PlainAction::AcceptLink, true));
             } else if let Some(field) = form.fields.get(index) {
                 match &field.kind {
-                    FieldKind::Choice { options, .. } => actions.extend(options.iter().map(|o| {
-                        (o.label.clone(), PlainAction::Value(o.value.clone()), false)
-                    })),
+                    FieldKind::Choice { options, .. } => actions.extend(
+                        options
+                            .iter()
+                            .map(|o| (o.label.clone(), PlainAction::Value(o.value.clone()), false)),
+                    ),
                     FieldKind::Boolean { .. } => actions.extend([
                         (YES_ACTION.into(), PlainAction::Yes, true),
                         (NO_ACTION.into(), PlainAction::No, true),
@@ -566,7 +568,9 @@ fn plain_actions(pending: &Pending, index: usize) -> Vec<(String, PlainAction)> 
         .collect();
     let mut unique: Vec<(String, PlainAction)> = Vec::with_capacity(actions.len());
     for (title, action, is_ours) in actions {
-        let taken = |t: &str| (!is_ours && ours.iter().any(|o| o == t)) || unique.iter().any(|(u, _)| u == t);
+        let taken = |t: &str| {
+            (!is_ours && ours.iter().any(|o| o == t)) || unique.iter().any(|(u, _)| u == t)
+        };
         let mut numbered = title.clone();
         let mut n = 1;
         while taken(&numbered) {

@@ -837,7 +837,10 @@ mod tests {
             (pick("once"), reply("once")),
             (pick("always"), reply("always")),
             (pick("reject"), reply("reject")),
-            (pick("allow-session"), Err("not one of the permission's choices")),
+            (
+                pick("allow-session"),
+                Err("not one of the permission's choices"),
+            ),
             (Reply::Reject { message: None }, reply("reject")),
             (
                 Reply::Reject {
