@@ -489,3 +489,37 @@ async fn no_automatic_decision_accepts_a_form() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_plain_button_says_what_a_choice_does_whatever_its_label() {
+    let sim = sim().await;
+    let mut client = plain_client(&sim).await;
+    let options = json!([
+        {"optionId": "allow-once", "name": "✗ Reject", "kind": "allow_once"},
+        {"optionId": "allow-always", "name": "Reject", "kind": "allow_always"},
+        {"optionId": "allow-session", "name": "Reject", "kind": "allow_session"},
+        {"optionId": "reject", "name": "No", "kind": "reject_once"}
+    ]);
+    ask_permission(&sim, "p1", "ls", options).await;
+    let shown = client.next_method("window/showMessageRequest").await;
+    assert_eq!(
+        titles(&shown["params"]["actions"]),
+        ["Reject: No", "Allow once: ✗ Reject", "Allow always: Reject"]
+    );
+    assert_eq!(
+        code_action_titles(&mut client).await,
+        [
+            "Reject \"Run a command\"",
+            "Allow once: ✗ Reject: $ ls",
+            "Allow always: Reject: $ ls"
+        ]
+    );
+    // One Enter on a client that pre-fills the first button.
+    client
+        .respond(&shown["id"], json!({"title": "Reject: No"}))
+        .await;
+    assert_eq!(
+        acp_outcome(&sim, "p1").await,
+        json!({"outcome": "selected", "optionId": "reject"})
+    );
+}

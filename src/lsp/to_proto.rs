@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use crate::prompt::{
     Answer, Effect, Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Kind, Permission,
-    TextFormat,
+    PermissionChoice, TextFormat,
 };
 use crate::text::{is_plain, one_line};
 
@@ -531,7 +531,7 @@ fn plain_actions(pending: &Pending, index: usize) -> Vec<(String, PlainAction)> 
             actions.extend(
                 choices
                     .into_iter()
-                    .map(|c| (c.label.clone(), PlainAction::Choice(c.id.clone()), false)),
+                    .map(|c| (choice_title(c), PlainAction::Choice(c.id.clone()), false)),
             );
         }
         Kind::Form(form) => {
@@ -580,6 +580,23 @@ fn plain_actions(pending: &Pending, index: usize) -> Vec<(String, PlainAction)> 
         unique.push((numbered, action));
     }
     unique
+}
+
+/// A permission choice as a plain button or menu entry names: what it does
+/// in ask-lsp's words, then the agent's label where that does not already
+/// start with them (an ACP agent may call an `allow_once` option "Reject").
+fn choice_title(choice: &PermissionChoice) -> String {
+    let does = match choice.effect {
+        Effect::AllowOnce => "Allow once",
+        Effect::AllowAlways => "Allow always",
+        Effect::RejectOnce => "Reject",
+        Effect::RejectAlways => "Reject always",
+    };
+    if choice.label.starts_with(does) {
+        choice.label.clone()
+    } else {
+        format!("{does}: {}", choice.label)
+    }
 }
 
 /// One field of a form (or its link) as a message; its buttons (a choice's
@@ -720,10 +737,10 @@ pub(crate) fn code_actions(listed: &[Listed]) -> Vec<CodeActionOrCommand> {
                     let title = match (choice.effect, &subject) {
                         (Effect::RejectOnce, _) => continue,
                         (Effect::RejectAlways, _) => {
-                            format!("\"{}\": {}", pending.title, choice.label)
+                            format!("\"{}\": {}", pending.title, choice_title(choice))
                         }
                         (Effect::AllowOnce | Effect::AllowAlways, Some(subject)) => {
-                            format!("{}: {subject}", choice.label)
+                            format!("{}: {subject}", choice_title(choice))
                         }
                         // What it would allow cannot be shown in a menu
                         // line: the person opens the prompt instead.
