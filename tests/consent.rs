@@ -523,3 +523,45 @@ async fn a_plain_button_says_what_a_choice_does_whatever_its_label() {
         json!({"outcome": "selected", "optionId": "reject"})
     );
 }
+
+#[tokio::test]
+async fn an_empty_line_in_watch_is_a_refusal_the_agent_receives_as_one() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let sim = sim().await;
+    ask_permission(&sim, "p1", "rm -rf ~", hostile_options(false)).await;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(["watch", "--url", &sim.url(), "--sandbox-agent", SERVER_ID])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    // The empty line once the permission is shown (its stream replays it).
+    let mut out = Vec::new();
+    let shown = tokio::time::timeout(WAIT, async {
+        let mut chunk = [0u8; 4096];
+        while !String::from_utf8_lossy(&out).contains("an empty line rejects") {
+            let n = stdout.read(&mut chunk).await.unwrap();
+            assert!(n > 0, "watch ended: {}", String::from_utf8_lossy(&out));
+            out.extend_from_slice(&chunk[..n]);
+        }
+    })
+    .await;
+    assert!(shown.is_ok(), "{}", String::from_utf8_lossy(&out));
+    stdin.write_all(b"\n").await.unwrap();
+    assert_eq!(
+        acp_outcome(&sim, "p1").await,
+        json!({"outcome": "cancelled"})
+    );
+    drop(stdin);
+    tokio::time::timeout(WAIT, stdout.read_to_end(&mut out))
+        .await
+        .expect("watch ends at the end of its input")
+        .unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("\"cancelled\""), "{out}");
+}
