@@ -6,7 +6,9 @@
 //!
 //! Safety first for permissions: only a rule that names a permission may
 //! allow it (no mode, no timeout does), a reject rule wins over every allow
-//! rule, and an allow rule must fit every sub-command the server lists.
+//! rule, and an allow rule must fit the full command and every sub-command
+//! the server lists, as the server sent them and free of hidden characters.
+//! A timeout never accepts a form, and a fill that chooses nothing cancels.
 //!
 //! Over 500 lines: three decision paths (questions, permissions, forms) share
 //! one scope and load-time checking; about 550 lines are tests.

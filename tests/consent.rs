@@ -242,7 +242,16 @@ async fn a_rule_never_allows_a_command_with_a_hidden_part() {
     for (i, command) in hidden.iter().enumerate() {
         let rpc_id = format!("hidden-{i}");
         ask_permission(&sim, &rpc_id, command, options.clone()).await;
-        // It goes to the person instead.
+        // Nothing is sent by the rule (the plain command above is allowed
+        // within this long)...
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let sent: Vec<_> = sim
+            .received()
+            .into_iter()
+            .filter(|r| matches!(r, Received::Acp { message } if message["id"] == rpc_id.as_str()))
+            .collect();
+        assert_eq!(sent, [], "{command:?}");
+        // ...it goes to the person instead.
         let ask = client.next_method("askQuestions/ask").await;
         assert_eq!(ask["params"]["requestID"], format!("{rpc_id}@{}", i + 2));
         client
