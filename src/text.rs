@@ -90,6 +90,13 @@ pub fn one_line(input: &str) -> Cow<'_, str> {
     shown(input, false)
 }
 
+/// True when `input` holds no control (tab and CR included), escape, bidi or
+/// invisible character: what a policy rule may match, because what it sees
+/// is every byte that runs. `\n` is allowed.
+pub fn is_plain(input: &str) -> bool {
+    input.chars().all(|c| untouched(c, true))
+}
+
 fn shown(input: &str, keep_newlines: bool) -> Cow<'_, str> {
     let input = trim(input, keep_newlines);
     if !needs_change(input, keep_newlines) {

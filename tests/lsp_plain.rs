@@ -27,7 +27,7 @@ async fn show_message_request_per_question_then_one_reply() {
         first["params"],
         json!({"type": 3,
                "message": "(1 of 2) [Database] Which database?\n  Postgres: Relational\n  SQLite: Embedded",
-               "actions": [{"title": "Postgres"}, {"title": "SQLite"}, {"title": "✗ Reject"}]})
+               "actions": [{"title": "✗ Reject"}, {"title": "Postgres"}, {"title": "SQLite"}]})
     );
     client
         .respond(&first["id"], json!({"title": "SQLite"}))
@@ -40,7 +40,7 @@ async fn show_message_request_per_question_then_one_reply() {
     );
     assert_eq!(
         second["params"]["actions"],
-        json!([{"title": "Unit"}, {"title": "Lint"}, {"title": "E2E"}, {"title": "✗ Reject"}])
+        json!([{"title": "✗ Reject"}, {"title": "Unit"}, {"title": "Lint"}, {"title": "E2E"}])
     );
     assert!(
         sim.received().is_empty(),
@@ -154,22 +154,22 @@ async fn code_actions_answer_multi_select_and_typed_text_by_command() {
     assert_eq!(
         titles,
         vec![
+            "Reject \"Database\"",
             "Answer \"Database\": Postgres",
             "Answer \"Database\": SQLite",
-            "Reject \"Database\"",
+            "Reject \"Checks\"",
             "Answer \"Checks\": Unit",
             "Answer \"Checks\": Lint",
-            "Answer \"Checks\": E2E",
-            "Reject \"Checks\""
+            "Answer \"Checks\": E2E"
         ]
     );
     assert_eq!(
-        actions[0]["command"],
+        actions[1]["command"],
         json!({"title": "Answer \"Database\": Postgres", "command": "askLsp.answer", "arguments": [key, 0, ["Postgres"]]})
     );
-    // Run the first action's command, then answer the multi-select by command.
+    // Run the first answer's command, then answer the multi-select by command.
     let partial = client
-        .request("workspace/executeCommand", actions[0]["command"].clone())
+        .request("workspace/executeCommand", actions[1]["command"].clone())
         .await;
     assert_eq!(
         partial["result"],

@@ -350,7 +350,8 @@ async fn plain_clients_get_the_choices_as_buttons() {
         .iter()
         .map(|a| a["title"].as_str().unwrap())
         .collect();
-    assert_eq!(titles, ["Allow once", "Allow always (*)", "Reject"]);
+    // The refusal first: a client that pre-fills the first never allows.
+    assert_eq!(titles, ["Reject", "Allow once", "Allow always (*)"]);
     client
         .respond(&shown["id"], json!({"title": "Allow once"}))
         .await;

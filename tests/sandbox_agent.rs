@@ -546,7 +546,7 @@ async fn forms_on_a_plain_lsp_client() {
     );
     assert_eq!(
         shown["params"]["actions"],
-        json!([{"title": "↷ Skip"}, {"title": "✗ Reject"}])
+        json!([{"title": "✗ Reject"}, {"title": "↷ Skip"}])
     );
     let key = message
         .split("[\"")
@@ -611,8 +611,8 @@ async fn forms_on_a_plain_lsp_client() {
     );
     assert_eq!(
         shown["params"]["actions"],
-        json!([{"title": "Yes"}, {"title": "No"}, {"title": "↩ Default: yes"},
-               {"title": "↷ Skip"}, {"title": "✗ Reject"}])
+        json!([{"title": "✗ Reject"}, {"title": "Yes"}, {"title": "No"},
+               {"title": "↩ Default: yes"}, {"title": "↷ Skip"}])
     );
     client.respond(&shown["id"], json!({"title": "No"})).await;
     let shown = client.next_method("window/showMessageRequest").await;
@@ -622,8 +622,8 @@ async fn forms_on_a_plain_lsp_client() {
     let shown = client.next_method("window/showMessageRequest").await;
     assert_eq!(
         shown["params"]["actions"],
-        json!([{"title": "Conservative"}, {"title": "Balanced (Recommended)"},
-               {"title": "↩ Default: Balanced (Recommended)"}, {"title": "✗ Reject"}])
+        json!([{"title": "✗ Reject"}, {"title": "Conservative"}, {"title": "Balanced (Recommended)"},
+               {"title": "↩ Default: Balanced (Recommended)"}])
     );
     client
         .respond(&shown["id"], json!({"title": "Conservative"}))
@@ -644,7 +644,7 @@ async fn forms_on_a_plain_lsp_client() {
     );
     assert_eq!(
         shown["params"]["actions"],
-        json!([{"title": "I will open it"}, {"title": "✗ Reject"}])
+        json!([{"title": "✗ Reject"}, {"title": "I will open it"}])
     );
     client
         .respond(&shown["id"], json!({"title": "✗ Reject"}))
@@ -805,7 +805,7 @@ async fn claude_code_asks_through_ask_lsp() {
 }
 
 #[tokio::test]
-async fn a_timeout_fills_defaults_or_cancels() {
+async fn a_timeout_cancels_a_form() {
     let Some(server) = Server::start().await else {
         return;
     };
@@ -818,15 +818,13 @@ async fn a_timeout_fills_defaults_or_cancels() {
             json!({"policy": {"mode": "forward", "timeoutMs": 300}}),
         )
         .await;
-    // Every required field has a default or a first option: accepted with those.
+    // Every required field has a default or a first option: nobody chose
+    // them, so `cancel`, never the agent's own defaults.
     let turn = server.turn(60, "form-small");
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(resolved_for(&mut client, &ask).await["reason"], "timeout");
-    assert_eq!(
-        turn.await.unwrap()["received"],
-        json!({"action": "accept", "content": {"strategy": "balanced"}})
-    );
-    // A required field without a default: nobody chose, so `cancel`.
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "cancel"}));
+    // A required field without a default: `cancel` too.
     let turn = server.turn(61, "form-all");
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(resolved_for(&mut client, &ask).await["reason"], "timeout");

@@ -141,14 +141,38 @@ fn id_text(id: &Value) -> String {
     }
 }
 
-fn effect(kind: Option<&str>) -> Effect {
-    match kind {
-        Some("allow_always") => Effect::AllowAlways,
-        Some("allow_once") => Effect::AllowOnce,
-        Some("reject_always") => Effect::RejectAlways,
-        // Unknown kinds never count as allowing.
-        _ => Effect::RejectOnce,
+/// What an option of one of ACP's four kinds does. Any other kind, or none,
+/// is `None`: ask-lsp cannot say what choosing it would do (`allow_session`
+/// allows), so such an option is never offered, picked or sent.
+fn effect(kind: Option<&str>) -> Option<Effect> {
+    match kind? {
+        "allow_once" => Some(Effect::AllowOnce),
+        "allow_always" => Some(Effect::AllowAlways),
+        "reject_once" => Some(Effect::RejectOnce),
+        "reject_always" => Some(Effect::RejectAlways),
+        _ => None,
     }
+}
+
+/// The one place a decision on a permission becomes what the agent
+/// receives: the person's or a rule's choice as `selected`; a refusal as the
+/// genuine `reject_once` option, else `cancelled` (never another option).
+fn permission_outcome(permission: &Permission, reply: &Reply) -> Result<Value, &'static str> {
+    let selected = |id: &str| json!({"outcome": "selected", "optionId": id});
+    let cancelled = json!({"outcome": "cancelled"});
+    Ok(match reply {
+        Reply::Answer(Answer::Permission { choice }) => {
+            match permission.choices.iter().find(|c| &c.id == choice) {
+                Some(choice) => selected(&choice.id),
+                None => return Err("not one of the permission's choices"),
+            }
+        }
+        Reply::Reject { .. } => permission
+            .reject_choice()
+            .map_or(cancelled, |choice| selected(&choice.id)),
+        Reply::Cancel => cancelled,
+        Reply::Answer(_) => return Err("not an answer to a permission"),
+    })
 }
 
 /// Decodes one SSE `data` payload; `event_id` (the SSE id) keeps prompt ids
@@ -194,13 +218,17 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
                     patterns: Vec::new(),
                     command,
                     diff: None,
+                    raw_command: None,
+                    raw_patterns: Vec::new(),
                     choices: p
                         .options
                         .into_iter()
-                        .map(|o| PermissionChoice {
-                            effect: effect(o.kind.as_deref()),
-                            id: o.option_id,
-                            label: o.name,
+                        .filter_map(|o| {
+                            Some(PermissionChoice {
+                                effect: effect(o.kind.as_deref())?,
+                                id: o.option_id,
+                                label: o.name,
+                            })
                         })
                         .collect(),
                 })),
@@ -327,15 +355,9 @@ fn elicit(params: &Value, order: &[String], rpc_id: Value, event_id: &str) -> Ac
 /// The JSON-RPC result that answers a request.
 fn result_for(route: &Route, prompt: &Prompt, reply: &Reply) -> Option<Value> {
     Some(match (&prompt.kind, reply) {
-        (Kind::Permission(_), Reply::Answer(Answer::Permission { choice })) => {
-            json!({"outcome": {"outcome": "selected", "optionId": choice}})
+        (Kind::Permission(permission), reply) => {
+            json!({"outcome": permission_outcome(permission, reply).ok()?})
         }
-        // ACP has no refusal message: the reject option where offered, else cancelled.
-        (Kind::Permission(_), Reply::Cancel) => json!({"outcome": {"outcome": "cancelled"}}),
-        (Kind::Permission(permission), Reply::Reject { .. }) => match permission.reject_choice() {
-            Some(choice) => json!({"outcome": {"outcome": "selected", "optionId": choice.id}}),
-            None => json!({"outcome": {"outcome": "cancelled"}}),
-        },
         (Kind::Questions(_), Reply::Answer(Answer::Questions(answers))) => {
             let answers: Vec<Vec<String>> = match &route.answer_ids {
                 Some(ids) => answers
@@ -657,6 +679,70 @@ mod tests {
             Some(json!({"outcome": {"outcome": "selected", "optionId": "reject"}}))
         );
         assert_eq!(result_for(&route, &prompt, &answer(&["Allow once"])), None);
+    }
+
+    /// Every option kind an ACP server may send × every decision: what the
+    /// agent receives. The option of that kind is listed first, alone or
+    /// before a genuine `reject_once`.
+    #[test]
+    fn each_option_kind_and_decision_maps_to_one_outcome() {
+        const SELECTED: &str = "selected";
+        const CANCELLED: &str = "cancelled";
+        const NOT_OFFERED: &str = "not offered";
+        // kind, then: the person picks it; a refusal when it is alone; a
+        // refusal beside `reject_once`; `cancel`.
+        let table: [(Option<&str>, &str, &str, &str); 7] = [
+            (Some("allow_once"), SELECTED, CANCELLED, "reject"),
+            (Some("allow_always"), SELECTED, CANCELLED, "reject"),
+            (Some("reject_once"), SELECTED, "hostile", "hostile"),
+            (Some("reject_always"), SELECTED, CANCELLED, "reject"),
+            (Some("allow_session"), NOT_OFFERED, CANCELLED, "reject"),
+            (Some(""), NOT_OFFERED, CANCELLED, "reject"),
+            (None, NOT_OFFERED, CANCELLED, "reject"),
+        ];
+        let outcome = |options: Value, reply: &Reply| {
+            let data = json!({"id": 1, "jsonrpc": "2.0", "method": PERMISSION, "params": {
+                "sessionId": "s", "options": options}});
+            let (prompt, route) = asked(&data.to_string());
+            let Kind::Permission(permission) = &prompt.kind else {
+                panic!()
+            };
+            let offered = permission.choices.iter().any(|c| c.id == "hostile");
+            let sent = result_for(&route, &prompt, reply).map(|r| r["outcome"].clone());
+            (offered, sent)
+        };
+        let selected = |id: &str| Some(json!({"outcome": SELECTED, "optionId": id}));
+        let cancelled = Some(json!({"outcome": CANCELLED}));
+        let pick = Reply::Answer(Answer::Permission {
+            choice: "hostile".into(),
+        });
+        for (kind, picked, alone, beside) in table {
+            let mut hostile = json!({"optionId": "hostile", "name": "Reject"});
+            if let Some(kind) = kind {
+                hostile["kind"] = json!(kind);
+            }
+            let genuine = json!({"optionId": "reject", "name": "No", "kind": "reject_once"});
+            let alone_list = json!([hostile.clone()]);
+            let both = json!([hostile, genuine]);
+            let (offered, sent) = outcome(alone_list.clone(), &pick);
+            match picked {
+                SELECTED => assert!(offered && sent == selected("hostile"), "{kind:?}"),
+                _ => assert!(!offered && sent.is_none(), "{kind:?}: {sent:?}"),
+            }
+            let expect = |what: &str| match what {
+                CANCELLED => cancelled.clone(),
+                id => selected(id),
+            };
+            assert_eq!(
+                outcome(alone_list.clone(), &REJECT).1,
+                expect(alone),
+                "{kind:?}"
+            );
+            assert_eq!(outcome(both.clone(), &REJECT).1, expect(beside), "{kind:?}");
+            // Nobody chose: never an option, whatever is offered.
+            assert_eq!(outcome(alone_list, &Reply::Cancel).1, cancelled, "{kind:?}");
+            assert_eq!(outcome(both, &Reply::Cancel).1, cancelled, "{kind:?}");
+        }
     }
 
     #[test]

@@ -206,6 +206,16 @@ impl Broker {
             timer.abort();
         }
         let pending = entry.pending.clone();
+        // Announced as sent: a permission that offers no genuine reject
+        // option is refused with `cancelled` (docs/security.md).
+        let message = match (&pending.prompt.kind, &reply) {
+            (Kind::Permission(permission), Reply::Reject { .. })
+                if permission.reject_choice().is_none() =>
+            {
+                format!("{message} (sent as \"cancelled\": the agent offers no reject option)")
+            }
+            _ => message,
+        };
         let inbox = self.inbox.clone();
         let key = key.to_owned();
         tokio::spawn(async move {

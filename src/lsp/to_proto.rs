@@ -19,9 +19,9 @@ use std::collections::BTreeMap;
 
 use crate::prompt::{
     Answer, Effect, Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Kind, Link,
-    TextFormat,
+    Permission, PermissionChoice, TextFormat,
 };
-use crate::text::one_line;
+use crate::text::{is_plain, one_line};
 
 /// The title of the reject action in `showMessageRequest`.
 pub(crate) const REJECT_ACTION: &str = "✗ Reject";
@@ -447,8 +447,6 @@ pub(crate) fn message_request(
     context: Option<&str>,
 ) -> ShowMessageRequestParams {
     let mut message = String::new();
-    let mut titles: Vec<String> = Vec::new();
-    let mut reject = true;
     match &pending.prompt.kind {
         Kind::Questions(questions) => {
             let question = &questions[index];
@@ -472,7 +470,6 @@ pub(crate) fn message_request(
                     ext::CMD_ANSWER
                 ));
             }
-            titles.extend(question.options.iter().map(|o| o.label.clone()));
         }
         Kind::Permission(permission) => {
             message.push_str(&format!(
@@ -488,24 +485,19 @@ pub(crate) fn message_request(
             if let Some(diff) = &permission.diff {
                 message.push_str(&format!("\n{diff}"));
             }
-            titles.extend(permission.choices.iter().map(|c| c.label.clone()));
-            reject = permission.reject_choice().is_none();
         }
-        Kind::Form(form) => form_message(form, &pending.key, index, &mut message, &mut titles),
+        Kind::Form(form) => form_message(form, &pending.key, index, &mut message),
     }
     if let Some(context) = context {
         message.push_str(&format!("\n— {context}"));
-    }
-    if reject {
-        titles.push(REJECT_ACTION.into());
     }
     ShowMessageRequestParams {
         typ: MessageType::INFO,
         message,
         actions: Some(
-            titles
+            plain_actions(pending, index)
                 .into_iter()
-                .map(|title| MessageActionItem {
+                .map(|(title, _)| MessageActionItem {
                     title,
                     properties: Default::default(),
                 })
@@ -514,19 +506,131 @@ pub(crate) fn message_request(
     }
 }
 
-/// One field of a form (or its link) as a message with buttons: a choice's
-/// options, yes/no, the default, skip; anything typed goes through
-/// `askLsp.answer` or a code action.
-fn form_message(
-    form: &Form,
-    key: &str,
-    index: usize,
-    message: &mut String,
-    titles: &mut Vec<String>,
-) {
+/// What one button of [`message_request`] does.
+#[derive(Debug, Clone, PartialEq)]
+enum PlainAction {
+    Reject,
+    /// A question's option, by label.
+    Option(String),
+    /// A permission's choice, by id.
+    Choice(String),
+    /// A form field's option, by value.
+    Value(String),
+    Yes,
+    No,
+    Default,
+    Skip,
+    AcceptLink,
+}
+
+/// The buttons of one plain message, in order, each with a title unique in
+/// the message: a client sends back only the title, so it names one action
+/// by identity. A refusal comes first, so a client that pre-fills or
+/// defaults to the first button (eglot) never allows or accepts on one
+/// Enter. Agent text that reads like one of ask-lsp's own titles, or like an
+/// earlier one, is numbered (`↷ Skip (2)`) instead of capturing it.
+fn plain_actions(pending: &Pending, index: usize) -> Vec<(String, PlainAction)> {
+    // (title, action, written by ask-lsp)
+    let mut actions: Vec<(String, PlainAction, bool)> = Vec::new();
+    match &pending.prompt.kind {
+        Kind::Questions(questions) => {
+            actions.push((REJECT_ACTION.into(), PlainAction::Reject, true));
+            actions.extend(
+                questions[index]
+                    .options
+                    .iter()
+                    .map(|o| (o.label.clone(), PlainAction::Option(o.label.clone()), false)),
+            );
+        }
+        Kind::Permission(permission) => {
+            if permission.reject_choice().is_none() {
+                actions.push((REJECT_ACTION.into(), PlainAction::Reject, true));
+            }
+            // Refusals first, then allowing: the reject choice leads.
+            let mut choices: Vec<_> = permission.choices.iter().collect();
+            choices.sort_by_key(|c| match c.effect {
+                Effect::RejectOnce => 0,
+                Effect::RejectAlways => 1,
+                Effect::AllowOnce => 2,
+                Effect::AllowAlways => 3,
+            });
+            actions.extend(
+                choices
+                    .into_iter()
+                    .map(|c| (choice_title(c), PlainAction::Choice(c.id.clone()), false)),
+            );
+        }
+        Kind::Form(form) => {
+            actions.push((REJECT_ACTION.into(), PlainAction::Reject, true));
+            if form.url.is_some() {
+                actions.push((ACCEPT_LINK_ACTION.into(), PlainAction::AcceptLink, true));
+            } else if let Some(field) = form.fields.get(index) {
+                match &field.kind {
+                    FieldKind::Choice { options, .. } => actions.extend(
+                        options
+                            .iter()
+                            .map(|o| (o.label.clone(), PlainAction::Value(o.value.clone()), false)),
+                    ),
+                    FieldKind::Boolean { .. } => actions.extend([
+                        (YES_ACTION.into(), PlainAction::Yes, true),
+                        (NO_ACTION.into(), PlainAction::No, true),
+                    ]),
+                    _ => {}
+                }
+                if let Some(default) = field.default_value() {
+                    let title = format!("{DEFAULT_PREFIX}{}", shown(&default, field));
+                    actions.push((title, PlainAction::Default, true));
+                }
+                if !field.required {
+                    actions.push((SKIP_ACTION.into(), PlainAction::Skip, true));
+                }
+            }
+        }
+    }
+    let ours: Vec<String> = actions
+        .iter()
+        .filter(|(_, _, ours)| *ours)
+        .map(|(title, _, _)| title.clone())
+        .collect();
+    let mut unique: Vec<(String, PlainAction)> = Vec::with_capacity(actions.len());
+    for (title, action, is_ours) in actions {
+        let taken = |t: &str| {
+            (!is_ours && ours.iter().any(|o| o == t)) || unique.iter().any(|(u, _)| u == t)
+        };
+        let mut numbered = title.clone();
+        let mut n = 1;
+        while taken(&numbered) {
+            n += 1;
+            numbered = format!("{title} ({n})");
+        }
+        unique.push((numbered, action));
+    }
+    unique
+}
+
+/// A permission choice as a plain button or menu entry names: what it does
+/// in ask-lsp's words, then the agent's label where that does not already
+/// start with them (an ACP agent may call an `allow_once` option "Reject").
+fn choice_title(choice: &PermissionChoice) -> String {
+    let does = match choice.effect {
+        Effect::AllowOnce => "Allow once",
+        Effect::AllowAlways => "Allow always",
+        Effect::RejectOnce => "Reject",
+        Effect::RejectAlways => "Reject always",
+    };
+    if choice.label.starts_with(does) {
+        choice.label.clone()
+    } else {
+        format!("{does}: {}", choice.label)
+    }
+}
+
+/// One field of a form (or its link) as a message; its buttons (a choice's
+/// options, yes/no, the default, skip) are [`plain_actions`]; anything typed
+/// goes through `askLsp.answer` or a code action.
+fn form_message(form: &Form, key: &str, index: usize, message: &mut String) {
     if let Some(link) = &form.url {
         message.push_str(&link_text(&form.message, link));
-        titles.push(ACCEPT_LINK_ACTION.into());
         return;
     }
     let Some(field) = form.fields.get(index) else {
@@ -541,62 +645,67 @@ fn form_message(
         message.push_str(&format!(": {}", field.description));
     }
     message.push_str(&format!(" ({})", field_hint(field)));
-    match &field.kind {
-        FieldKind::Choice { options, .. } => {
-            titles.extend(options.iter().map(|o| o.label.clone()));
-        }
-        FieldKind::Boolean { .. } => titles.extend([YES_ACTION.into(), NO_ACTION.into()]),
-        _ => message.push_str(&format!(
+    if !matches!(
+        field.kind,
+        FieldKind::Choice { .. } | FieldKind::Boolean { .. }
+    ) {
+        message.push_str(&format!(
             "\n(Type it with the {} command: [\"{key}\", {{\"{}\": …}}], or use a code action.)",
             ext::CMD_ANSWER,
             field.id.escape_default()
-        )),
-    }
-    if let Some(default) = field.default_value() {
-        titles.push(format!("{DEFAULT_PREFIX}{}", shown(&default, field)));
-    }
-    if !field.required {
-        titles.push(SKIP_ACTION.into());
+        ));
     }
 }
 
-/// What the action a person clicked in [`message_request`] decides.
+/// What the action a person clicked in [`message_request`] decides, found
+/// by its title among the buttons that message had.
 pub(crate) fn message_choice(pending: &Pending, index: usize, title: &str) -> Human {
-    match &pending.prompt.kind {
-        _ if title == REJECT_ACTION => Human::Reject { message: None },
-        Kind::Form(form) if form.url.is_some() => Human::Answer(Answer::Form(FormValues::new())),
-        Kind::Form(form) => {
-            let Some(field) = form.fields.get(index) else {
-                return Human::Field { index, value: None };
-            };
-            let value = match (&field.kind, title) {
-                (FieldKind::Choice { .. }, _) if field.option(title).is_some() => {
-                    Some(FieldValue::Choice(title.to_owned()))
-                }
-                (FieldKind::Boolean { .. }, YES_ACTION) => Some(FieldValue::Bool(true)),
-                (FieldKind::Boolean { .. }, NO_ACTION) => Some(FieldValue::Bool(false)),
-                _ if title == SKIP_ACTION => None,
-                _ if title.starts_with(DEFAULT_PREFIX) => field.default_value(),
-                // Not one of ours: validation refuses it with a clear error.
-                _ => Some(FieldValue::Text(title.to_owned())),
-            };
-            Human::Field { index, value }
-        }
-        Kind::Questions(_) => Human::One {
+    let action = plain_actions(pending, index)
+        .into_iter()
+        .find(|(t, _)| t == title)
+        .map(|(_, action)| action);
+    let field = || match &pending.prompt.kind {
+        Kind::Form(form) => form.fields.get(index),
+        _ => None,
+    };
+    match (action, &pending.prompt.kind) {
+        (Some(PlainAction::Reject), _) => Human::Reject { message: None },
+        (Some(PlainAction::AcceptLink), _) => Human::Answer(Answer::Form(FormValues::new())),
+        (Some(PlainAction::Option(label)), _) => Human::One {
+            index,
+            answer: vec![label],
+        },
+        (Some(PlainAction::Choice(choice)), _) => Human::Answer(Answer::Permission { choice }),
+        (Some(PlainAction::Value(value)), _) => Human::Field {
+            index,
+            value: Some(FieldValue::Choice(value)),
+        },
+        (Some(PlainAction::Yes), _) => Human::Field {
+            index,
+            value: Some(FieldValue::Bool(true)),
+        },
+        (Some(PlainAction::No), _) => Human::Field {
+            index,
+            value: Some(FieldValue::Bool(false)),
+        },
+        (Some(PlainAction::Default), _) => Human::Field {
+            index,
+            value: field().and_then(Field::default_value),
+        },
+        (Some(PlainAction::Skip), _) => Human::Field { index, value: None },
+        // Not one of ours: validation refuses it with a clear error (or
+        // takes it as typed text where the question allows that).
+        (None, Kind::Questions(_)) => Human::One {
             index,
             answer: vec![title.to_owned()],
         },
-        Kind::Permission(permission) => {
-            match permission.choices.iter().find(|c| c.label == title) {
-                Some(choice) => Human::Answer(Answer::Permission {
-                    choice: choice.id.clone(),
-                }),
-                // Not one of ours: validation refuses it with a clear error.
-                None => Human::Answer(Answer::Permission {
-                    choice: title.to_owned(),
-                }),
-            }
-        }
+        (None, Kind::Permission(_)) => Human::Answer(Answer::Permission {
+            choice: title.to_owned(),
+        }),
+        (None, Kind::Form(_)) => Human::Field {
+            index,
+            value: Some(FieldValue::Text(title.to_owned())),
+        },
     }
 }
 
@@ -624,6 +733,11 @@ pub(crate) fn code_actions(listed: &[Listed]) -> Vec<CodeActionOrCommand> {
                 for &index in &listed.remaining {
                     let question = &questions[index];
                     let name = question.name();
+                    actions.push(action(
+                        format!("Reject \"{name}\""),
+                        ext::CMD_REJECT,
+                        vec![key.clone()],
+                    ));
                     for option in &question.options {
                         actions.push(action(
                             format!("Answer \"{name}\": {}", option.label),
@@ -631,23 +745,46 @@ pub(crate) fn code_actions(listed: &[Listed]) -> Vec<CodeActionOrCommand> {
                             vec![key.clone(), json!(index), json!([option.label])],
                         ));
                     }
-                    actions.push(action(
-                        format!("Reject \"{name}\""),
-                        ext::CMD_REJECT,
-                        vec![key.clone()],
-                    ));
                 }
             }
             Kind::Permission(permission) => {
+                // The refusal first (a menu's default), as the reject
+                // choice or `cancelled` where there is none.
+                actions.push(action(
+                    format!("Reject \"{}\"", pending.title),
+                    ext::CMD_REJECT,
+                    vec![key.clone()],
+                ));
+                let subject = allow_subject(permission);
                 for choice in &permission.choices {
+                    let title = match (choice.effect, &subject) {
+                        (Effect::RejectOnce, _) => continue,
+                        (Effect::RejectAlways, _) => {
+                            format!("\"{}\": {}", pending.title, choice_title(choice))
+                        }
+                        (Effect::AllowOnce | Effect::AllowAlways, Some(subject)) => {
+                            format!("{}: {subject}", choice_title(choice))
+                        }
+                        // What it would allow cannot be shown in a menu
+                        // line: the person opens the prompt instead.
+                        (Effect::AllowOnce | Effect::AllowAlways, None) => continue,
+                    };
+                    if title.chars().count() > CODE_ACTION_CHARS {
+                        continue;
+                    }
                     actions.push(action(
-                        format!("\"{}\": {}", pending.title, choice.label),
+                        title,
                         ext::CMD_ANSWER,
                         vec![key.clone(), json!(choice.id)],
                     ));
                 }
             }
             Kind::Form(form) => {
+                actions.push(action(
+                    format!("Reject \"{}\"", pending.title),
+                    ext::CMD_REJECT,
+                    vec![key.clone()],
+                ));
                 if let Some(link) = &form.url {
                     actions.push(action(
                         format!("\"{}\": I will open {} myself", pending.title, link.domain),
@@ -688,15 +825,37 @@ pub(crate) fn code_actions(listed: &[Listed]) -> Vec<CodeActionOrCommand> {
                         }
                     }
                 }
-                actions.push(action(
-                    format!("Reject \"{}\"", pending.title),
-                    ext::CMD_REJECT,
-                    vec![key.clone()],
-                ));
             }
         }
     }
     actions
+}
+
+/// The longest code action title that allows: one menu line, read whole.
+const CODE_ACTION_CHARS: usize = 160;
+
+/// What an allowing code action names, whole: the command (`$ …`), else
+/// the files or patterns, else the title. `None` where that cannot be one
+/// plain menu line: a diff, a newline, a hidden character in the raw text.
+fn allow_subject(permission: &Permission) -> Option<String> {
+    if permission.diff.is_some() {
+        return None;
+    }
+    let raw = permission
+        .raw_patterns
+        .iter()
+        .chain(&permission.raw_command);
+    if raw.clone().any(|r| r.contains('\n') || !is_plain(r)) {
+        return None;
+    }
+    let subject = match &permission.command {
+        Some(command) => format!("$ {command}"),
+        None if !permission.patterns.is_empty() => {
+            format!("{} {}", permission.action, permission.patterns.join(", "))
+        }
+        None => permission.title.clone(),
+    };
+    (subject.chars().count() <= CODE_ACTION_CHARS).then_some(subject)
 }
 
 /// A form value as the extension and `askLsp.answer` carry it.

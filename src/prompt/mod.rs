@@ -227,6 +227,8 @@ impl Shape {
                 patterns: Vec::new(),
                 command: None,
                 diff: None,
+                raw_command: None,
+                raw_patterns: Vec::new(),
                 choices: rejects
                     .into_iter()
                     .map(|c| PermissionChoice {

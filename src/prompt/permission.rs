@@ -16,6 +16,11 @@ pub(crate) struct Permission {
     /// A unified diff for edits.
     pub diff: Option<String>,
     pub choices: Vec<PermissionChoice>,
+    /// `command` and `patterns` as the server sent them, for policies only:
+    /// a rule must judge what runs, not what is shown. Set by
+    /// [`Permission::into_checked`].
+    pub raw_command: Option<String>,
+    pub raw_patterns: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +55,8 @@ impl Permission {
                 max: limits::PATTERNS,
             });
         }
+        self.raw_patterns = self.patterns.clone();
+        self.raw_command = self.command.clone();
         for pattern in &mut self.patterns {
             *pattern = line("permission pattern", pattern, limits::DETAIL_LEN)?;
         }
@@ -113,6 +120,8 @@ mod tests {
             patterns: vec!["rm -rf build/".into()],
             command: Some("rm -rf build/ \u{1b}]52;c;aGk=\u{7}&& echo ok".into()),
             diff: None,
+            raw_command: None,
+            raw_patterns: Vec::new(),
             choices: vec![
                 choice("allow-once", "Allow once", Effect::AllowOnce),
                 choice("reject", "Reject", Effect::RejectOnce),

@@ -103,8 +103,10 @@ EOF
 start=$SECONDS
 start_sim stranger
 start_sim sim
+start_sim perm
 STRANGER_URL=$(sim_url stranger)
 SIM_URL=$(sim_url sim)
+PERM_URL=$(sim_url perm)
 # A question waits where the default URL points: showing it would be a bug.
 http POST "$STRANGER_URL/_sim/ask" '{"questions": [{"question": "Stranger question?", "header": "Stranger",
   "options": [{"label": "Yes", "description": ""}, {"label": "No", "description": ""}]}]}' >/dev/null
@@ -153,6 +155,21 @@ if log != expected:
     print("the simulated server received %s, expected %s" % (json.dumps(log), json.dumps(expected)))' "$(cat "$tmp/sim.asked")" "$1"
 }
 
+# A permission to run a command; one Enter at eglot's prompt must not allow it.
+ask_permission() {
+  http POST "$PERM_URL/_sim/permission" '{"permission": "bash", "patterns": ["rm -rf build"],
+    "metadata": {"command": "rm -rf build"}, "always": ["rm *"]}' \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])' >"$tmp/perm.asked"
+}
+permission_rejected() {
+  http GET "$PERM_URL/_sim/log" | python3 -c '
+import json, sys
+log, asked = json.load(sys.stdin), sys.argv[1]
+expected = [{"kind": "permission", "id": asked, "reply": "reject", "message": None}]
+if log != expected:
+    print("the simulated server received %s, expected %s" % (json.dumps(log), json.dumps(expected)))' "$(cat "$tmp/perm.asked")"
+}
+
 run_case() { # name, config, server URL, expect, answer, trigger, check...
   local name=$1 config=$2 url=$3 expect=$4 answer=$5 trigger=$6
   shift 6
@@ -162,7 +179,7 @@ run_case() { # name, config, server URL, expect, answer, trigger, check...
   env -u OPENCODE_SERVER_PASSWORD ASK_LSP_URL="$STRANGER_URL" ASK_LSP_BIN="$BIN" \
     EGLOT_CONFIG="$config" EGLOT_SERVER_URL="$url" EGLOT_PROJECT="$dir/project" \
     EGLOT_READY_FILE="$dir/ready" EGLOT_EXPECT="$expect" EGLOT_ANSWER="$answer" \
-    EGLOT_FORBID="Stranger question" \
+    EGLOT_FORBID="Stranger question" EGLOT_COUNTER="${EGLOT_COUNTER:-answeredHere}" \
     timeout 120 emacs --batch -Q -l tests/eglot/test.el >"$dir/emacs.log" 2>&1 &
   local emacs=$!
   pids+=("$emacs")
@@ -187,6 +204,8 @@ run_case "workspace configuration, real OpenCode" workspace "$OC_URL" "Which dat
   ask_opencode agent_received '"Which database?"="SQLite"'
 run_case "workspace configuration, simulated server" workspace "$SIM_URL" "Which cache?" Memcached \
   ask_sim sim_received Memcached
+EGLOT_COUNTER=rejectedHere run_case "one Enter on a permission rejects it, simulated server" workspace \
+  "$PERM_URL" "Run rm -rf build" :RET ask_permission permission_rejected
 stranger_log=$(http GET "$STRANGER_URL/_sim/log")
 check "nothing reached the server at the default URL" \
   "$([ "$stranger_log" = "[]" ] || echo "it received $stranger_log")"

@@ -10,7 +10,10 @@
 ;;   EGLOT_PROJECT       an empty directory to use as the project
 ;;   EGLOT_READY_FILE    written once ask-lsp is connected to the server
 ;;   EGLOT_EXPECT        text the question's prompt contains
-;;   EGLOT_ANSWER        the option to choose
+;;   EGLOT_ANSWER        the option to choose, or ":RET" for what one Enter
+;;                       at eglot's prompt takes (the pre-filled first action)
+;;   EGLOT_COUNTER       the askLsp.status counter that says it was sent
+;;                       (default answeredHere)
 ;;   EGLOT_FORBID        text no prompt may contain (a stranger's question)
 ;; The question is shown with eglot's own `window/showMessageRequest' handler,
 ;; which reads the choice with `completing-read': that is where the "person"
@@ -30,14 +33,16 @@
 
 (defvar ask-test-prompts nil "Every prompt eglot showed, newest first.")
 
-(defun ask-test-read-choice (prompt collection &rest _)
+(defun ask-test-read-choice (prompt collection &optional _predicate _require-match initial-input &rest _)
   "Stands in for the person at `completing-read'."
   (push prompt ask-test-prompts)
-  (message "prompt: %s | choices: %S" prompt collection)
-  (if (string-search (getenv "EGLOT_EXPECT") prompt)
-      (getenv "EGLOT_ANSWER")
-    ;; Anything else must not reach the agent: take the reject action.
-    (car (last collection))))
+  (message "prompt: %s | choices: %S | pre-filled: %S" prompt collection initial-input)
+  (cond ((not (string-search (getenv "EGLOT_EXPECT") prompt))
+	 ;; Anything else must not reach the agent: take the reject action.
+	 (car (member "✗ Reject" collection)))
+	;; RET on eglot's minibuffer takes what it pre-filled.
+	((equal (getenv "EGLOT_ANSWER") ":RET") initial-input)
+	(t (getenv "EGLOT_ANSWER"))))
 (advice-add 'completing-read :override #'ask-test-read-choice)
 
 (defun ask-test-wait (what seconds predicate)
@@ -107,8 +112,9 @@
       (message "question shown %.2f s after ready" (- (float-time) started))
       (ask-test-wait "the answer sent" 30
                      (lambda ()
-                       (let ((counters (plist-get (ask-test-status server) :counters)))
-			 (>= (plist-get counters :answeredHere) 1))))
+                       (let ((counters (plist-get (ask-test-status server) :counters))
+			     (counter (intern (concat ":" (or (getenv "EGLOT_COUNTER") "answeredHere")))))
+			 (>= (plist-get counters counter) 1))))
       ;; A moment for anything that should not come (the stranger's question).
       (let ((until (+ (float-time) 1)))
 	(while (< (float-time) until) (accept-process-output nil 0.1)))

@@ -141,20 +141,20 @@ end)
 test('a lone single-select question goes through vim.ui.select', function()
   local before = #received()
   picker.choose = function(items)
-    return items[2]
+    return items[3]
   end
   local request = ask(database)
   eq({ kind = 'reply', id = request.id, answers = { { 'SQLite' } } }, next_received(before), 'received')
   local shown = picker.seen[#picker.seen]
   eq('[Database] Which database?', shown.opts.prompt, 'picker prompt')
   local labels = vim.tbl_map(shown.opts.format_item, shown.items)
-  eq({ 'Postgres — Relational', 'SQLite — Embedded', 'Other… (type an answer)', 'Reject the question' }, labels, 'picker items')
+  eq({ 'Reject the question', 'Postgres — Relational', 'SQLite — Embedded', 'Other… (type an answer)' }, labels, 'picker items')
 end)
 
 test('Other… in the picker sends typed text', function()
   local before = #received()
   picker.choose = function(items)
-    return items[3]
+    return items[4]
   end
   typed.next = '  MariaDB  '
   local request = ask(database)

@@ -340,6 +340,8 @@ impl PermissionRequest {
                 patterns,
                 command,
                 diff,
+                raw_command: None,
+                raw_patterns: Vec::new(),
                 choices: vec![
                     choice("once", "Allow once".into(), Effect::AllowOnce),
                     choice("always", always, Effect::AllowAlways),
@@ -818,6 +820,56 @@ mod tests {
         // A string left open (never valid JSON): not a list, not a panic.
         assert_eq!(array_items(r#"["abc\]"#), None);
         assert_eq!(array_items(r#"["abc"#), None);
+    }
+
+    /// OpenCode (1.x and 2 reply alike): each decision × the choices ask-lsp
+    /// builds for its permissions, and what the server receives.
+    #[test]
+    fn each_permission_decision_maps_to_one_reply() {
+        let OcEvent::Asked(prompt) = parse_event(EDIT_ASKED, false).unwrap().event else {
+            panic!()
+        };
+        let Kind::Permission(permission) = prompt.kind else {
+            panic!()
+        };
+        let pick = |choice: &str| {
+            Reply::Answer(Answer::Permission {
+                choice: choice.into(),
+            })
+        };
+        let reply = |reply: &str| Ok((serde_json::json!({ "reply": reply }), reply != "reject"));
+        let table = [
+            (pick("once"), reply("once")),
+            (pick("always"), reply("always")),
+            (pick("reject"), reply("reject")),
+            (
+                pick("allow-session"),
+                Err("not one of the permission's choices"),
+            ),
+            (Reply::Reject { message: None }, reply("reject")),
+            (
+                Reply::Reject {
+                    message: Some("not now".into()),
+                },
+                Ok((
+                    serde_json::json!({"reply": "reject", "message": "not now"}),
+                    false,
+                )),
+            ),
+            // Nobody chose: OpenCode has no cancel for a permission.
+            (Reply::Cancel, reply("reject")),
+            (
+                Reply::Answer(Answer::Questions(vec![])),
+                Err("not an answer to a permission"),
+            ),
+        ];
+        for (decision, expected) in table {
+            assert_eq!(
+                permission_reply(&permission, &decision),
+                expected,
+                "{decision:?}"
+            );
+        }
     }
 
     // From captures/opencode-1.18.33/permission.txt (scenarios 12, 11-reject, 10).

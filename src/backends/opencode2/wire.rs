@@ -625,6 +625,8 @@ impl PermissionRequest {
                 patterns: self.resources,
                 command: self.metadata.command,
                 diff: self.metadata.diff,
+                raw_command: None,
+                raw_patterns: Vec::new(),
                 choices: vec![
                     choice("once", "Allow once".into(), Effect::AllowOnce),
                     choice("always", always, Effect::AllowAlways),

@@ -16,11 +16,12 @@ function M.show(prompt)
       return
     end
     local question = questions[index]
-    local items = vim.list_extend({}, question.options)
+    -- Reject first: a picker that starts on the first item never answers
+    -- for the person on one Enter.
+    local items = vim.list_extend({ REJECT }, question.options)
     if question.custom then
       table.insert(items, OTHER)
     end
-    table.insert(items, REJECT)
     vim.ui.select(items, {
       prompt = ui.title(question, index, #questions),
       kind = 'ask-lsp',
