@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::broker::{BrokerHandle, Pending, Update};
-use crate::prompt::limits;
+use crate::prompt::{Kind, limits};
 use crate::text;
 
 const DEFAULT_AFTER: Duration = Duration::from_secs(10);
@@ -304,8 +304,14 @@ fn origin(pending: &Pending) -> String {
     text
 }
 
+/// What is asked, by name. A permission's title quotes its command (a token
+/// in it would reach a lock screen): its action (`bash`, `edit`) names it.
 fn title(pending: &Pending) -> String {
-    text::for_display(&pending.title, limits::TITLE_CHARS).into_owned()
+    let title = match &pending.prompt.kind {
+        Kind::Permission(permission) => &permission.action,
+        _ => &pending.title,
+    };
+    text::for_display(title, limits::TITLE_CHARS).into_owned()
 }
 
 /// The terminal sequence; BEL ends it (what urxvt's notify needs).
