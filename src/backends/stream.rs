@@ -182,12 +182,14 @@ async fn connect_once<F: Follow>(
             false,
         );
     }
+    // Subscribed first, then listed: nothing falls in between. Connected
+    // only once listed: a listing that keeps failing is a connection that
+    // keeps failing, backed off as such.
+    if let Err(error) = server.resync(sink).await {
+        return (End::Failed(error), false);
+    }
     if sink.send(BackendEvent::Connected).is_err() {
         return (End::SinkClosed, false);
-    }
-    // Subscribed first, then listed: nothing falls in between.
-    if let Err(error) = server.resync(sink).await {
-        return (End::Failed(error), true);
     }
     let mut events = EventStream::new(source, server.timing().stall, server.relevant());
     loop {
