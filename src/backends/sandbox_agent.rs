@@ -38,6 +38,9 @@ use crate::sse::SseEvent;
 
 const PERMISSION: &str = "session/request_permission";
 const QUESTION: &str = "_sandboxagent/session/request_question";
+/// The most JSON values one agent message may hold: a form of 64 fields
+/// with 500 options each fits.
+const MAX_VALUES: usize = 128 << 10;
 const ELICIT: &str = "elicitation/create";
 const ELICIT_COMPLETE: &str = "elicitation/complete";
 /// Open requests kept at most (each is a blocked agent turn; more is abuse).
@@ -154,10 +157,18 @@ fn effect(kind: Option<&str>) -> Effect {
 /// Decodes one SSE `data` payload; `event_id` (the SSE id) keeps prompt ids
 /// unique when a restarted agent reuses JSON-RPC ids.
 fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Error> {
-    let message: Value = serde_json::from_str(data)?;
+    // Counted before anything is built: a 4 MiB event of tiny values (a
+    // schema of thousands of properties) would build a tree of hundreds of MiB.
+    if let Err(error) = elicitation::count_values(data, MAX_VALUES) {
+        return over_bounds(data, error);
+    }
+    let mut message: Value = serde_json::from_str(data)?;
+    let params = message
+        .get_mut("params")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
     let method = message.get("method").and_then(Value::as_str);
     let rpc_id = message.get("id").cloned();
-    let params = message.get("params").cloned().unwrap_or(Value::Null);
     Ok(match (method, rpc_id) {
         (Some(PERMISSION), Some(rpc_id)) => {
             let p: PermissionParams = serde_json::from_value(params)?;
@@ -280,6 +291,30 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
         (None, Some(_)) if message.pointer("/result/stopReason").is_some() => AcpEvent::TurnEnded,
         _ => AcpEvent::Other,
     })
+}
+
+/// A message over [`MAX_VALUES`], read for its method and id alone: an
+/// elicitation is declined (its agent must not wait), anything else skipped.
+fn over_bounds(data: &str, error: serde_json::Error) -> Result<AcpEvent, serde_json::Error> {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let head: Head = serde_json::from_str(data)?;
+    let rpc_id = head
+        .id
+        .filter(|id| id.get().len() <= crate::prompt::limits::ID_LEN)
+        .and_then(|id| serde_json::from_str::<Value>(id.get()).ok());
+    match (head.method.as_deref(), rpc_id) {
+        (Some(ELICIT), Some(rpc_id)) => Ok(AcpEvent::Refused {
+            response: json!({"jsonrpc": "2.0", "id": rpc_id, "result": {"action": "decline"}}),
+            reason: error.to_string(),
+        }),
+        _ => Err(error),
+    }
 }
 
 /// An `elicitation/create` as a form prompt, or refused with its reason.
