@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use super::http::{self, Peer};
 use super::opencode::QuestionInfo;
 use super::stream::{Flow, Follow, follow};
-use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing};
+use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing, id_within};
 use crate::config::Secret;
 use crate::prompt::{
     Answer, Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question, Reply,
@@ -515,6 +515,16 @@ impl SandboxAgent {
         };
         let ended: Vec<String> = match parsed {
             AcpEvent::Asked { prompt, route } => {
+                // Not ours to keep (the broker refuses such ids): up to
+                // 1024 open routes of 4 MiB ids each would be kept otherwise.
+                if !id_within(&prompt.id) || !route.elicitation_id.as_deref().is_none_or(id_within)
+                {
+                    tracing::warn!(
+                        "skipped an agent request whose id is over {} bytes",
+                        crate::prompt::limits::ID_LEN
+                    );
+                    return Ok(true);
+                }
                 let mut state = self.state.lock().expect("not poisoned");
                 if state.open.len() >= MAX_OPEN {
                     state.open.remove(0);
@@ -632,6 +642,39 @@ mod tests {
     }
 
     const REJECT: Reply = Reply::Reject { message: None };
+
+    #[test]
+    fn a_message_over_the_value_bound_is_refused_before_it_is_built() {
+        let values = vec![0; MAX_VALUES];
+        let elicit = json!({"jsonrpc": "2.0", "id": 7, "method": ELICIT,
+            "params": {"sessionId": "s", "mode": "form", "requestedSchema": {"properties": {}},
+                "padding": values}})
+        .to_string();
+        match parse_message(&elicit, "1").unwrap() {
+            AcpEvent::Refused { response, reason } => {
+                assert_eq!(
+                    response,
+                    json!({"jsonrpc": "2.0", "id": 7, "result": {"action": "decline"}})
+                );
+                assert!(reason.contains("more than 131072 values"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let other = json!({"jsonrpc": "2.0", "id": 8, "method": PERMISSION, "params": values})
+            .to_string();
+        assert!(parse_message(&other, "1").is_err());
+        // Within the bound, read as before.
+        let small = json!({"jsonrpc": "2.0", "id": 9, "method": ELICIT,
+            "params": {"sessionId": "s", "mode": "form", "requestedSchema": {"properties": {}},
+                "padding": vec![0; MAX_VALUES - 100]}})
+        .to_string();
+        match parse_message(&small, "1").unwrap() {
+            AcpEvent::Asked { .. } => {}
+            AcpEvent::Refused { reason, .. } => assert!(!reason.contains("values"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(elicitation::count_values("[1, 2", 10).is_err(), "not JSON");
+    }
 
     #[test]
     fn opencode_style_questions_are_used_as_they_are() {

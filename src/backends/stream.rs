@@ -127,7 +127,7 @@ async fn connect_once<F: Follow>(
         Err(_) => {
             return (
                 End::Unanswered(format!(
-                    "{}: no answer within {subscribe_bound:?}",
+                    "{}: accepts connections but does not answer",
                     server.peer().label
                 )),
                 false,
@@ -144,8 +144,9 @@ async fn connect_once<F: Follow>(
     let (status, content_type, source) = match opened.await {
         Err(_) => {
             return (
+                // Without the bound, which grows: the same reason, not said again.
                 End::Unanswered(format!(
-                    "{}: no answer to the subscription within {subscribe_bound:?}",
+                    "{}: accepts connections but does not answer the subscription",
                     peer.label
                 )),
                 false,
