@@ -267,10 +267,18 @@ async fn over_long_tool_call_ids_are_never_remembered_nor_looked_up() {
         )
         .await;
     // 100 MiB of events take a while through a debug build.
-    let ask = tokio::time::timeout(6 * WAIT, client.next_method("askQuestions/ask"))
-        .await
-        .expect("the question after the events");
-    assert_eq!(ask["params"]["requestID"], "que_1");
+    let deadline = tokio::time::Instant::now() + 6 * WAIT;
+    loop {
+        let seen = client.drain(Duration::from_millis(200)).await;
+        if let Some(ask) = seen.iter().find(|m| m["method"] == "askQuestions/ask") {
+            assert_eq!(ask["params"]["requestID"], "que_1");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the question after the events"
+        );
+    }
     let peak = peak_rss_mib(&mut client);
     eprintln!("peak RSS after {EVENTS} 1 MiB tool-call ids: {peak} MiB");
     assert_eq!(fake.count("/question"), 1, "the resync's listing alone");
@@ -411,4 +419,71 @@ async fn an_oversized_elicitation_schema_is_declined_before_it_is_built() {
     let peak = peak_rss_mib(&mut client);
     eprintln!("peak RSS after a 4 MiB schema of {n} properties: {peak} MiB");
     assert!(peak < 64, "{peak} MiB");
+}
+
+#[tokio::test]
+async fn watch_says_a_changed_reason_and_not_the_same_one_again() {
+    let locked = Arc::new(AtomicBool::new(false));
+    let lock = locked.clone();
+    let fake = Fake::start(move |request| {
+        if lock.load(Ordering::SeqCst) {
+            return json_answer(401, json!({"message": "unauthorized"}));
+        }
+        match request.target.split('?').next().unwrap() {
+            "/api/info" => opencode1_info(),
+            "/event" => Answer::Events {
+                bytes: Arc::new(b": hello\n\n".to_vec()),
+                close: false,
+            },
+            "/question" => json_answer(500, json!({"message": "listing broke"})),
+            _ => json_answer(200, json!([])),
+        }
+    })
+    .await;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(["watch", "--url", &fake.url, "--directory", "/p"])
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .env("XDG_STATE_HOME", "/nonexistent/ask-lsp-tests")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let said = Arc::new(Mutex::new(Vec::<String>::new()));
+    let into = said.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            into.lock().unwrap().push(line);
+        }
+    });
+    let count = |said: &Mutex<Vec<String>>, reason: &str| {
+        let said = said.lock().unwrap();
+        said.iter().filter(|l| l.contains(reason)).count()
+    };
+    wait_for(|| count(&said, "listing broke") > 0).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        count(&said, "listing broke"),
+        1,
+        "{:#?}",
+        said.lock().unwrap()
+    );
+
+    locked.store(true, Ordering::SeqCst);
+    wait_for(|| count(&said, "401 Unauthorized") > 0).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        count(&said, "401 Unauthorized"),
+        1,
+        "{:#?}",
+        said.lock().unwrap()
+    );
+    assert_eq!(
+        count(&said, "listing broke"),
+        1,
+        "{:#?}",
+        said.lock().unwrap()
+    );
 }
