@@ -660,8 +660,8 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let other = json!({"jsonrpc": "2.0", "id": 8, "method": PERMISSION, "params": values})
-            .to_string();
+        let other =
+            json!({"jsonrpc": "2.0", "id": 8, "method": PERMISSION, "params": values}).to_string();
         assert!(parse_message(&other, "1").is_err());
         // Within the bound, read as before.
         let small = json!({"jsonrpc": "2.0", "id": 9, "method": ELICIT,
