@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::broker::{BrokerHandle, Pending, Update};
+use crate::prompt::Kind;
 use crate::text;
 
 const DEFAULT_AFTER: Duration = Duration::from_secs(10);
@@ -260,13 +261,13 @@ fn message(due: &[Arc<Pending>]) -> Message {
     match due {
         [one] => Message {
             summary: format!("ask-lsp: {}", origin(one)),
-            body: one.title.clone(),
+            body: title(one),
         },
         many => {
             let mut lines: Vec<String> = many
                 .iter()
                 .take(LISTED)
-                .map(|p| format!("{}: {}", origin(p), p.title))
+                .map(|p| format!("{}: {}", origin(p), title(p)))
                 .collect();
             if many.len() > LISTED {
                 lines.push(format!("and {} more", many.len() - LISTED));
@@ -301,6 +302,16 @@ fn origin(pending: &Pending) -> String {
     }
     text.push_str(&format!(" ({})", shown(&pending.server)));
     text
+}
+
+/// What is asked, by name (the title is already one line and cut). A
+/// permission's title quotes its command (a token in it would reach a lock
+/// screen): its action (`bash`, `edit`) names it.
+fn title(pending: &Pending) -> String {
+    match &pending.prompt.kind {
+        Kind::Permission(permission) => permission.action.clone(),
+        _ => pending.title.clone(),
+    }
 }
 
 /// The terminal sequence; BEL ends it (what urxvt's notify needs).

@@ -237,6 +237,8 @@ async fn probe(spec: &ServerSpec, timing: Timing) -> Report {
                 break;
             }
             BackendEvent::Snapshot(all) => {
+                // Listed: the stream is open (`Connected` follows).
+                connected = true;
                 pending = all.into_prompts();
                 break;
             }

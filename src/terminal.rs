@@ -19,6 +19,7 @@ use crate::config::{EnvDefaults, UrlSource, servers_from_flags};
 use crate::notify;
 use crate::policy::Policies;
 use crate::prompt::{Answer, FormValues, Kind, Question};
+use crate::text;
 
 mod form;
 
@@ -371,12 +372,12 @@ impl<W: Write> Watch<W> {
             Kind::Form(_) => "Form".to_owned(),
         };
         let from = match &pending.prompt.directory {
-            Some(directory) => format!("{} · {directory}", pending.server),
+            Some(directory) => format!("{} · {}", pending.server, text::one_line(directory)),
             None => pending.server.to_string(),
         };
         self.say(format!(
             "\n── {what} from {from} (session {}) ──",
-            pending.prompt.session
+            text::for_display(&pending.prompt.session, text::DISPLAY_ID_CHARS)
         ));
         self.current = Some(Current {
             pending,

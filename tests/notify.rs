@@ -295,3 +295,49 @@ async fn notifications_switched_on_by_a_configuration_update_cover_prompts_alrea
         "ask-lsp: invalid ask-lsp configuration: notify.terminal works only in `ask-lsp watch` (a language server's stdout is the LSP channel); use notify.desktop; keeping the previous configuration"
     );
 }
+
+#[tokio::test]
+async fn a_permission_is_announced_by_its_action_never_its_command() {
+    let fake = FakeNotifySend::new();
+    let sim = sim().await;
+    let token = "Bearer sk-live-0123456789abcdef";
+    let command = format!("curl -H 'Authorization: {token}' https://example.com");
+    sim.ask_permission(ask_sim::PermissionAsk::bash(&command))
+        .expect("asked");
+    let mut child = watch(
+        &sim,
+        &fake.path(),
+        &[
+            "--notify",
+            "desktop",
+            "--notify",
+            "osc9",
+            "--notify-after-ms",
+            "200",
+        ],
+    );
+    wait_for(|| !fake.calls().is_empty()).await;
+    assert_eq!(
+        fake.calls(),
+        vec![vec![
+            "--app-name=ask-lsp",
+            "--",
+            "ask-lsp: permission from the agent in project (default)",
+            "bash",
+        ]]
+    );
+    drop(child.stdin.take());
+    let output = tokio::time::timeout(WAIT, child.wait_with_output())
+        .await
+        .expect("exits at end of input")
+        .unwrap();
+    let out = String::from_utf8_lossy(&output.stdout);
+    let sequence = out.split("\x1b]9;").nth(1).expect("an OSC 9 sequence");
+    assert!(
+        sequence.starts_with("ask-lsp: permission from the agent in project (default): bash\x07"),
+        "{sequence:?}"
+    );
+    // The person saw the command in the prompt itself; the notification never.
+    assert!(out.contains(token), "the prompt shows the whole command");
+    assert!(!sequence.contains("sk-live"), "{sequence:?}");
+}

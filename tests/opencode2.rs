@@ -11,6 +11,7 @@ use std::time::Duration;
 use ask_sim::opencode2::{Options, Received, Sim2};
 use common::*;
 use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
 
 async fn sim2() -> Sim2 {
     Sim2::start(Options::default()).await.expect("sim listens")
@@ -83,17 +84,23 @@ async fn the_generation_found_is_in_every_status() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    wait_for(|| sim.subscribers() > 1).await;
+    // Said once connected: subscribed and listed.
+    let said = format!("! default: OpenCode 2.x at {}", sim.url());
+    let mut lines = tokio::io::BufReader::new(watch.stdout.take().unwrap()).lines();
+    let mut out = String::new();
+    while !out.contains(&said) {
+        let line = tokio::time::timeout(WAIT, lines.next_line()).await;
+        let Ok(Ok(Some(line))) = line else {
+            panic!("{said:?} not said: {out}");
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
     drop(watch.stdin.take());
-    let output = tokio::time::timeout(WAIT, watch.wait_with_output())
+    tokio::time::timeout(WAIT, watch.wait())
         .await
         .expect("exits at end of input")
         .unwrap();
-    let out = String::from_utf8(output.stdout).unwrap();
-    assert!(
-        out.contains(&format!("! default: OpenCode 2.x at {}", sim.url())),
-        "{out}"
-    );
 }
 
 #[tokio::test]

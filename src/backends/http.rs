@@ -174,18 +174,27 @@ pub(super) fn cause_text(text: &str) -> String {
 /// for what it is instead of being read as a success. 204 has no body.
 pub(super) fn json_answer(peer: &Peer, answered: Answered) -> Result<Answered, BackendError> {
     let is_json = serde_json::from_slice::<serde::de::IgnoredAny>(&answered.body).is_ok();
+    // Read for the message alone: an error body of 16 MiB builds no tree.
     let message = || {
-        serde_json::from_slice::<serde_json::Value>(&answered.body)
-            .ok()
-            .and_then(|j| {
-                j.pointer("/data/message")
-                    .or_else(|| j.get("message"))
-                    .and_then(|m| m.as_str())
-                    .map(|m| {
-                        crate::text::for_display(m, crate::text::DISPLAY_MESSAGE_CHARS).into_owned()
-                    })
-            })
-            .unwrap_or_default()
+        use serde_json::value::RawValue;
+        #[derive(serde::Deserialize)]
+        struct Said<'a> {
+            #[serde(borrow)]
+            message: Option<&'a RawValue>,
+            #[serde(borrow)]
+            data: Option<&'a RawValue>,
+        }
+        let text = |raw: &RawValue| serde_json::from_str::<String>(raw.get()).ok();
+        let said = serde_json::from_slice::<Said>(&answered.body).ok();
+        said.and_then(|said| {
+            let inner = said
+                .data
+                .and_then(|data| serde_json::from_str::<Said>(data.get()).ok())
+                .and_then(|data| data.message.and_then(text));
+            inner.or_else(|| said.message.and_then(text))
+        })
+        .map(|m| crate::text::for_display(&m, crate::text::DISPLAY_MESSAGE_CHARS).into_owned())
+        .unwrap_or_default()
     };
     match answered.status {
         204 => Ok(answered),

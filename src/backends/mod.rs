@@ -44,6 +44,13 @@ pub(crate) mod fuzzing {
     }
 }
 
+/// Whether a server's id (request, session, tool call) may be remembered or
+/// acted on: one over [`crate::prompt::limits::ID_LEN`] bytes is not one of
+/// ours to keep, and never costs a listing.
+fn id_within(id: &str) -> bool {
+    id.len() <= crate::prompt::limits::ID_LEN
+}
+
 /// What a backend saw, in ask-lsp's terms.
 #[derive(Debug)]
 pub(crate) enum BackendEvent {

@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use super::http::{self, Peer};
 use super::opencode::QuestionInfo;
 use super::stream::{Flow, Follow, follow};
-use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing};
+use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing, id_within};
 use crate::config::Secret;
 use crate::prompt::{
     Answer, Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question, Reply,
@@ -38,6 +38,9 @@ use crate::sse::SseEvent;
 
 const PERMISSION: &str = "session/request_permission";
 const QUESTION: &str = "_sandboxagent/session/request_question";
+/// The most JSON values one agent message may hold: a form of 64 fields
+/// with 500 options each fits.
+const MAX_VALUES: usize = 128 << 10;
 const ELICIT: &str = "elicitation/create";
 const ELICIT_COMPLETE: &str = "elicitation/complete";
 /// Open requests kept at most (each is a blocked agent turn; more is abuse).
@@ -178,10 +181,18 @@ fn permission_outcome(permission: &Permission, reply: &Reply) -> Result<Value, &
 /// Decodes one SSE `data` payload; `event_id` (the SSE id) keeps prompt ids
 /// unique when a restarted agent reuses JSON-RPC ids.
 fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Error> {
-    let message: Value = serde_json::from_str(data)?;
+    // Counted before anything is built: a 4 MiB event of tiny values (a
+    // schema of thousands of properties) would build a tree of hundreds of MiB.
+    if let Err(error) = elicitation::count_values(data, MAX_VALUES) {
+        return over_bounds(data, error);
+    }
+    let mut message: Value = serde_json::from_str(data)?;
+    let params = message
+        .get_mut("params")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
     let method = message.get("method").and_then(Value::as_str);
     let rpc_id = message.get("id").cloned();
-    let params = message.get("params").cloned().unwrap_or(Value::Null);
     Ok(match (method, rpc_id) {
         (Some(PERMISSION), Some(rpc_id)) => {
             let p: PermissionParams = serde_json::from_value(params)?;
@@ -308,6 +319,30 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
         (None, Some(_)) if message.pointer("/result/stopReason").is_some() => AcpEvent::TurnEnded,
         _ => AcpEvent::Other,
     })
+}
+
+/// A message over [`MAX_VALUES`], read for its method and id alone: an
+/// elicitation is declined (its agent must not wait), anything else skipped.
+fn over_bounds(data: &str, error: serde_json::Error) -> Result<AcpEvent, serde_json::Error> {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let head: Head = serde_json::from_str(data)?;
+    let rpc_id = head
+        .id
+        .filter(|id| id.get().len() <= crate::prompt::limits::ID_LEN)
+        .and_then(|id| serde_json::from_str::<Value>(id.get()).ok());
+    match (head.method.as_deref(), rpc_id) {
+        (Some(ELICIT), Some(rpc_id)) => Ok(AcpEvent::Refused {
+            response: json!({"jsonrpc": "2.0", "id": rpc_id, "result": {"action": "decline"}}),
+            reason: error.to_string(),
+        }),
+        _ => Err(error),
+    }
 }
 
 /// An `elicitation/create` as a form prompt, or refused with its reason.
@@ -502,6 +537,16 @@ impl SandboxAgent {
         };
         let ended: Vec<String> = match parsed {
             AcpEvent::Asked { prompt, route } => {
+                // Not ours to keep (the broker refuses such ids): up to
+                // 1024 open routes of 4 MiB ids each would be kept otherwise.
+                if !id_within(&prompt.id) || !route.elicitation_id.as_deref().is_none_or(id_within)
+                {
+                    tracing::warn!(
+                        "skipped an agent request whose id is over {} bytes",
+                        crate::prompt::limits::ID_LEN
+                    );
+                    return Ok(true);
+                }
                 let mut state = self.state.lock().expect("not poisoned");
                 if state.open.len() >= MAX_OPEN {
                     state.open.remove(0);
@@ -619,6 +664,39 @@ mod tests {
     }
 
     const REJECT: Reply = Reply::Reject { message: None };
+
+    #[test]
+    fn a_message_over_the_value_bound_is_refused_before_it_is_built() {
+        let values = vec![0; MAX_VALUES];
+        let elicit = json!({"jsonrpc": "2.0", "id": 7, "method": ELICIT,
+            "params": {"sessionId": "s", "mode": "form", "requestedSchema": {"properties": {}},
+                "padding": values}})
+        .to_string();
+        match parse_message(&elicit, "1").unwrap() {
+            AcpEvent::Refused { response, reason } => {
+                assert_eq!(
+                    response,
+                    json!({"jsonrpc": "2.0", "id": 7, "result": {"action": "decline"}})
+                );
+                assert!(reason.contains("more than 131072 values"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let other =
+            json!({"jsonrpc": "2.0", "id": 8, "method": PERMISSION, "params": values}).to_string();
+        assert!(parse_message(&other, "1").is_err());
+        // Within the bound, read as before.
+        let small = json!({"jsonrpc": "2.0", "id": 9, "method": ELICIT,
+            "params": {"sessionId": "s", "mode": "form", "requestedSchema": {"properties": {}},
+                "padding": vec![0; MAX_VALUES - 100]}})
+        .to_string();
+        match parse_message(&small, "1").unwrap() {
+            AcpEvent::Asked { .. } => {}
+            AcpEvent::Refused { reason, .. } => assert!(!reason.contains("values"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(elicitation::count_values("[1, 2", 10).is_err(), "not JSON");
+    }
 
     #[test]
     fn opencode_style_questions_are_used_as_they_are() {

@@ -127,7 +127,7 @@ async fn connect_once<F: Follow>(
         Err(_) => {
             return (
                 End::Unanswered(format!(
-                    "{}: no answer within {subscribe_bound:?}",
+                    "{}: accepts connections but does not answer",
                     server.peer().label
                 )),
                 false,
@@ -144,8 +144,9 @@ async fn connect_once<F: Follow>(
     let (status, content_type, source) = match opened.await {
         Err(_) => {
             return (
+                // Without the bound, which grows: the same reason, not said again.
                 End::Unanswered(format!(
-                    "{}: no answer to the subscription within {subscribe_bound:?}",
+                    "{}: accepts connections but does not answer the subscription",
                     peer.label
                 )),
                 false,
@@ -182,12 +183,14 @@ async fn connect_once<F: Follow>(
             false,
         );
     }
+    // Subscribed first, then listed: nothing falls in between. Connected
+    // only once listed: a listing that keeps failing is a connection that
+    // keeps failing, backed off as such.
+    if let Err(error) = server.resync(sink).await {
+        return (End::Failed(error), false);
+    }
     if sink.send(BackendEvent::Connected).is_err() {
         return (End::SinkClosed, false);
-    }
-    // Subscribed first, then listed: nothing falls in between.
-    if let Err(error) = server.resync(sink).await {
-        return (End::Failed(error), true);
     }
     let mut events = EventStream::new(source, server.timing().stall, server.relevant());
     loop {

@@ -229,13 +229,14 @@ impl Broker {
         }
     }
 
-    /// One message per change of state: a connection lost, or back; what
-    /// happens while retrying goes to the status (and the debug log) only.
+    /// One message per change of state: a connection lost, its reason
+    /// changed (a restarted server now asking for a password), or back; the
+    /// same failure repeated while retrying is not said again.
     fn set_connection(&mut self, name: &str, connected: bool, error: Option<String>) {
         let transition = self.registry.set_connection(name, connected, error.clone());
         match (transition, error) {
             (Transition::Same, _) => return,
-            (Transition::Lost, Some(error)) => {
+            (Transition::Lost | Transition::StillDown, Some(error)) => {
                 tracing::warn!(server = name, "{error}");
                 self.emit(Update::Connection {
                     server: name.to_owned(),
@@ -249,8 +250,7 @@ impl Broker {
                     error: None,
                 });
             }
-            (_, Some(error)) => tracing::debug!(server = name, "still not connected: {error}"),
-            (_, None) => tracing::info!(server = name, "connected"),
+            _ => tracing::info!(server = name, "connected"),
         }
         self.emit_status();
     }

@@ -33,7 +33,7 @@ pub(super) enum Transition {
     Connected,
     /// It worked (or had not failed yet) and now fails: worth telling.
     Lost,
-    /// Still failing, another way (reconnect progress): status only.
+    /// Still failing, for another reason: worth telling.
     StillDown,
     /// It works again.
     Restored,

@@ -20,6 +20,7 @@ use crate::backends::BackendError;
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome, Pending, Reason, Update, Updates};
 use crate::config::Surface;
 use crate::prompt::Kind;
+use crate::text;
 
 pub(crate) enum Input {
     /// The client answered (or failed) the request with this id.
@@ -318,7 +319,7 @@ impl Presenter {
         let context = self
             .several_servers
             .then(|| match &pending.prompt.directory {
-                Some(directory) => format!("{} · {directory}", pending.server),
+                Some(directory) => format!("{} · {}", pending.server, text::one_line(directory)),
                 None => pending.server.to_string(),
             });
         self.send_request(

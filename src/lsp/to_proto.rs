@@ -21,7 +21,7 @@ use crate::prompt::{
     Answer, Effect, Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Kind, Link,
     Permission, PermissionChoice, TextFormat,
 };
-use crate::text::{is_plain, one_line};
+use crate::text::{self, is_plain, one_line};
 
 /// The title of the reject action in `showMessageRequest`.
 pub(crate) const REJECT_ACTION: &str = "✗ Reject";
@@ -87,13 +87,16 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
         key: pending.key.clone(),
         server: pending.server.to_string(),
         request_id: prompt.id.clone(),
-        session_id: prompt.session.clone(),
+        session_id: text::for_display(&prompt.session, text::DISPLAY_ID_CHARS).into_owned(),
         kind,
         title: pending.title.clone(),
         source: ext::Source {
             backend: pending.source.backend.to_owned(),
             url: pending.source.url.clone(),
-            directory: prompt.directory.clone(),
+            directory: prompt
+                .directory
+                .as_deref()
+                .map(|d| text::one_line(d).into_owned()),
         },
         origin: ext::Origin {
             tool_call_id: prompt.origin.tool_call.clone(),

@@ -309,17 +309,18 @@ impl Prompt {
                 field: "request id",
             });
         }
-        self.session = one_line(&self.session).into_owned();
-        if let Some(directory) = &mut self.directory {
+        // Routing values go back to the server byte for byte (a directory
+        // named with a tab or a trailing space is another directory): kept
+        // raw, neutralised only where shown.
+        if let Some(directory) = &self.directory {
             check_len("directory", directory, limits::DESCRIPTION_LEN)?;
-            *directory = one_line(directory).into_owned();
         }
-        for text in [&mut self.origin.tool_call, &mut self.origin.agent]
-            .into_iter()
-            .flatten()
-        {
-            check_len("origin", text, limits::ID_LEN)?;
-            *text = one_line(text).into_owned();
+        if let Some(call) = &self.origin.tool_call {
+            check_len("origin", call, limits::ID_LEN)?;
+        }
+        if let Some(agent) = &mut self.origin.agent {
+            check_len("origin", agent, limits::ID_LEN)?;
+            *agent = one_line(agent).into_owned();
         }
         let kind = std::mem::replace(&mut self.kind, Kind::Questions(Vec::new()));
         self.kind = match kind {
@@ -344,14 +345,17 @@ impl Prompt {
         {
             return None;
         }
-        self.session = one_line(&self.session).into_owned();
-        self.directory = self.directory.map(|d| one_line(&d).into_owned());
-        for text in [&mut self.origin.tool_call, &mut self.origin.agent] {
-            *text = text
-                .take()
-                .filter(|t| within(t, limits::ID_LEN))
-                .map(|t| one_line(&t).into_owned());
-        }
+        self.origin.tool_call = self
+            .origin
+            .tool_call
+            .take()
+            .filter(|t| within(t, limits::ID_LEN));
+        self.origin.agent = self
+            .origin
+            .agent
+            .take()
+            .filter(|t| within(t, limits::ID_LEN))
+            .map(|t| one_line(&t).into_owned());
         let reason = for_display(&error.to_string(), DISPLAY_MESSAGE_CHARS).into_owned();
         self.kind = shape.stand_in(&reason);
         Some(self)

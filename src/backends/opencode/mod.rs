@@ -31,7 +31,7 @@ use serde_json::json;
 use self::wire::{OcEvent, parse_event};
 use super::http::{self, Answered, Peer};
 use super::stream::{Flow, Follow, follow};
-use super::{Backend, BackendError, BackendEvent, EventSink, Snapshot, Source, Timing};
+use super::{Backend, BackendError, BackendEvent, EventSink, Snapshot, Source, Timing, id_within};
 use crate::config::ServerSpec;
 use crate::prompt::{Answer, Kind, Prompt, Reply};
 use crate::sse::SseEvent;
@@ -74,7 +74,13 @@ struct SeenCalls {
 }
 
 impl SeenCalls {
+    /// Whether `call` was seen before. An over-long call is never remembered
+    /// and counts as seen, so it never costs a listing (a prompt carrying it
+    /// is refused anyway).
     fn put(&mut self, call: &str) -> bool {
+        if !id_within(call) {
+            return true;
+        }
         match self.calls.get_mut(call) {
             Some(listing) => {
                 *listing = self.listing;
@@ -279,6 +285,9 @@ impl OpenCode {
             OcEvent::ToolEnded { call_id, ok } => BackendEvent::ToolEnded { call_id, ok },
             OcEvent::SessionEnded { session } => BackendEvent::SessionEnded { session },
             OcEvent::SessionAgent { session, agent } => {
+                if !id_within(&session) || !id_within(&agent) {
+                    return Flow::Continue;
+                }
                 self.agents
                     .lock()
                     .expect("not poisoned")
@@ -459,6 +468,18 @@ mod tests {
         assert!(!seen.put("e"));
         seen.start_listing();
         seen.end_listing();
+        assert_eq!(seen.calls.len(), 0);
+    }
+
+    #[test]
+    fn an_over_long_call_is_never_remembered_and_counts_as_seen() {
+        let mut seen = SeenCalls {
+            calls: LruCache::new(NonZeroUsize::new(3).unwrap()),
+            listing: 0,
+        };
+        let long = "c".repeat(crate::prompt::limits::ID_LEN + 1);
+        assert!(seen.put(&long), "never looked up");
+        assert!(seen.put(&long));
         assert_eq!(seen.calls.len(), 0);
     }
 }

@@ -232,12 +232,18 @@ fn a_v2_permission_names_its_command_patterns_and_choices() {
 
 #[test]
 fn a_listing_is_read_item_by_item() {
-    let items = listed(fixture!("form-request.list.json").as_bytes()).expect("a listing");
+    let body = fixture!("form-request.list.json");
+    let items = listed(body.as_bytes(), usize::MAX)
+        .expect("a listing")
+        .items;
     assert_eq!(items.len(), 2);
     let first: FormInfo = serde_json::from_str(items[0].get()).expect("a form");
     assert_eq!(first.id, "frm_2086a2b00001Lp8dN3kQ7rWs2E");
     // A field type this parser does not know fails that item alone.
     assert!(serde_json::from_str::<FormInfo>(items[1].get()).is_err());
+    // Past the bound, items are counted, not kept.
+    let bounded = listed(body.as_bytes(), 1).expect("a listing");
+    assert_eq!((bounded.items.len(), bounded.left_out), (1, 1));
 }
 
 #[test]

@@ -27,10 +27,10 @@ use self::wire::{FormInfo, PermissionRequest, ServerInfo, Shape, V2Event, parse_
 use super::http::{self, Answered, Peer};
 use super::opencode::permission_reply;
 use super::stream::{Flow, Follow};
-use super::{BackendError, BackendEvent, EventSink, Timing};
+use super::{BackendError, BackendEvent, EventSink, Timing, id_within};
 use crate::config::ServerSpec;
 use crate::prompt::{Answer, Kind, Prompt, Reply};
-use crate::sse::SseEvent;
+use crate::sse::{MAX_EVENT_BYTES, SseEvent};
 use crate::text;
 
 /// How many sessions are remembered for the resync, and how many forms'
@@ -48,6 +48,18 @@ pub(crate) struct OpenCode2 {
     sessions: Mutex<LruCache<String, ()>>,
     /// Ids already reported as unusable, so a resync does not repeat it.
     reported: Mutex<LruCache<String, ()>>,
+}
+
+/// How much listed text one resync builds prompts from, at most: ten
+/// thousand prompts of a few KiB each fit.
+const SNAPSHOT_BYTES: usize = 32 << 20;
+
+/// What a resync may still take in, counted down while listings are read.
+struct Budget {
+    prompts: usize,
+    bytes: usize,
+    /// Items not taken in for the bounds.
+    left_out: usize,
 }
 
 /// Allocated as it fills, not up front: most servers never need the room.
@@ -158,8 +170,12 @@ impl OpenCode2 {
         }
     }
 
-    /// Remembers what a prompt's reply needs, and its session for resyncs.
+    /// Remembers what a prompt's reply needs, and its session for resyncs
+    /// (over-long ids are not ours to keep: the broker refuses them).
     fn remember(&self, prompt: &Prompt, shape: Option<Shape>) {
+        if !id_within(&prompt.id) || !id_within(&prompt.session) {
+            return;
+        }
         self.sessions
             .lock()
             .expect("not poisoned")
@@ -188,27 +204,37 @@ impl OpenCode2 {
         }
     }
 
-    /// One listing route's items (forms or permissions); unreadable items
-    /// are skipped, each alone, with one log line.
+    /// One listing route's items (forms or permissions), read within what
+    /// the resync may still take in; unreadable items are skipped, each
+    /// alone, with one log line.
     async fn list(
         &self,
         builder: reqwest::RequestBuilder,
         path: &str,
         parse: impl Fn(&str, Option<String>) -> Result<Option<Listed>, serde_json::Error>,
+        budget: &mut Budget,
     ) -> Result<Vec<Listed>, BackendError> {
         let answered = self.call(builder).await?;
-        let items = wire::listed(&answered.body).ok_or_else(|| {
+        let listing = wire::listed(&answered.body, budget.prompts).ok_or_else(|| {
             self.peer
                 .server_error(answered.status, format!("{path} did not answer a list"))
         })?;
-        let directory = serde_json::from_slice::<Value>(&answered.body)
-            .ok()
-            .and_then(|v| Some(v.pointer("/location/directory")?.as_str()?.to_owned()));
-        let mut listed = Vec::with_capacity(items.len());
+        budget.left_out += listing.left_out;
+        let mut listed = Vec::with_capacity(listing.items.len());
         let (mut skipped, mut first_error) = (0usize, None);
-        for item in items {
-            match parse(item.get(), directory.clone()) {
-                Ok(Some(found)) => listed.push(found),
+        for item in listing.items {
+            let item = item.get();
+            // Nothing larger can arrive as an event: not taken from a listing either.
+            if item.len() > MAX_EVENT_BYTES || item.len() > budget.bytes {
+                budget.left_out += 1;
+                continue;
+            }
+            match parse(item, listing.directory.clone()) {
+                Ok(Some(found)) => {
+                    budget.prompts -= 1;
+                    budget.bytes -= item.len();
+                    listed.push(found);
+                }
                 Ok(None) => {}
                 Err(e) => {
                     skipped += 1;
@@ -245,11 +271,17 @@ impl OpenCode2 {
     /// remembered session's (a session of another location is listed only
     /// there). A session the server no longer knows is forgotten.
     async fn snapshot(&self, sink: &EventSink) -> Result<Vec<Listed>, BackendError> {
+        let mut budget = Budget {
+            prompts: crate::broker::MAX_PENDING,
+            bytes: SNAPSHOT_BYTES,
+            left_out: 0,
+        };
         let mut all = self
             .list(
                 self.location_request("/api/form/request"),
                 "/api/form/request",
                 self.forms(sink),
+                &mut budget,
             )
             .await?;
         all.extend(
@@ -257,6 +289,7 @@ impl OpenCode2 {
                 self.location_request("/api/permission/request"),
                 "/api/permission/request",
                 self.permissions(),
+                &mut budget,
             )
             .await?,
         );
@@ -275,9 +308,11 @@ impl OpenCode2 {
                 let path = format!("/api/session/{segment}/{kind}");
                 let request = self.request(reqwest::Method::GET, &path);
                 let listed = if kind == "form" {
-                    self.list(request, &path, self.forms(sink)).await
+                    self.list(request, &path, self.forms(sink), &mut budget)
+                        .await
                 } else {
-                    self.list(request, &path, self.permissions()).await
+                    self.list(request, &path, self.permissions(), &mut budget)
+                        .await
                 };
                 match listed {
                     Ok(listed) => found.extend(listed),
@@ -292,6 +327,9 @@ impl OpenCode2 {
                 }
             }
             all.extend(found.into_iter().filter(|(p, _)| ids.insert(p.id.clone())));
+        }
+        if budget.left_out > 0 {
+            tracing::warn!(server = %self.spec.name, "the listings held more than one resync takes in ({} prompts, {} MiB, {} MiB each): {} item(s) left out", crate::broker::MAX_PENDING, SNAPSHOT_BYTES >> 20, MAX_EVENT_BYTES >> 20, budget.left_out);
         }
         Ok(all)
     }

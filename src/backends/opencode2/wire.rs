@@ -637,14 +637,84 @@ impl PermissionRequest {
     }
 }
 
-/// The items of a listing (`{"data": [...]}`, with or without `location`),
-/// each left raw so that one unreadable item is skipped alone.
-pub(super) fn listed(body: &[u8]) -> Option<Vec<Box<RawValue>>> {
-    #[derive(Deserialize)]
-    struct Listing {
-        data: Vec<Box<RawValue>>,
+/// A listing as read: at most the items asked for, each left raw (borrowed
+/// from the body) so that one unreadable item is skipped alone.
+pub(super) struct Listed<'a> {
+    pub items: Vec<&'a RawValue>,
+    /// Items past the bound, skipped unread.
+    pub left_out: usize,
+    /// `location.directory`, when the listing names one.
+    pub directory: Option<String>,
+}
+
+/// Reads a listing (`{"data": [...]}`, with or without `location`) in one
+/// pass, keeping at most `max` items: nothing beyond them is built, not even
+/// their place. `None` when it is not such a listing.
+pub(super) fn listed(body: &[u8], max: usize) -> Option<Listed<'_>> {
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+    struct Top(usize);
+    struct Items(usize);
+
+    impl<'de> Visitor<'de> for Top {
+        type Value = Listed<'de>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a listing")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Listed<'de>, A::Error> {
+            let (mut data, mut directory) = (None, None);
+            while let Some(key) = map.next_key::<std::borrow::Cow<str>>()? {
+                match &*key {
+                    "data" if data.is_none() => data = Some(map.next_value_seed(Items(self.0))?),
+                    "location" => {
+                        directory = map
+                            .next_value::<Option<LocationRef>>()?
+                            .and_then(|l| l.directory)
+                    }
+                    _ => drop(map.next_value::<IgnoredAny>()?),
+                }
+            }
+            let (items, left_out) = data.ok_or_else(|| serde::de::Error::missing_field("data"))?;
+            Ok(Listed {
+                items,
+                left_out,
+                directory,
+            })
+        }
     }
-    serde_json::from_slice::<Listing>(body).ok().map(|l| l.data)
+
+    impl<'de> serde::de::DeserializeSeed<'de> for Items {
+        type Value = (Vec<&'de RawValue>, usize);
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Items {
+        type Value = (Vec<&'de RawValue>, usize);
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut items = Vec::new();
+            while items.len() < self.0 {
+                match seq.next_element()? {
+                    Some(item) => items.push(item),
+                    None => return Ok((items, 0)),
+                }
+            }
+            let mut left_out = 0;
+            while seq.next_element::<IgnoredAny>()?.is_some() {
+                left_out += 1;
+            }
+            Ok((items, left_out))
+        }
+    }
+
+    let mut reader = serde_json::Deserializer::from_slice(body);
+    let listed = reader.deserialize_map(Top(max)).ok()?;
+    reader.end().ok()?;
+    Some(listed)
 }
 
 /// `GET /api/info`: the server's identity, which the official client reads

@@ -67,8 +67,11 @@ pub(super) fn property_order(data: &str) -> Vec<String> {
                     mut map: A,
                 ) -> Result<Keys, A::Error> {
                     let mut keys = Vec::new();
+                    // Past the field bound the form is refused: no more kept.
                     while let Some((key, _)) = map.next_entry::<String, serde::de::IgnoredAny>()? {
-                        keys.push(key);
+                        if keys.len() <= crate::prompt::limits::FIELDS {
+                            keys.push(key);
+                        }
                     }
                     Ok(Keys(keys))
                 }
@@ -79,6 +82,77 @@ pub(super) fn property_order(data: &str) -> Vec<String> {
     serde_json::from_str::<Message>(data)
         .map(|m| m.params.requested_schema.properties.0)
         .unwrap_or_default()
+}
+
+/// Counts the JSON values in `data` without building any: an error once
+/// there are more than `max` (or the text is not JSON).
+pub(super) fn count_values(data: &str, max: usize) -> Result<(), serde_json::Error> {
+    use serde::de::{DeserializeSeed, Error, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use std::cell::Cell;
+
+    #[derive(Clone, Copy)]
+    struct Count<'c> {
+        seen: &'c Cell<usize>,
+        max: usize,
+    }
+    impl Count<'_> {
+        fn tick<E: Error>(self) -> Result<(), E> {
+            self.seen.set(self.seen.get() + 1);
+            match self.seen.get() > self.max {
+                true => Err(E::custom(format_args!(
+                    "more than {} values in one message",
+                    self.max
+                ))),
+                false => Ok(()),
+            }
+        }
+    }
+    impl<'de> DeserializeSeed<'de> for Count<'_> {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Count<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E: Error>(self, _: bool) -> Result<(), E> {
+            self.tick()
+        }
+        fn visit_i64<E: Error>(self, _: i64) -> Result<(), E> {
+            self.tick()
+        }
+        fn visit_u64<E: Error>(self, _: u64) -> Result<(), E> {
+            self.tick()
+        }
+        fn visit_f64<E: Error>(self, _: f64) -> Result<(), E> {
+            self.tick()
+        }
+        fn visit_str<E: Error>(self, _: &str) -> Result<(), E> {
+            self.tick()
+        }
+        fn visit_unit<E: Error>(self) -> Result<(), E> {
+            self.tick()
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            self.tick()?;
+            while seq.next_element_seed(self)?.is_some() {}
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            self.tick()?;
+            while map.next_key::<IgnoredAny>()?.is_some() {
+                map.next_value_seed(self)?;
+            }
+            Ok(())
+        }
+    }
+    let seen = Cell::new(0);
+    let mut reader = serde_json::Deserializer::from_str(data);
+    Count { seen: &seen, max }.deserialize(&mut reader)?;
+    reader.end()
 }
 
 pub(super) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Refusal> {
