@@ -1,4 +1,4 @@
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -44,11 +44,13 @@ Usage: ask-lsp watch [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR
 
 Answers an agent server's questions and permission requests in this
 terminal (Ctrl-D to quit).
-  --url URL          a server to follow (repeatable; default ASK_LSP_URL,
-                     else the OpenCode servers found running for the current
-                     directory (docs/discovery.md), else http://127.0.0.1:4096)
+  --url URL          a server to follow (repeatable; `127.0.0.1:4096` means
+                     http://127.0.0.1:4096; default ASK_LSP_URL, else the
+                     OpenCode servers found running for the current directory
+                     (docs/discovery.md), else http://127.0.0.1:4096)
   --sandbox-agent ID follow sandbox-agent's ACP server ID at each URL
-  --directory DIR    the project directory to follow on each server
+  --directory DIR    the project directory to follow on each server (a
+                     relative one is taken from this shell's directory)
   --policy MODE      forward, reject, accept-first or auto (docs/policies.md)
   --timeout-ms N     decide by the policy after N ms without an answer
   --policy-json JSON a full policy object (docs/policies.md)
@@ -104,7 +106,7 @@ fn main() -> ExitCode {
         Command::Version | Command::Help => USAGE,
     };
     if rest.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{usage}");
+        print(usage);
         return ExitCode::SUCCESS;
     }
     init_logs(matches!(command, Command::Lsp));
@@ -121,16 +123,16 @@ fn main() -> ExitCode {
             Command::Status => status_command(rest).await,
             Command::Version => {
                 no_arguments(rest, usage)?;
-                println!(
+                print(&format!(
                     "ask-lsp {} (askQuestions extension {})",
                     env!("CARGO_PKG_VERSION"),
                     ask_lsp::lsp::EXTENSION_VERSION
-                );
+                ));
                 Ok(ExitCode::SUCCESS)
             }
             Command::Help => {
                 no_arguments(rest, usage)?;
-                println!("{USAGE}");
+                print(USAGE);
                 Ok(ExitCode::SUCCESS)
             }
         }
@@ -162,6 +164,13 @@ fn init_logs(lsp: bool) {
                 .with_filter(no_message_bodies),
         )
         .init();
+}
+
+/// Writes a line to stdout; a reader that left (`ask-lsp --help | head -1`)
+/// is not an error, as `println!` would make it (a panic).
+fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
 }
 
 fn no_arguments(args: &[String], usage: &str) -> Result<(), String> {
@@ -215,14 +224,21 @@ const SERVER_FLAGS: [&str; 3] = ["--url", "--sandbox-agent", "--directory"];
 
 impl ServerFlags {
     /// Takes the flag if it is one of [`SERVER_FLAGS`].
-    fn take(&mut self, flag: &str, value: &str) -> bool {
+    fn take(&mut self, flag: &str, value: &str) -> Result<bool, String> {
         match flag {
+            // `127.0.0.1:4096` as `opencode serve` prints it.
+            "--url" if !value.contains("://") => self.urls.push((None, format!("http://{value}"))),
             "--url" => self.urls.push((None, value.to_owned())),
-            "--directory" => self.directory = Some(value.to_owned()),
+            // The server resolves a relative directory against its own.
+            "--directory" => {
+                let absolute = std::path::absolute(value)
+                    .map_err(|e| format!("--directory {value:?}: {e}"))?;
+                self.directory = Some(absolute.to_string_lossy().into_owned());
+            }
             "--sandbox-agent" => self.sandbox_agent = Some(value.to_owned()),
-            _ => return false,
+            _ => return Ok(false),
         }
-        true
+        Ok(true)
     }
 }
 
@@ -246,7 +262,7 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
         "--notify-interval-ms",
     ]);
     for (flag, value) in flags(args, &known, WATCH_USAGE)? {
-        if servers.take(flag, value) {
+        if servers.take(flag, value)? {
             continue;
         }
         match flag {
@@ -303,7 +319,7 @@ async fn status_command(args: &[String]) -> Result<ExitCode, String> {
     let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
     let mut servers = ServerFlags::default();
     for (flag, value) in flags(&args, &SERVER_FLAGS, STATUS_USAGE)? {
-        servers.take(flag, value);
+        servers.take(flag, value)?;
     }
     let options = StatusOptions {
         servers: servers.urls,

@@ -217,6 +217,7 @@ impl OpenCode {
                 unknown.insert(found == Some(true));
             }
         }
+        let before = listed.len();
         listed.retain(|p| {
             let live = match (&busy, p.kind) {
                 (Some(busy), ListedKind::Questions) => busy.contains(p.session),
@@ -231,6 +232,7 @@ impl OpenCode {
             }
             live
         });
+        listed.stale += before - listed.len();
         Ok(listed)
     }
 
