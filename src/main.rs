@@ -58,7 +58,10 @@ terminal (Ctrl-D to quit).
                      osc9 or osc777 (a terminal notification on stdout);
                      repeatable
   --notify-after-ms N     announce after N ms unanswered (default 10000)
-  --notify-interval-ms N  at most one notification per N ms (default 30000)";
+  --notify-interval-ms N  at most one notification per N ms (default 30000)
+
+No logs unless ASK_LSP_LOG asks for them (e.g. ASK_LSP_LOG=debug, to stderr:
+`2>watch.log`); what goes wrong is said here as `!` lines.";
 
 const STATUS_USAGE: &str = "\
 Usage: ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json]
@@ -109,7 +112,12 @@ fn main() -> ExitCode {
         print(usage);
         return ExitCode::SUCCESS;
     }
-    init_logs(matches!(command, Command::Lsp));
+    match command {
+        // The terminal is the conversation: a log line would land in the
+        // middle of the `> ` prompt and repeat the `!` line beside it.
+        Command::Watch if std::env::var_os("ASK_LSP_LOG").is_none() => {}
+        _ => init_logs(matches!(command, Command::Lsp)),
+    }
     // One thread: the work is a few sockets and one editor, and wake-ups
     // between worker threads cost more than the work (docs/performance.md).
     let runtime = tokio::runtime::Builder::new_current_thread()

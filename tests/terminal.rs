@@ -78,3 +78,56 @@ async fn watch_applies_a_policy_from_flags_and_says_what_it_did() {
         "{out}"
     );
 }
+
+/// Until the first `! ` line of a watch on a refused port; what stdout
+/// and stderr held by then.
+async fn watch_refused(env: &[(&str, &str)]) -> (String, String) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+    let refused = format!("127.0.0.1:{}", free_port());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(["watch", "--url", &refused])
+        .env_remove("ASK_LSP_LOG")
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut out = String::new();
+    tokio::time::timeout(WAIT, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            out.push_str(&line);
+            out.push('\n');
+            if line.starts_with("! ") {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("a ! line");
+    drop(child.stdin.take());
+    tokio::time::timeout(WAIT, child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .await
+        .unwrap();
+    (out, err)
+}
+
+#[tokio::test]
+async fn watch_writes_no_log_lines_unless_asked() {
+    let (out, err) = watch_refused(&[]).await;
+    assert!(out.contains("connection refused"), "{out}");
+    assert_eq!(err, "", "no log line beside the `!` line");
+    let (_, err) = watch_refused(&[("ASK_LSP_LOG", "warn")]).await;
+    assert!(err.contains("WARN"), "{err}");
+}
