@@ -84,6 +84,9 @@ struct Front {
     settings: Mutex<Value>,
     /// Whether the person was told that ask-lsp follows a URL nobody configured.
     told_default: AtomicBool,
+    /// The client is VS Code (or a build of it), whose users set
+    /// `askLsp.servers`, not the configuration object's `servers`.
+    vscode: AtomicBool,
     /// The workspace roots from `initialize`, where discovery looks for
     /// servers running.
     roots: Mutex<Vec<PathBuf>>,
@@ -109,6 +112,7 @@ impl Front {
             startup: Mutex::new(None),
             settings: Mutex::new(Value::Null),
             told_default: AtomicBool::new(false),
+            vscode: AtomicBool::new(false),
             roots: Mutex::new(Vec::new()),
         }
     }
@@ -185,7 +189,8 @@ impl Front {
     }
 
     /// Owns up to the URLs nobody configured, once per process: whoever
-    /// listens there is whose questions the person would answer.
+    /// listens there is whose questions the person would answer. The
+    /// documented default URL alone is no news: logged, not shown.
     async fn tell_defaults(&self, servers: &[ServerSpec]) {
         let guessed: Vec<String> = servers
             .iter()
@@ -202,12 +207,21 @@ impl Front {
         if guessed.is_empty() || self.told_default.swap(true, Ordering::Relaxed) {
             return;
         }
+        let key = match self.vscode.load(Ordering::Relaxed) {
+            true => "askLsp.servers in the settings",
+            false => "servers[].url in the ask-lsp configuration",
+        };
         let message = format!(
-            "ask-lsp: no server URL configured; following {}. Set servers[].url in the ask-lsp configuration to choose the server.",
+            "ask-lsp: no server URL configured; following {}. Set {key} to choose the server.",
             guessed.join(", ")
         );
         tracing::info!("{message}");
-        self.client.show_message(MessageType::INFO, message).await;
+        let documented = servers
+            .iter()
+            .all(|s| matches!(s.url_source, UrlSource::Configuration | UrlSource::BuiltIn));
+        if !documented {
+            self.client.show_message(MessageType::INFO, message).await;
+        }
     }
 
     fn broker(&self) -> jsonrpc::Result<&BrokerHandle> {
@@ -266,6 +280,10 @@ impl LanguageServer for Front {
             .and_then(|w| w.configuration)
             .unwrap_or(false);
         *self.roots.lock().expect("not poisoned") = workspace_roots(&params);
+        let client = params.client_info.as_ref().map(|c| c.name.as_str());
+        // "Visual Studio Code", "code-server", "VSCodium", "Code - OSS".
+        let vscode = client.is_some_and(|name| name.contains("Code") || name.starts_with("code"));
+        self.vscode.store(vscode, Ordering::Relaxed);
         let options = params.initialization_options.unwrap_or_default();
         let config = Config::from_json(Some(&options), &self.env_for(&options))
             .map_err(|e| invalid_params(e.to_string()))?;
