@@ -4,6 +4,7 @@ mod common;
 
 use std::process::Stdio;
 
+use ask_sim::PermissionAsk;
 use common::*;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
@@ -130,4 +131,133 @@ async fn watch_writes_no_log_lines_unless_asked() {
     assert_eq!(err, "", "no log line beside the `!` line");
     let (_, err) = watch_refused(&[("ASK_LSP_LOG", "warn")]).await;
     assert!(err.contains("WARN"), "{err}");
+}
+
+/// `watch` as a person types at it: stdout gathered as it comes, lines
+/// written once the screen asks for them.
+struct Typist {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    out: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Typist {
+    fn start(args: &[&str]) -> Typist {
+        use tokio::io::AsyncReadExt;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+            .args(args)
+            .env_remove("OPENCODE_SERVER_PASSWORD")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let out = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = out.clone();
+        tokio::spawn(async move {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n @ 1..) = stdout.read(&mut buffer).await {
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buffer[..n]));
+            }
+        });
+        Typist { child, stdin, out }
+    }
+
+    fn out(&self) -> String {
+        self.out.lock().unwrap().clone()
+    }
+
+    /// Waits until the screen shows `shown` (`count` times in all).
+    async fn until(&self, shown: &str, count: usize) {
+        let out = self.out.clone();
+        tokio::time::timeout(WAIT, async {
+            while out.lock().unwrap().matches(shown).count() < count {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("never showed {shown:?}:\n{}", self.out()));
+    }
+
+    async fn type_line(&mut self, line: &str) {
+        self.stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+}
+
+/// A typo close to an option asks before anything is sent; `1 3` picks
+/// two; the screen says what waits behind the current prompt; an allowed
+/// permission says what was decided; good news carries no `!`.
+#[tokio::test]
+async fn watch_asks_about_typos_counts_what_waits_and_says_what_was_allowed() {
+    let sim = sim().await;
+    let database = sim.ask(None, database());
+    let checks = sim.ask(None, checks());
+    let mut typist = Typist::start(&["watch", "--url", &sim.url()]);
+    typist.until("+ 1 prompt waiting after this one", 1).await;
+
+    typist.type_line("postgre").await;
+    typist
+        .until(
+            "did you mean 1. Postgres? 1 picks it; =postgre sends what you typed",
+            1,
+        )
+        .await;
+    assert_eq!(sim.received(), vec![], "a typo is not sent");
+    typist.type_line("sqlite").await;
+    typist.until("✓ Answered \"Database\"", 1).await;
+
+    let first = sim.ask_permission(PermissionAsk::bash("ls")).unwrap();
+    sim.ask_permission(PermissionAsk::bash("pwd")).unwrap();
+    typist.until("+ 2 prompts waiting after this one", 1).await;
+    typist.type_line("1 3").await;
+    typist.until("✓ Answered \"Checks\"", 1).await;
+    assert_eq!(
+        sim.received(),
+        vec![
+            reply(&database.id, serde_json::json!([["SQLite"]])),
+            reply(&checks.id, serde_json::json!([["Unit", "E2E"]])),
+        ]
+    );
+
+    typist.until("(1 prompt waiting after this one)", 1).await;
+    let out = typist.out();
+    let allow_once = out
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_suffix(". Allow once"))
+        .expect("an Allow once choice");
+    typist.type_line(allow_once).await;
+    typist.until("✓ Allowed once \"Run ls\"", 1).await;
+    assert_eq!(
+        sim.received().last(),
+        Some(&Received::Permission {
+            id: first.id,
+            reply: "once".into(),
+            message: None
+        })
+    );
+    drop(typist.stdin);
+    let status = tokio::time::timeout(WAIT, typist.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+    let out = typist.out.lock().unwrap().clone();
+    assert!(
+        out.contains("· default: OpenCode 1.x at ") && !out.lines().any(|l| l.starts_with('!')),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(
+            "ask-lsp: input closed; 1 prompt left unanswered (still pending on the server)\n"
+        ),
+        "{out}"
+    );
 }
