@@ -665,6 +665,22 @@ test("no plugin: vim.lsp.enable('ask_lsp') asks through showMessageRequest; the 
   eq({ { kind = 'reply', id = seen.id, answers = { { 'SQLite' } } } }, received(PLAIN), 'received')
 end)
 
+test("no plugin: :AskLsp talks to the ask_lsp client and never starts a second one", function()
+  local work = vim.fn.tempname()
+  vim.fn.mkdir(work, 'p')
+  local seen = child('plain_command.lua', { root, work }, {
+    PATH = vim.fs.dirname(BIN) .. ':' .. os.getenv('PATH'),
+    ASK_LSP_URL = PLAIN,
+  }, 60000)
+  vim.fn.delete(work, 'rf')
+  eq({ plugin = 0, plain = 0 }, seen.before.clients, 'clients before the first file')
+  eq({ plugin = 0, plain = 0 }, seen.before.later, 'clients after :AskLsp list')
+  assert(seen.before.said:find("vim.lsp.enable('ask_lsp')", 1, true), seen.before.said)
+  assert(seen.status:find('default ' .. PLAIN .. ': connected', 1, true), seen.status)
+  eq('ask-lsp: nothing pending', seen.list, ':AskLsp list')
+  eq({ plugin = 0, plain = 1 }, seen.clients, 'one ask-lsp client, the plain one')
+end)
+
 test(':checkhealth says where a server nobody configured was found (service.json)', function()
   local state = vim.fn.tempname()
   vim.fn.mkdir(state .. '/opencode', 'p')
@@ -719,11 +735,19 @@ end)
 
 test(':checkhealth says when no server was configured and a default is followed', function()
   local seen = child('health.lua', { root }, { ASK_LSP_BIN = BIN, ASK_LSP_URL = PLAIN }, 60000)
-  assert(seen.text:find('WARNING server default: none configured, so ask-lsp follows the default ' .. PLAIN, 1, true), seen.text)
+  -- The default is no problem: said, not warned about.
+  assert(seen.text:find('server default: none configured, so ask-lsp follows ' .. PLAIN, 1, true), seen.text)
+  assert(not seen.text:find('WARNING', 1, true), seen.text)
+  assert(seen.text:find('pending prompts (questions, permissions, forms): 0', 1, true), seen.text)
   assert(seen.text:find('OK server default (' .. PLAIN .. '): connected', 1, true), seen.text)
 end)
 
+-- ASK_LSP_NVIM_ONLY=text runs only the tests whose name holds it.
+local only = os.getenv('ASK_LSP_NVIM_ONLY')
 local passed, failed = 0, 0
+tests = vim.tbl_filter(function(t)
+  return not only or t.name:find(only, 1, true) ~= nil
+end, tests)
 for _, t in ipairs(tests) do
   local ok, err = pcall(t.fn)
   -- Leave no prompt behind for the next test.
