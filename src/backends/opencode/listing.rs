@@ -21,8 +21,9 @@ pub(super) struct Listing {
     /// Ids, sessions and calls that were escaped in the text, unescaped.
     unescaped: String,
     items: Vec<Item>,
-    /// Listed prompts left out because their session is not running.
-    pub stale: usize,
+    /// Listed prompts left out because their session is not running, by
+    /// id: a directory's listing may repeat the default instance's.
+    pub stale: std::collections::HashSet<String>,
 }
 
 struct Body {
@@ -328,7 +329,7 @@ impl Listing {
         self.bodies.append(&mut other.bodies);
         self.unescaped.push_str(&other.unescaped);
         self.items.append(&mut other.items);
-        self.stale += other.stale;
+        self.stale.extend(other.stale.drain());
     }
 
     pub fn is_empty(&self) -> bool {
@@ -419,7 +420,7 @@ impl SnapshotListing for Listing {
     }
 
     fn hidden(&self) -> usize {
-        self.stale
+        self.stale.len()
     }
 
     fn id(&self, index: usize) -> &str {
