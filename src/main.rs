@@ -21,7 +21,7 @@ Usage:
   ask-lsp --version
   ask-lsp COMMAND --help
 
-To see it work with nothing installed: `cargo run --release -p ask-sim -- demo`
+To see it work with nothing installed: `cargo run --profile demo -p ask-sim -- demo`
 in the source tree (a simulated agent server and this terminal mode).
 
 Environment: ASK_LSP_URL (default server URL), OPENCODE_SERVER_PASSWORD,
