@@ -77,6 +77,7 @@
            (url (ask-test-env "EGLOT_SERVER_URL"))
            (project (file-name-as-directory (ask-test-env "EGLOT_PROJECT")))
            (forbid (ask-test-env "EGLOT_FORBID"))
+           (started (float-time))
            (block (ask-test-readme-block readme "## lsp-mode")))
       (ask-test-env "EGLOT_EXPECT")
       (ask-test-env "EGLOT_ANSWER")
@@ -100,10 +101,13 @@
                          (and (memq 'ask-lsp ids) (memq 'ask-test-files ids)
                               (cl-every (lambda (w) (eq (lsp--workspace-status w) 'initialized))
                                         (lsp-workspaces))))))
+      (message "connected to ask-lsp in %.2f s" (- (float-time) started))
       (write-region "" nil (ask-test-env "EGLOT_READY_FILE"))
+      (setq started (float-time))
       (ask-test-wait "the question" 60
                      (lambda () (cl-some (lambda (p) (string-search (getenv "EGLOT_EXPECT") p))
                                          ask-test-prompts)))
+      (message "question shown %.2f s after ready" (- (float-time) started))
       (ask-test-wait "the answer to reach the server" 30
                      (lambda () (ask-test-sim-log url)))
       (when-let ((stranger (cl-find-if (lambda (p) (string-search forbid p)) ask-test-prompts)))
