@@ -124,6 +124,24 @@ async fn watch_refused(env: &[(&str, &str)]) -> (String, String) {
     (out, err)
 }
 
+/// In a terminal, a server lost while a prompt waits is said once, as a
+/// `!` line, not again as a log line written into the `> ` prompt.
+#[tokio::test]
+async fn in_a_terminal_a_lost_server_is_one_line_and_no_log_line() {
+    let sim = sim().await;
+    sim.ask(None, database());
+    let mut typist = Typist::in_terminal(&["watch", "--url", &sim.url()]);
+    typist.until("> ", 1).await;
+    sim.stop();
+    typist.until("! default: ", 1).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    typist.type_line("\x04").await; // Ctrl-D
+    let _ = tokio::time::timeout(WAIT, typist.child.wait()).await;
+    let screen = typist.out();
+    assert!(!screen.contains("WARN"), "{screen}");
+    assert_eq!(screen.matches("! default: ").count(), 1, "{screen}");
+}
+
 #[tokio::test]
 async fn watch_writes_no_log_lines_unless_asked() {
     let (out, err) = watch_refused(&[]).await;
@@ -143,10 +161,29 @@ struct Typist {
 
 impl Typist {
     fn start(args: &[&str]) -> Typist {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ask-lsp"));
+        command.args(args);
+        Typist::spawn(command)
+    }
+
+    /// In a terminal (`script` gives it one): stdout and stderr both on it,
+    /// as a person sees them.
+    fn in_terminal(args: &[&str]) -> Typist {
+        let mut line = env!("CARGO_BIN_EXE_ask-lsp").to_owned();
+        for arg in args {
+            line.push(' ');
+            line.push_str(arg);
+        }
+        let mut command = Command::new("script");
+        command.args(["-q", "-e", "-c", &line, "/dev/null"]);
+        Typist::spawn(command)
+    }
+
+    fn spawn(mut command: Command) -> Typist {
         use tokio::io::AsyncReadExt;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
-            .args(args)
+        let mut child = command
             .env_remove("OPENCODE_SERVER_PASSWORD")
+            .env_remove("ASK_LSP_LOG")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
