@@ -91,7 +91,7 @@ async fn the_generation_found_is_in_every_status() {
         .unwrap();
     let out = String::from_utf8(output.stdout).unwrap();
     assert!(
-        out.contains(&format!("! default: OpenCode 2.x at {}", sim.url())),
+        out.contains(&format!("· default: OpenCode 2.x at {}", sim.url())),
         "{out}"
     );
 }
