@@ -186,4 +186,15 @@ async fn the_documented_default_is_not_shown_and_vs_code_is_told_its_own_key() {
             fallback.url()
         ))
     );
+    client
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"servers": [{"url": "ftp://nope"}]}}),
+        )
+        .await;
+    let error = client.next_method("window/showMessage").await;
+    assert_eq!(
+        error["params"]["message"],
+        "ask-lsp: invalid ask-lsp configuration: askLsp.servers[0].url \"ftp://nope\": expected an http:// or https:// URL with a host; keeping the previous configuration"
+    );
 }

@@ -182,6 +182,7 @@ impl Front {
                 }
             };
         if let Err(error) = self.update_settings(&json!({ "askLsp": section })) {
+            let error = self.config_error(&error);
             self.client
                 .show_message(MessageType::ERROR, format!("ask-lsp: {error}"))
                 .await;
@@ -221,6 +222,24 @@ impl Front {
             .all(|s| matches!(s.url_source, UrlSource::Configuration | UrlSource::BuiltIn));
         if !documented {
             self.client.show_message(MessageType::INFO, message).await;
+        }
+    }
+
+    /// A configuration error naming the key the person set: in VS Code a
+    /// setting of its own (`askLsp.servers[0].url`, not `servers[0].url`).
+    fn config_error(&self, error: &ConfigError) -> String {
+        const PREFIX: &str = "invalid ask-lsp configuration: ";
+        let text = error.to_string();
+        let keyed = |rest: &str| {
+            ["servers", "policy", "notify", "surface"]
+                .iter()
+                .any(|key| rest.starts_with(key))
+        };
+        match text.strip_prefix(PREFIX) {
+            Some(rest) if self.vscode.load(Ordering::Relaxed) && keyed(rest) => {
+                format!("{PREFIX}askLsp.{rest}")
+            }
+            _ => text,
         }
     }
 
@@ -286,7 +305,7 @@ impl LanguageServer for Front {
         self.vscode.store(vscode, Ordering::Relaxed);
         let options = params.initialization_options.unwrap_or_default();
         let config = Config::from_json(Some(&options), &self.env_for(&options))
-            .map_err(|e| invalid_params(e.to_string()))?;
+            .map_err(|e| invalid_params(self.config_error(&e)))?;
         *self.settings.lock().expect("not poisoned") = options;
         *self.startup.lock().expect("not poisoned") = Some(Startup {
             config,
@@ -384,6 +403,7 @@ impl LanguageServer for Front {
                 self.tell_defaults(&servers).await;
             }
             Err(error) => {
+                let error = self.config_error(&error);
                 self.client
                     .show_message(
                         MessageType::ERROR,
