@@ -388,13 +388,14 @@ impl<W: Write> Watch<W> {
                 };
                 // A permission allowed here says what was decided.
                 let message = match (&was_current, resolution.reason) {
-                    (Some(current), Reason::AnsweredHere) if current.allowed.is_some() => {
-                        format!(
-                            "{} \"{}\"",
-                            current.allowed.unwrap_or_default(),
-                            current.pending.title
-                        )
-                    }
+                    (
+                        Some(Current {
+                            allowed: Some(decided),
+                            pending,
+                            ..
+                        }),
+                        Reason::AnsweredHere,
+                    ) => format!("{decided} \"{}\"", pending.title),
                     _ => resolution.message,
                 };
                 self.say(format!("{mark} {message}"));
