@@ -100,6 +100,9 @@ pub enum ConfigError {
     },
     #[error("invalid ask-lsp configuration: servers[{index}]: {reason}")]
     Backend { index: usize, reason: String },
+    /// A command-line flag (or its environment default), named as typed.
+    #[error("{0}")]
+    Flag(String),
     #[error("invalid ask-lsp configuration: two servers are named {0:?}")]
     DuplicateName(String),
     #[error("invalid ask-lsp configuration: {0}")]
@@ -276,6 +279,7 @@ pub fn servers_from_flags(
         }
         return Ok(servers);
     }
+    let named = urls.len();
     let mut raw: Vec<RawServer> = urls
         .into_iter()
         .map(|(name, url)| RawServer {
@@ -294,7 +298,19 @@ pub fn servers_from_flags(
             server.server_id = sandbox_agent.clone();
         }
     }
-    servers_from_raw(raw, env)
+    // A command-line user never wrote `servers[0]`: name what they wrote.
+    servers_from_raw(raw, env).map_err(|e| match e {
+        ConfigError::Url {
+            index, url, reason, ..
+        } if index < named => ConfigError::Flag(format!("--url {url:?}: {reason}")),
+        ConfigError::Url { url, reason, .. } => {
+            ConfigError::Flag(format!("$ASK_LSP_URL {url:?}: {reason}"))
+        }
+        ConfigError::Backend { reason, .. } => {
+            ConfigError::Flag(format!("--sandbox-agent: {reason}"))
+        }
+        other => other,
+    })
 }
 
 pub fn servers_from_raw(

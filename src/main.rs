@@ -1,4 +1,4 @@
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ Usage:
   ask-lsp --version
   ask-lsp COMMAND --help
 
-To see it work with nothing installed: `cargo run --release -p ask-sim -- demo`
+To see it work with nothing installed: `cargo run --profile demo -p ask-sim -- demo`
 in the source tree (a simulated agent server and this terminal mode).
 
 Environment: ASK_LSP_URL (default server URL), OPENCODE_SERVER_PASSWORD,
@@ -44,11 +44,13 @@ Usage: ask-lsp watch [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR
 
 Answers an agent server's questions and permission requests in this
 terminal (Ctrl-D to quit).
-  --url URL          a server to follow (repeatable; default ASK_LSP_URL,
-                     else the OpenCode servers found running for the current
-                     directory (docs/discovery.md), else http://127.0.0.1:4096)
+  --url URL          a server to follow (repeatable; `127.0.0.1:4096` means
+                     http://127.0.0.1:4096; default ASK_LSP_URL, else the
+                     OpenCode servers found running for the current directory
+                     (docs/discovery.md), else http://127.0.0.1:4096)
   --sandbox-agent ID follow sandbox-agent's ACP server ID at each URL
-  --directory DIR    the project directory to follow on each server
+  --directory DIR    the project directory to follow on each server (a
+                     relative one is taken from this shell's directory)
   --policy MODE      forward, reject, accept-first or auto (docs/policies.md)
   --timeout-ms N     decide by the policy after N ms without an answer
   --policy-json JSON a full policy object (docs/policies.md)
@@ -56,7 +58,10 @@ terminal (Ctrl-D to quit).
                      osc9 or osc777 (a terminal notification on stdout);
                      repeatable
   --notify-after-ms N     announce after N ms unanswered (default 10000)
-  --notify-interval-ms N  at most one notification per N ms (default 30000)";
+  --notify-interval-ms N  at most one notification per N ms (default 30000)
+
+No logs unless ASK_LSP_LOG asks for them (e.g. ASK_LSP_LOG=debug, to stderr:
+`2>watch.log`); what goes wrong is said here as `!` lines.";
 
 const STATUS_USAGE: &str = "\
 Usage: ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json]
@@ -104,10 +109,15 @@ fn main() -> ExitCode {
         Command::Version | Command::Help => USAGE,
     };
     if rest.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{usage}");
+        print(usage);
         return ExitCode::SUCCESS;
     }
-    init_logs(matches!(command, Command::Lsp));
+    match command {
+        // The terminal is the conversation: a log line would land in the
+        // middle of the `> ` prompt and repeat the `!` line beside it.
+        Command::Watch if std::env::var_os("ASK_LSP_LOG").is_none() => {}
+        _ => init_logs(matches!(command, Command::Lsp)),
+    }
     // One thread: the work is a few sockets and one editor, and wake-ups
     // between worker threads cost more than the work (docs/performance.md).
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -121,16 +131,16 @@ fn main() -> ExitCode {
             Command::Status => status_command(rest).await,
             Command::Version => {
                 no_arguments(rest, usage)?;
-                println!(
+                print(&format!(
                     "ask-lsp {} (askQuestions extension {})",
                     env!("CARGO_PKG_VERSION"),
                     ask_lsp::lsp::EXTENSION_VERSION
-                );
+                ));
                 Ok(ExitCode::SUCCESS)
             }
             Command::Help => {
                 no_arguments(rest, usage)?;
-                println!("{USAGE}");
+                print(USAGE);
                 Ok(ExitCode::SUCCESS)
             }
         }
@@ -162,6 +172,13 @@ fn init_logs(lsp: bool) {
                 .with_filter(no_message_bodies),
         )
         .init();
+}
+
+/// Writes a line to stdout; a reader that left (`ask-lsp --help | head -1`)
+/// is not an error, as `println!` would make it (a panic).
+fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
 }
 
 fn no_arguments(args: &[String], usage: &str) -> Result<(), String> {
@@ -215,14 +232,21 @@ const SERVER_FLAGS: [&str; 3] = ["--url", "--sandbox-agent", "--directory"];
 
 impl ServerFlags {
     /// Takes the flag if it is one of [`SERVER_FLAGS`].
-    fn take(&mut self, flag: &str, value: &str) -> bool {
+    fn take(&mut self, flag: &str, value: &str) -> Result<bool, String> {
         match flag {
+            // `127.0.0.1:4096` as `opencode serve` prints it.
+            "--url" if !value.contains("://") => self.urls.push((None, format!("http://{value}"))),
             "--url" => self.urls.push((None, value.to_owned())),
-            "--directory" => self.directory = Some(value.to_owned()),
+            // The server resolves a relative directory against its own.
+            "--directory" => {
+                let absolute = std::path::absolute(value)
+                    .map_err(|e| format!("--directory {value:?}: {e}"))?;
+                self.directory = Some(absolute.to_string_lossy().into_owned());
+            }
             "--sandbox-agent" => self.sandbox_agent = Some(value.to_owned()),
-            _ => return false,
+            _ => return Ok(false),
         }
-        true
+        Ok(true)
     }
 }
 
@@ -246,7 +270,7 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
         "--notify-interval-ms",
     ]);
     for (flag, value) in flags(args, &known, WATCH_USAGE)? {
-        if servers.take(flag, value) {
+        if servers.take(flag, value)? {
             continue;
         }
         match flag {
@@ -303,7 +327,7 @@ async fn status_command(args: &[String]) -> Result<ExitCode, String> {
     let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
     let mut servers = ServerFlags::default();
     for (flag, value) in flags(&args, &SERVER_FLAGS, STATUS_USAGE)? {
-        servers.take(flag, value);
+        servers.take(flag, value)?;
     }
     let options = StatusOptions {
         servers: servers.urls,

@@ -65,6 +65,9 @@ pub async fn status(options: StatusOptions, mut out: impl Write) -> Result<bool,
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 enum Generation {
+    /// OpenCode, not reached: which generation is not known.
+    #[serde(rename = "opencode")]
+    OpenCode,
     #[serde(rename = "opencode-1")]
     OpenCode1,
     #[serde(rename = "opencode-2")]
@@ -78,13 +81,15 @@ impl Generation {
     fn of(spec: &ServerSpec, found: Option<&str>) -> Generation {
         match (&spec.backend, found) {
             (BackendKind::OpenCode, Some("2")) => Generation::OpenCode2,
-            (BackendKind::OpenCode, _) => Generation::OpenCode1,
+            (BackendKind::OpenCode, Some(_)) => Generation::OpenCode1,
+            (BackendKind::OpenCode, None) => Generation::OpenCode,
             (BackendKind::SandboxAgent { .. }, _) => Generation::SandboxAgent,
         }
     }
 
     fn label(self) -> &'static str {
         match self {
+            Generation::OpenCode => "OpenCode",
             Generation::OpenCode1 => "OpenCode 1.x",
             Generation::OpenCode2 => "OpenCode 2.x",
             Generation::SandboxAgent => "sandbox-agent (ACP)",
@@ -94,7 +99,7 @@ impl Generation {
     /// Lists what is pending after connecting (else it replays its events).
     fn lists_pending(self) -> bool {
         match self {
-            Generation::OpenCode1 | Generation::OpenCode2 => true,
+            Generation::OpenCode | Generation::OpenCode1 | Generation::OpenCode2 => true,
             Generation::SandboxAgent => false,
         }
     }
@@ -119,6 +124,8 @@ struct Report {
     /// Why it is not connected, with advice (401: which password).
     error: Option<String>,
     pending: Vec<Listed>,
+    /// Listed by the server but left out: their session is not running.
+    hidden: usize,
     /// What the server sent that cannot be shown.
     problems: Vec<String>,
 }
@@ -169,10 +176,17 @@ impl Report {
             self.generation.label()
         )?;
         if self.error.is_none() {
+            let hidden = match self.hidden {
+                0 => String::new(),
+                1 => " (1 more listed by the server, not shown: its session is not running)".into(),
+                n => format!(
+                    " ({n} more listed by the server, not shown: their sessions are not running)"
+                ),
+            };
             match self.pending.len() {
-                0 => writeln!(out, "  nothing pending")?,
-                1 => writeln!(out, "  1 prompt pending:")?,
-                n => writeln!(out, "  {n} prompts pending:")?,
+                0 => writeln!(out, "  nothing pending{hidden}")?,
+                1 => writeln!(out, "  1 prompt pending{hidden}:")?,
+                n => writeln!(out, "  {n} prompts pending{hidden}:")?,
             }
         }
         for listed in &self.pending {
@@ -207,6 +221,7 @@ async fn probe(spec: &ServerSpec, timing: Timing) -> Report {
     let mut connected = false;
     let mut error = None;
     let mut pending: Vec<Prompt> = Vec::new();
+    let mut hidden = 0;
     let mut problems = Vec::new();
     loop {
         let until = match connected && !lists_pending {
@@ -239,6 +254,7 @@ async fn probe(spec: &ServerSpec, timing: Timing) -> Report {
             BackendEvent::Snapshot(all) => {
                 // Listed: the stream is open (`Connected` follows).
                 connected = true;
+                hidden = all.hidden();
                 pending = all.into_prompts();
                 break;
             }
@@ -275,6 +291,7 @@ async fn probe(spec: &ServerSpec, timing: Timing) -> Report {
         connected: connected && error.is_none(),
         error: error.map(|e| text::for_display(&e, text::DISPLAY_MESSAGE_CHARS).into_owned()),
         pending: listed,
+        hidden,
         problems: problems
             .iter()
             .map(|p| text::for_display(p, text::DISPLAY_MESSAGE_CHARS).into_owned())

@@ -18,7 +18,7 @@ use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
 use crate::config::{EnvDefaults, UrlSource, servers_from_flags};
 use crate::notify;
 use crate::policy::Policies;
-use crate::prompt::{Answer, FormValues, Kind, Question};
+use crate::prompt::{Answer, Effect, FormValues, Kind, Question};
 use crate::text;
 
 mod form;
@@ -115,6 +115,8 @@ struct Current {
     field: usize,
     /// An empty line on several questions asks first.
     confirm_reject: bool,
+    /// What the permission answer sent here allows, to say once it is done.
+    allowed: Option<&'static str>,
 }
 
 impl Current {
@@ -163,6 +165,23 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
         .chars()
         .all(|c| c.is_ascii_digit() || c == ',' || c.is_whitespace());
     if !looks_numeric {
+        // An option's label typed out is that option.
+        if let Some(option) = question
+            .options
+            .iter()
+            .find(|o| o.label.to_lowercase() == line.to_lowercase())
+        {
+            return Ok(Typed::Answer(vec![option.label.clone()]));
+        }
+        if let Some(n) = close_option(question, line) {
+            let label = &question.options[n - 1].label;
+            return Err(match question.custom {
+                true => {
+                    format!("did you mean {n}. {label}? {n} picks it; ={line} sends what you typed")
+                }
+                false => format!("did you mean {n}. {label}? {n} picks it"),
+            });
+        }
         return if question.custom {
             Ok(Typed::Answer(vec![line.to_owned()]))
         } else {
@@ -174,15 +193,13 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
         1 => "1".to_owned(),
         n => format!("from 1 to {n}"),
     };
+    // `1,3`, `1, 3` and `1 3` alike.
     let numbers: Option<Vec<usize>> = line
-        .split(',')
-        .map(|n| {
-            n.trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|n| (1..=count).contains(n))
-        })
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|n| !n.is_empty())
+        .map(|n| n.parse::<usize>().ok().filter(|n| (1..=count).contains(n)))
         .collect();
+    let numbers = numbers.filter(|n| !n.is_empty());
     let hint = if question.custom {
         " (=text answers with text)"
     } else {
@@ -196,11 +213,56 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
                 .collect(),
         )),
         Some(_) => Err(format!("pick one number {range}{hint}")),
-        None if question.multiple => {
-            Err(format!("pick numbers {range}, separated by commas{hint}"))
-        }
+        None if question.multiple => Err(format!(
+            "pick numbers {range}, separated by commas or spaces{hint}"
+        )),
         None => Err(format!("pick a number {range}{hint}")),
     }
+}
+
+/// The option a typed line was most likely meant to name (a typo, a word
+/// cut short), by number; `None` when none is close.
+fn close_option(question: &Question, line: &str) -> Option<usize> {
+    const LONGEST: usize = 64;
+    let typed: Vec<char> = line.to_lowercase().chars().collect();
+    if typed.len() < 3 || typed.len() > LONGEST {
+        return None;
+    }
+    question
+        .options
+        .iter()
+        .enumerate()
+        .filter_map(|(index, option)| {
+            let label: Vec<char> = option.label.to_lowercase().chars().collect();
+            if label.len() > LONGEST {
+                return None;
+            }
+            let distance = if label.starts_with(&typed) {
+                0
+            } else {
+                edit_distance(&typed, &label)
+            };
+            (distance <= (label.len() / 4).max(1)).then_some((distance, index + 1))
+        })
+        .min()
+        .map(|(_, n)| n)
+}
+
+/// Levenshtein distance: insertions, deletions and substitutions.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != cb))
+                .min(above + 1)
+                .min(row[j] + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 fn typed_not_allowed(question: &Question) -> String {
@@ -269,8 +331,14 @@ impl<W: Write> Watch<W> {
                 }
                 let waiting = self.queue.len() + usize::from(self.current.is_some());
                 if waiting > 0 {
+                    // The demo's server stops with it: nothing stays pending.
+                    let there = match self.exit_on_eof {
+                        true => " (still pending on the server)",
+                        false => "",
+                    };
                     self.say(format!(
-                        "ask-lsp: input closed; {waiting} prompt(s) left unanswered (still pending on the server)"
+                        "ask-lsp: input closed; {} left unanswered{there}",
+                        prompts(waiting)
                     ));
                 }
                 return;
@@ -306,20 +374,35 @@ impl<W: Write> Watch<W> {
         match update {
             Update::Added(pending) => {
                 self.queue.push_back(pending);
+                if self.current.is_some() {
+                    let waiting = self.queue.len();
+                    self.say(format!("+ {} waiting after this one", prompts(waiting)));
+                    self.reprompt();
+                }
                 self.next();
             }
             Update::Resolved(resolution) => {
                 self.queue.retain(|p| p.key != resolution.key);
-                let was_current = self
-                    .current
-                    .take_if(|c| c.pending.key == resolution.key)
-                    .is_some();
+                let was_current = self.current.take_if(|c| c.pending.key == resolution.key);
                 let mark = match resolution.reason {
                     Reason::AnsweredHere | Reason::RejectedHere => "✓",
                     Reason::Policy | Reason::Timeout => "⚙",
                     _ => "↷",
                 };
-                self.say(format!("{mark} {}", resolution.message));
+                // A permission allowed here says what was decided.
+                let message = match (&was_current, resolution.reason) {
+                    (
+                        Some(Current {
+                            allowed: Some(decided),
+                            pending,
+                            ..
+                        }),
+                        Reason::AnsweredHere,
+                    ) => format!("{decided} \"{}\"", pending.title),
+                    _ => resolution.message,
+                };
+                self.say(format!("{mark} {message}"));
+                let was_current = was_current.is_some();
                 if was_current {
                     self.next();
                 } else {
@@ -334,7 +417,7 @@ impl<W: Write> Watch<W> {
                     if self.generations.insert(server.name.clone(), generation) != Some(generation)
                     {
                         self.say(format!(
-                            "! {}: {} {generation}.x at {}",
+                            "· {}: {} {generation}.x at {}",
                             server.name,
                             backend_name(server.backend),
                             server.url
@@ -346,12 +429,13 @@ impl<W: Write> Watch<W> {
             Update::Connection { server, error } => {
                 match error {
                     Some(error) => self.say(format!("! {server}: {error}")),
-                    None => self.say(format!("! {server}: connected again")),
+                    None => self.say(format!("✓ {server}: connected again")),
                 }
                 self.reprompt();
             }
-            Update::Notice { message, .. } => {
-                self.say(format!("! {message}"));
+            Update::Notice { error, message } => {
+                let mark = if error { "!" } else { "·" };
+                self.say(format!("{mark} {message}"));
                 self.reprompt();
             }
         }
@@ -379,12 +463,19 @@ impl<W: Write> Watch<W> {
             "\n── {what} from {from} (session {}) ──",
             text::for_display(&pending.prompt.session, text::DISPLAY_ID_CHARS)
         ));
+        if !self.queue.is_empty() {
+            self.say(format!(
+                "({} waiting after this one)",
+                prompts(self.queue.len())
+            ));
+        }
         self.current = Some(Current {
             pending,
             answers: Vec::new(),
             values: FormValues::new(),
             field: 0,
             confirm_reject: false,
+            allowed: None,
         });
         self.prompt();
     }
@@ -524,6 +615,11 @@ impl<W: Write> Watch<W> {
                         {
                             Some(n) => {
                                 current.answers.push(vec![line.to_owned()]);
+                                current.allowed = match permission.choices[n - 1].effect {
+                                    Effect::AllowOnce => Some("Allowed once"),
+                                    Effect::AllowAlways => Some("Allowed always"),
+                                    Effect::RejectOnce | Effect::RejectAlways => None,
+                                };
                                 Human::Answer(Answer::Permission {
                                     choice: permission.choices[n - 1].id.clone(),
                                 })
@@ -583,6 +679,13 @@ fn question_text(text: &mut String, question: &Question, index: usize, total: us
     text.push_str(&format!("\n{how}{literal}; {reject}."));
 }
 
+fn prompts(count: usize) -> String {
+    match count {
+        1 => "1 prompt".into(),
+        n => format!("{n} prompts"),
+    }
+}
+
 /// A backend as people call it.
 fn backend_name(backend: &str) -> &str {
     match backend {
@@ -632,7 +735,15 @@ mod tests {
         );
         assert_eq!(
             parse_line(&multi, "4"),
-            Err("pick numbers from 1 to 3, separated by commas".into())
+            Err("pick numbers from 1 to 3, separated by commas or spaces".into())
+        );
+        assert_eq!(
+            parse_line(&multi, "1 3"),
+            Ok(Typed::Answer(vec!["Red".into(), "Green".into()]))
+        );
+        assert_eq!(
+            parse_line(&multi, ","),
+            Err("pick numbers from 1 to 3, separated by commas or spaces".into())
         );
         assert_eq!(
             parse_line(&question(false, false), "x"),
@@ -650,7 +761,10 @@ mod tests {
         let multi = question(true, true);
         assert_eq!(
             parse_line(&multi, "1,9"),
-            Err("pick numbers from 1 to 3, separated by commas (=text answers with text)".into())
+            Err(
+                "pick numbers from 1 to 3, separated by commas or spaces (=text answers with text)"
+                    .into()
+            )
         );
         assert_eq!(
             parse_line(&single, "=9"),
@@ -659,6 +773,35 @@ mod tests {
         assert_eq!(
             parse_line(&question(false, false), "=9"),
             Err("this question takes no typed answer: pick a number from 1 to 3".into())
+        );
+    }
+
+    #[test]
+    fn a_label_typed_out_is_its_option_and_a_near_miss_asks_first() {
+        let single = question(false, true);
+        assert_eq!(
+            parse_line(&single, "blue"),
+            Ok(Typed::Answer(vec!["Blue".into()]))
+        );
+        assert_eq!(
+            parse_line(&single, "gren"),
+            Err("did you mean 3. Green? 3 picks it; =gren sends what you typed".into())
+        );
+        assert_eq!(
+            parse_line(&single, "Blu"),
+            Err("did you mean 2. Blue? 2 picks it; =Blu sends what you typed".into())
+        );
+        assert_eq!(
+            parse_line(&single, "=gren"),
+            Ok(Typed::Answer(vec!["gren".into()]))
+        );
+        assert_eq!(
+            parse_line(&single, "Purple"),
+            Ok(Typed::Answer(vec!["Purple".into()]))
+        );
+        assert_eq!(
+            parse_line(&question(false, false), "gren"),
+            Err("did you mean 3. Green? 3 picks it".into())
         );
     }
 }

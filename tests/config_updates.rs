@@ -150,3 +150,51 @@ async fn workspace_settings_are_asked_for_before_any_server_is_followed() {
     assert_eq!(stranger.subscribers(), 0);
     assert_eq!(shown_messages(&client), Vec::<Value>::new());
 }
+
+/// The documented default URL is no news: logged, not shown. A URL from
+/// elsewhere is shown, naming the key the person sets: in VS Code that is
+/// `askLsp.servers`, a key of its settings.
+#[tokio::test]
+async fn the_documented_default_is_not_shown_and_vs_code_is_told_its_own_key() {
+    let mut client = LspClient::start(&[]).await;
+    client.initialize(plain_caps(), json!(null)).await;
+    let status = client.status().await;
+    assert_eq!(status["servers"][0]["url"], json!("http://127.0.0.1:4096"));
+    wait_for(|| client.logs().contains("no server URL configured")).await;
+    client.drain(Duration::from_millis(300)).await;
+    let told: Vec<Value> = shown_messages(&client)
+        .into_iter()
+        .filter(|m| m["message"].as_str().unwrap().contains("no server URL"))
+        .collect();
+    assert_eq!(told, Vec::<Value>::new());
+
+    let fallback = sim().await;
+    let mut client = LspClient::start(&[("ASK_LSP_URL", &fallback.url())]).await;
+    client
+        .request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": plain_caps(),
+                   "clientInfo": {"name": "Visual Studio Code", "version": "1.100.0"}}),
+        )
+        .await;
+    client.notify("initialized", json!({})).await;
+    let told = client.next_method("window/showMessage").await;
+    assert_eq!(
+        told["params"]["message"],
+        json!(format!(
+            "ask-lsp: no server URL configured; following {} (from $ASK_LSP_URL). Set askLsp.servers in the settings to choose the server.",
+            fallback.url()
+        ))
+    );
+    client
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"servers": [{"url": "ftp://nope"}]}}),
+        )
+        .await;
+    let error = client.next_method("window/showMessage").await;
+    assert_eq!(
+        error["params"]["message"],
+        "ask-lsp: invalid ask-lsp configuration: askLsp.servers[0].url \"ftp://nope\": expected an http:// or https:// URL with a host; keeping the previous configuration"
+    );
+}

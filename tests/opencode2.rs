@@ -85,7 +85,7 @@ async fn the_generation_found_is_in_every_status() {
         .spawn()
         .unwrap();
     // Said once connected: subscribed and listed.
-    let said = format!("! default: OpenCode 2.x at {}", sim.url());
+    let said = format!("· default: OpenCode 2.x at {}", sim.url());
     let mut lines = tokio::io::BufReader::new(watch.stdout.take().unwrap()).lines();
     let mut out = String::new();
     while !out.contains(&said) {

@@ -56,7 +56,7 @@ async fn lists_what_is_pending_answers_nothing_and_fails_for_an_unreachable_serv
     assert_eq!(code, Some(1), "{out}");
     assert!(
         out.ends_with(&format!(
-            "server2 {refused} (OpenCode 1.x): NOT CONNECTED\n  \
+            "server2 {refused} (OpenCode): NOT CONNECTED\n  \
              cannot reach OpenCode at {refused}: connection refused — is `opencode serve` running there?\n"
         )),
         "{out}"
@@ -93,10 +93,10 @@ async fn a_password_protected_server_says_which_password_and_json_is_for_scripts
     assert_eq!(
         report,
         json!({"servers": [{
-            "name": "default", "url": sim.url(), "defaulted": false, "generation": "opencode-1",
+            "name": "default", "url": sim.url(), "defaulted": false, "generation": "opencode",
             "connected": false,
             "error": "OpenCode at ".to_owned() + &sim.url() + ": 401 Unauthorized: check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME (or password in the configuration)",
-            "pending": [], "problems": []}]})
+            "pending": [], "hidden": 0, "problems": []}]})
     );
 
     let (code, out, _) = status(
@@ -152,4 +152,83 @@ async fn an_opencode_2_server_is_named_and_its_forms_listed() {
         "{out}"
     );
     assert!(out.contains("Name?"), "{out}");
+}
+
+/// Flags as a command-line user types them: a URL as `opencode serve`
+/// prints it, a relative directory (the server would resolve it against its
+/// own), errors that name the flag, and prompts a filter leaves out counted.
+#[tokio::test]
+async fn flags_as_typed_and_what_the_listing_hides() {
+    let sim = sim().await;
+    let question = sim.ask(None, database());
+    let bare = sim.url().trim_start_matches("http://").to_owned();
+    let (code, out, _) = status(&["--url", &bare], &[]).await;
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.starts_with(&format!(
+            "default http://{bare} (OpenCode 1.x): connected\n  1 prompt pending:\n"
+        )),
+        "{out}"
+    );
+
+    let (code, _, err) = status(&["--url", "ftp://example.com"], &[]).await;
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        err,
+        "ask-lsp: --url \"ftp://example.com\": expected an http:// or https:// URL with a host\n"
+    );
+
+    let project = tempfile::tempdir().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ask-lsp"));
+    command
+        .args(["status", "--url", &sim.url(), "--directory", "."])
+        .current_dir(project.path())
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(WAIT, command.output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(output.status.success());
+    let absolute = project.path().to_str().unwrap().replace('/', "%2F");
+    let listed = sim
+        .requests()
+        .into_iter()
+        .rfind(|r| r.starts_with("GET /question?"));
+    assert_eq!(
+        listed,
+        Some(format!("GET /question?directory={absolute}")),
+        "--directory . is sent as the absolute path"
+    );
+
+    // An aborted session's question stays listed by OpenCode; it is not
+    // shown, and not silently either.
+    sim.abort(&question.session_id);
+    let (code, out, _) = status(&["--url", &sim.url()], &[]).await;
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        out,
+        format!(
+            "default {} (OpenCode 1.x): connected\n  nothing pending (1 more listed by the server, not shown: its session is not running)\n",
+            sim.url()
+        )
+    );
+}
+
+/// A reader that left before the help was written: no panic, exit 0.
+#[test]
+fn help_into_a_closed_pipe() {
+    for args in [&["--help"][..], &["status", "--help"], &["--version"]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
 }

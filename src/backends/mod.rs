@@ -99,6 +99,11 @@ pub(crate) trait Listing: Send {
     fn id(&self, index: usize) -> &str;
     /// The prompt at `index`, once: `None` when taken already.
     fn take(&mut self, index: usize) -> Option<Prompt>;
+    /// Prompts the server listed that are left out (their session is not
+    /// running), so that "nothing pending" can say what it hides.
+    fn hidden(&self) -> usize {
+        0
+    }
 }
 
 impl Snapshot {
@@ -116,6 +121,10 @@ impl Snapshot {
 
     pub fn take(&mut self, index: usize) -> Option<Prompt> {
         self.0.take(index)
+    }
+
+    pub fn hidden(&self) -> usize {
+        self.0.hidden()
     }
 
     /// Every prompt, built.

@@ -87,6 +87,9 @@ struct Front {
     settings: Mutex<Value>,
     /// Whether the person was told that ask-lsp follows a URL nobody configured.
     told_default: AtomicBool,
+    /// The client is VS Code (or a build of it), whose users set
+    /// `askLsp.servers`, not the configuration object's `servers`.
+    vscode: AtomicBool,
     /// The workspace roots from `initialize`, where discovery looks for
     /// servers running.
     roots: Mutex<Vec<PathBuf>>,
@@ -118,6 +121,7 @@ impl Front {
             startup: Mutex::new(None),
             settings: Mutex::new(Value::Null),
             told_default: AtomicBool::new(false),
+            vscode: AtomicBool::new(false),
             roots: Mutex::new(Vec::new()),
             updating: tokio::sync::Mutex::new(()),
         }
@@ -189,6 +193,7 @@ impl Front {
         match self.update_settings(&json!({ "askLsp": section })).await {
             Ok(_) => true,
             Err(error) => {
+                let error = self.config_error(&error);
                 self.client
                     .show_message(MessageType::ERROR, format!("ask-lsp: {error}"))
                     .await;
@@ -210,7 +215,8 @@ impl Front {
     }
 
     /// Owns up to the URLs nobody configured, once per process: whoever
-    /// listens there is whose questions the person would answer.
+    /// listens there is whose questions the person would answer. The
+    /// documented default URL alone is no news: logged, not shown.
     async fn tell_defaults(&self, servers: &[ServerSpec]) {
         let guessed: Vec<String> = servers
             .iter()
@@ -227,12 +233,39 @@ impl Front {
         if guessed.is_empty() || self.told_default.swap(true, Ordering::Relaxed) {
             return;
         }
+        let key = match self.vscode.load(Ordering::Relaxed) {
+            true => "askLsp.servers in the settings",
+            false => "servers[].url in the ask-lsp configuration",
+        };
         let message = format!(
-            "ask-lsp: no server URL configured; following {}. Set servers[].url in the ask-lsp configuration to choose the server.",
+            "ask-lsp: no server URL configured; following {}. Set {key} to choose the server.",
             guessed.join(", ")
         );
         tracing::info!("{message}");
-        self.client.show_message(MessageType::INFO, message).await;
+        let documented = servers
+            .iter()
+            .all(|s| matches!(s.url_source, UrlSource::Configuration | UrlSource::BuiltIn));
+        if !documented {
+            self.client.show_message(MessageType::INFO, message).await;
+        }
+    }
+
+    /// A configuration error naming the key the person set: in VS Code a
+    /// setting of its own (`askLsp.servers[0].url`, not `servers[0].url`).
+    fn config_error(&self, error: &ConfigError) -> String {
+        const PREFIX: &str = "invalid ask-lsp configuration: ";
+        let text = error.to_string();
+        let keyed = |rest: &str| {
+            ["servers", "policy", "notify", "surface"]
+                .iter()
+                .any(|key| rest.starts_with(key))
+        };
+        match text.strip_prefix(PREFIX) {
+            Some(rest) if self.vscode.load(Ordering::Relaxed) && keyed(rest) => {
+                format!("{PREFIX}askLsp.{rest}")
+            }
+            _ => text,
+        }
     }
 
     async fn broker(&self) -> jsonrpc::Result<&BrokerHandle> {
@@ -295,11 +328,15 @@ impl LanguageServer for Front {
             .and_then(|w| w.configuration)
             .unwrap_or(false);
         *self.roots.lock().expect("not poisoned") = workspace_roots(&params);
+        let client = params.client_info.as_ref().map(|c| c.name.as_str());
+        // "Visual Studio Code", "code-server", "VSCodium", "Code - OSS".
+        let vscode = client.is_some_and(|name| name.contains("Code") || name.starts_with("code"));
+        self.vscode.store(vscode, Ordering::Relaxed);
         let options = params.initialization_options.unwrap_or_default();
         // Discovery waits for `initialized`: nothing it meets may hold up
         // the answer.
         let config = Config::from_json(Some(&options), &EnvDefaults::from_process())
-            .map_err(|e| invalid_params(e.to_string()))?;
+            .map_err(|e| invalid_params(self.config_error(&e)))?;
         *self.settings.lock().expect("not poisoned") = options;
         *self.startup.lock().expect("not poisoned") = Some(Startup {
             config,
@@ -400,6 +437,7 @@ impl LanguageServer for Front {
                 self.tell_defaults(&servers).await;
             }
             Err(error) => {
+                let error = self.config_error(&error);
                 self.client
                     .show_message(
                         MessageType::ERROR,

@@ -116,7 +116,18 @@ pub(super) fn parse(field: &Field, line: &str) -> Result<Line, String> {
         },
         FieldKind::Choice { .. } => FieldValue::Choice(pick(line)?),
         FieldKind::Multi { .. } => {
-            FieldValue::Choices(line.split(',').map(pick).collect::<Result<_, _>>()?)
+            // Numbers as `1,3` or `1 3`; labels (which may hold spaces) by commas.
+            let numbers = line
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == ',' || c.is_whitespace());
+            let parts: Vec<&str> = match numbers {
+                true => line
+                    .split(|c: char| c == ',' || c.is_whitespace())
+                    .filter(|part| !part.is_empty())
+                    .collect(),
+                false => line.split(',').collect(),
+            };
+            FieldValue::Choices(parts.into_iter().map(pick).collect::<Result<_, _>>()?)
         }
     };
     field
@@ -184,6 +195,13 @@ mod tests {
             ])))
         );
         assert_eq!(parse(&sizes, "3"), Err("pick a number from 1 to 2".into()));
+        assert_eq!(
+            parse(&sizes, "2 1"),
+            Ok(Line::Value(FieldValue::Choices(vec![
+                "m".into(),
+                "s".into()
+            ])))
+        );
         assert_eq!(parse(&sizes, ""), Ok(Line::Skip));
         let flag = field(FieldKind::Boolean { default: None }, true);
         assert_eq!(parse(&flag, "Yes"), Ok(Line::Value(FieldValue::Bool(true))));

@@ -7,8 +7,10 @@
 # window/showMessageRequest handler and answered. Asserts what the agent
 # received (the mock LLM's record of the tool result) or what the simulated
 # server received (GET /_sim/log), and that a server listening at the default
-# URL ($ASK_LSP_URL) is never followed. Prints "N passed, N failed"; kills
-# everything it started.
+# URL ($ASK_LSP_URL) is never followed. tests/eglot/beside.el and
+# lsp_mode.el run the setups editors/emacs/README.md gives (eglot's M-x
+# ask-lsp and lsp-mode's add-on, beside the files' own server).
+# Prints "N passed, N failed"; kills everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -18,11 +20,12 @@ BIN=$(realpath "${ASK_LSP_BIN:-$ROOT/target/debug/ask-lsp}")
 SIM_CMD=("$(realpath "${SIM_BIN:-$ROOT/target/debug/ask-sim}")" serve --port 0)
 
 eglot_loads() {
-  emacs --batch -Q --eval '(progn (dolist (d (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*")) (add-to-list (quote load-path) d)) (require (quote eglot)))' 2>/dev/null
+  emacs --batch -Q --eval '(progn (dolist (d (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*")) (add-to-list (quote load-path) d)) (require (quote eglot)) (require (quote lsp-mode)))' 2>/dev/null
 }
+# lsp-mode for editors/emacs/README.md's lsp-mode setup (tests/eglot/lsp_mode.el).
 if ! command -v emacs >/dev/null || ! eglot_loads; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends emacs-nox elpa-eglot >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends emacs-nox elpa-eglot elpa-lsp-mode >/dev/null
 fi
 emacs --batch -Q --eval '(progn (dolist (d (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*")) (add-to-list (quote load-path) d)) (message "Emacs %s, eglot from %s" emacs-version (locate-library "eglot")))'
 if [ -z "${ASK_LSP_OPENCODE_BIN:-}" ] || [ -z "${ASK_LSP_OPENCODE_PLUGIN_DIR:-}" ]; then
@@ -104,9 +107,13 @@ start=$SECONDS
 start_sim stranger
 start_sim sim
 start_sim perm
+start_sim beside
+start_sim lsp_mode
 STRANGER_URL=$(sim_url stranger)
 SIM_URL=$(sim_url sim)
 PERM_URL=$(sim_url perm)
+BESIDE_URL=$(sim_url beside)
+LSP_MODE_URL=$(sim_url lsp_mode)
 # A question waits where the default URL points: showing it would be a bug.
 http POST "$STRANGER_URL/_sim/ask" '{"questions": [{"question": "Stranger question?", "header": "Stranger",
   "options": [{"label": "Yes", "description": ""}, {"label": "No", "description": ""}]}]}' >/dev/null
@@ -176,11 +183,17 @@ run_case() { # name, config, server URL, expect, answer, trigger, check...
   local n=$((passed + failed)) case_start=$SECONDS
   local dir=$tmp/case$n
   mkdir -p "$dir/project"
+  # "beside" / "lsp-mode": editors/emacs/README.md's setups, beside the
+  # files' own server (HOME: lsp-mode writes under ~/.emacs.d).
+  local script=tests/eglot/test.el
+  [ "$config" = beside ] && script=tests/eglot/beside.el
+  [ "$config" = lsp-mode ] && script=tests/eglot/lsp_mode.el
   env -u OPENCODE_SERVER_PASSWORD ASK_LSP_URL="$STRANGER_URL" ASK_LSP_BIN="$BIN" \
+    PATH="$(dirname "$BIN"):$PATH" HOME="$dir" \
     EGLOT_CONFIG="$config" EGLOT_SERVER_URL="$url" EGLOT_PROJECT="$dir/project" \
     EGLOT_READY_FILE="$dir/ready" EGLOT_EXPECT="$expect" EGLOT_ANSWER="$answer" \
     EGLOT_FORBID="Stranger question" EGLOT_COUNTER="${EGLOT_COUNTER:-answeredHere}" \
-    timeout 120 emacs --batch -Q -l tests/eglot/test.el >"$dir/emacs.log" 2>&1 &
+    timeout 120 emacs --batch -Q -l "$script" >"$dir/emacs.log" 2>&1 &
   local emacs=$!
   pids+=("$emacs")
   while [ ! -e "$dir/ready" ] && kill -0 "$emacs" 2>/dev/null; do sleep 0.1; done
@@ -206,6 +219,15 @@ run_case "workspace configuration, simulated server" workspace "$SIM_URL" "Which
   ask_sim sim_received Memcached
 EGLOT_COUNTER=rejectedHere run_case "one Enter on a permission rejects it, simulated server" workspace \
   "$PERM_URL" "Run rm -rf build" :RET ask_permission permission_rejected
+# A server of its own: sim_received wants exactly one answer there.
+ask_beside() { SIM_URL=$BESIDE_URL ask_sim; }
+beside_received() { SIM_URL=$BESIDE_URL sim_received "$@"; }
+run_case "editors/emacs/README.md: M-x ask-lsp beside the files' own server, simulated server" beside "$BESIDE_URL" "Which cache?" Redis \
+  ask_beside beside_received Redis
+ask_lsp_mode() { SIM_URL=$LSP_MODE_URL ask_sim; }
+lsp_mode_received() { SIM_URL=$LSP_MODE_URL sim_received "$@"; }
+run_case "editors/emacs/README.md: lsp-mode add-on beside the files' own server, simulated server" lsp-mode "$LSP_MODE_URL" "Which cache?" Memcached \
+  ask_lsp_mode lsp_mode_received Memcached
 stranger_log=$(http GET "$STRANGER_URL/_sim/log")
 check "nothing reached the server at the default URL" \
   "$([ "$stranger_log" = "[]" ] || echo "it received $stranger_log")"

@@ -3,7 +3,8 @@
 # PyPI, pinned) against the real ask-lsp binary and three simulated OpenCode
 # servers (one with a password the plugin does not know, one for the child
 # Neovims: plain vim.lsp.enable, lazy-style install). Prints
-# "N passed, N failed"; kills everything it started.
+# "N passed, N failed"; kills everything it started. ASK_LSP_NVIM_ONLY='a|b'
+# runs only the specs whose name holds a or b.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NVIM_VERSION=0.11.4

@@ -146,7 +146,8 @@ test('a lone single-select question goes through vim.ui.select', function()
   local request = ask(database)
   eq({ kind = 'reply', id = request.id, answers = { { 'SQLite' } } }, next_received(before), 'received')
   local shown = picker.seen[#picker.seen]
-  eq('[Database] Which database?', shown.opts.prompt, 'picker prompt')
+  -- Who asks, as the permission float says it.
+  eq('[Database] Which database? — Session ' .. request.sessionID .. ' · server sim · /sim/project', shown.opts.prompt, 'picker prompt')
   local labels = vim.tbl_map(shown.opts.format_item, shown.items)
   eq({ 'Reject the question', 'Postgres — Relational', 'SQLite — Embedded', 'Other… (type an answer)' }, labels, 'picker items')
 end)
@@ -160,6 +161,38 @@ test('Other… in the picker sends typed text', function()
   local request = ask(database)
   eq({ kind = 'reply', id = request.id, answers = { { 'MariaDB' } } }, next_received(before), 'received')
   picker.choose = nil
+end)
+
+test('a lone question left in the picker stays pending, and the person is told how to get back to it', function()
+  local before = #received()
+  picker.choose = nil
+  local request = ask(database)
+  wait_for(function()
+    local last = notified[#notified]
+    return last and last.message:find('still pending', 1, true)
+  end, 'the hint')
+  eq('ask-lsp: "Database" is still pending: :AskLsp answer shows it again, :AskLsp reject rejects it', notified[#notified].message, 'hint')
+  vim.wait(200)
+  eq(before, #received(), 'nothing sent')
+  vim.cmd('AskLsp reject')
+  eq({ kind = 'reject', id = request.id }, next_received(before), 'received')
+end)
+
+test('two single-select questions: picking on the last one waits for <CR>; the float says who asks', function()
+  local before = #received()
+  local cache = { { question = 'Which cache?', header = 'Cache',
+    options = { { label = 'Redis', description = '' }, { label = 'None', description = '' } } } }
+  local request = ask(vim.list_extend(vim.deepcopy(database), cache))
+  wait_for(float_win, 'the float')
+  assert(float_text():find('Session ' .. request.sessionID .. ' · server sim · /sim/project', 1, true), float_text())
+  keys('1')
+  assert(float_text():find('Question 2/2 · Cache', 1, true), float_text())
+  keys('2')
+  assert(float_text():find('Question 2/2 · Cache', 1, true) and float_text():find('(•) None', 1, true), float_text())
+  vim.wait(200)
+  eq(before, #received(), 'nothing sent before <CR>')
+  keys('<CR>')
+  eq({ kind = 'reply', id = request.id, answers = { { 'Postgres' }, { 'None' } } }, next_received(before), 'received')
 end)
 
 test('multi-select in the float: number keys toggle, <CR> submits', function()
@@ -665,6 +698,22 @@ test("no plugin: vim.lsp.enable('ask_lsp') asks through showMessageRequest; the 
   eq({ { kind = 'reply', id = seen.id, answers = { { 'SQLite' } } } }, received(PLAIN), 'received')
 end)
 
+test("no plugin: :AskLsp talks to the ask_lsp client and never starts a second one", function()
+  local work = vim.fn.tempname()
+  vim.fn.mkdir(work, 'p')
+  local seen = child('plain_command.lua', { root, work }, {
+    PATH = vim.fs.dirname(BIN) .. ':' .. os.getenv('PATH'),
+    ASK_LSP_URL = PLAIN,
+  }, 60000)
+  vim.fn.delete(work, 'rf')
+  eq({ plugin = 0, plain = 0 }, seen.before.clients, 'clients before the first file')
+  eq({ plugin = 0, plain = 0 }, seen.before.later, 'clients after :AskLsp list')
+  assert(seen.before.said:find("vim.lsp.enable('ask_lsp')", 1, true), seen.before.said)
+  assert(seen.status:find('default ' .. PLAIN .. ': connected', 1, true), seen.status)
+  eq('ask-lsp: nothing pending', seen.list, ':AskLsp list')
+  eq({ plugin = 0, plain = 1 }, seen.clients, 'one ask-lsp client, the plain one')
+end)
+
 test(':checkhealth says where a server nobody configured was found (service.json)', function()
   local state = vim.fn.tempname()
   vim.fn.mkdir(state .. '/opencode', 'p')
@@ -720,11 +769,21 @@ end)
 
 test(':checkhealth says when no server was configured and a default is followed', function()
   local seen = child('health.lua', { root }, { ASK_LSP_BIN = BIN, ASK_LSP_URL = PLAIN }, 60000)
-  assert(seen.text:find('WARNING server default: none configured, so ask-lsp follows the default ' .. PLAIN, 1, true), seen.text)
+  -- The default is no problem: said, not warned about.
+  assert(seen.text:find('server default: none configured, so ask-lsp follows ' .. PLAIN, 1, true), seen.text)
+  assert(not seen.text:find('WARNING', 1, true), seen.text)
+  assert(seen.text:find('pending prompts (questions, permissions, forms): 0', 1, true), seen.text)
   assert(seen.text:find('OK server default (' .. PLAIN .. '): connected', 1, true), seen.text)
 end)
 
+-- ASK_LSP_NVIM_ONLY='text|other' runs only the tests whose name holds one.
+local only = os.getenv('ASK_LSP_NVIM_ONLY')
 local passed, failed = 0, 0
+tests = vim.tbl_filter(function(t)
+  return not only or vim.iter(vim.split(only, '|', { plain = true })):any(function(part)
+    return t.name:find(part, 1, true) ~= nil
+  end)
+end, tests)
 for _, t in ipairs(tests) do
   local ok, err = pcall(t.fn)
   -- Leave no prompt behind for the next test.

@@ -21,6 +21,9 @@ pub(super) struct Listing {
     /// Ids, sessions and calls that were escaped in the text, unescaped.
     unescaped: String,
     items: Vec<Item>,
+    /// Listed prompts left out because their session is not running, by
+    /// id: a directory's listing may repeat the default instance's.
+    pub stale: std::collections::HashSet<String>,
 }
 
 struct Body {
@@ -267,6 +270,7 @@ impl Listing {
             bodies,
             unescaped,
             items,
+            ..
         } = self;
         for item in items.iter_mut() {
             match item {
@@ -325,6 +329,7 @@ impl Listing {
         self.bodies.append(&mut other.bodies);
         self.unescaped.push_str(&other.unescaped);
         self.items.append(&mut other.items);
+        self.stale.extend(other.stale.drain());
     }
 
     pub fn is_empty(&self) -> bool {
@@ -349,6 +354,7 @@ impl Listing {
             bodies,
             unescaped,
             items,
+            ..
         } = self;
         items.retain(|item| keep(view(bodies, unescaped, item)));
     }
@@ -411,6 +417,10 @@ fn view<'a>(bodies: &'a [Body], unescaped: &'a str, item: &'a Item) -> Listed<'a
 impl SnapshotListing for Listing {
     fn len(&self) -> usize {
         Listing::len(self)
+    }
+
+    fn hidden(&self) -> usize {
+        self.stale.len()
     }
 
     fn id(&self, index: usize) -> &str {

@@ -217,6 +217,7 @@ impl OpenCode {
                 unknown.insert(found == Some(true));
             }
         }
+        let mut stale = Vec::new();
         listed.retain(|p| {
             let live = match (&busy, p.kind) {
                 (Some(busy), ListedKind::Questions) => busy.contains(p.session),
@@ -226,11 +227,13 @@ impl OpenCode {
                 (Some(_), _) => false,
             };
             if !live {
+                stale.push(p.id.to_owned());
                 let id = text::for_display(p.id, text::DISPLAY_ID_CHARS);
                 tracing::info!(server = %self.spec.name, %id, kind = p.kind.name(), "listed prompt skipped: its session is not running");
             }
             live
         });
+        listed.stale.extend(stale);
         Ok(listed)
     }
 

@@ -75,8 +75,12 @@ M.status = { pending = 0, servers = {} }
 --- The question request on screen: { key, params, close = fun(), respond = fun(result, err) }.
 M.current = nil
 
+--- The plugin's client, else one started by `vim.lsp.enable('ask_lsp')`:
+--- :AskLsp talks to that one rather than start a second ask-lsp (every
+--- prompt would show twice).
 local function client()
-  return M.client_id and vim.lsp.get_client_by_id(M.client_id) or nil
+  local own = M.client_id and vim.lsp.get_client_by_id(M.client_id) or nil
+  return own or vim.lsp.get_clients({ name = 'ask_lsp' })[1]
 end
 M.get = client
 
@@ -160,7 +164,7 @@ end
 function M.start()
   local existing = client()
   if existing and not existing:is_stopped() then
-    return M.client_id
+    return existing.id
   end
   local opts = config.options
   local cmd, source = config.command()

@@ -11,7 +11,7 @@ local function pending_list()
     return nil
   end
   if #list == 0 then
-    vim.notify('ask-lsp: no pending questions')
+    vim.notify('ask-lsp: nothing pending')
     return nil
   end
   return list
@@ -37,7 +37,7 @@ local function choose(fn)
   if #list == 1 then
     fn(list[1])
   else
-    vim.ui.select(list, { prompt = 'Pending questions', format_item = describe }, function(choice)
+    vim.ui.select(list, { prompt = 'Pending prompts', format_item = describe }, function(choice)
       if choice then
         fn(choice)
       end
@@ -55,7 +55,7 @@ M.subcommands = {
     for i, request in ipairs(list) do
       table.insert(lines, ('%d. %s'):format(i, describe(request)))
     end
-    vim.notify('ask-lsp: pending questions\n' .. table.concat(lines, '\n'))
+    vim.notify('ask-lsp: pending prompts\n' .. table.concat(lines, '\n'))
   end,
   -- Shows a pending request again (one you closed with q, or one waiting).
   answer = function()
@@ -113,6 +113,16 @@ function M.run(args)
     return
   end
   if not OFFLINE[name] and not client.get() then
+    if not require('ask-lsp.config').configured then
+      -- Never a client nobody asked for: with vim.lsp.enable('ask_lsp') it
+      -- would be a second one.
+      vim.notify(
+        "ask-lsp is not running: with the plugin, call require('ask-lsp').setup{} (or :AskLsp start); "
+          .. "without it, vim.lsp.enable('ask_lsp') starts it with the first file you open",
+        vim.log.levels.WARN
+      )
+      return
+    end
     require('ask-lsp').start()
   end
   fn()

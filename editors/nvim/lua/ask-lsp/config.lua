@@ -50,6 +50,8 @@ M.defaults = {
 
 ---@type ask-lsp.Config
 M.options = vim.deepcopy(M.defaults)
+--- setup{} was called: :AskLsp may start the plugin's client.
+M.configured = false
 
 --- The command that starts ask-lsp and where it came from: the configured
 --- `cmd`, else the plugin-local binary, else `ask-lsp` on $PATH.
@@ -70,6 +72,7 @@ end
 ---@return ask-lsp.Config
 function M.set(opts)
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  M.configured = true
   if type(M.options.cmd) == 'string' then
     M.options.cmd = { M.options.cmd }
   end

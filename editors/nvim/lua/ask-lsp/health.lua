@@ -27,7 +27,10 @@ function M.check()
     return
   end
   if not client.get() then
-    health.warn('ask-lsp is not running', { 'call require("ask-lsp").setup{} or :AskLsp start' })
+    health.warn('ask-lsp is not running', {
+      'with the plugin: call require("ask-lsp").setup{} or :AskLsp start',
+      "without it: vim.lsp.enable('ask_lsp') starts it with the first file you open",
+    })
     return
   end
   local status, err = client.command_sync('askLsp.status', {}, 3000)
@@ -39,9 +42,8 @@ function M.check()
     if server.discovered ~= nil and server.discovered ~= vim.NIL then
       health.info(('server %s (%s): no server configured; found running: %s'):format(server.name, server.url, server.discovered))
     elseif server.defaulted then
-      health.warn(('server %s: none configured, so ask-lsp follows the default %s'):format(server.name, server.url), {
-        'set servers in setup{} (or $ASK_LSP_URL) to the OpenCode you use',
-      })
+      -- The documented default is no problem; say how to choose another.
+      health.info(('server %s: none configured, so ask-lsp follows %s (set servers in setup{} or $ASK_LSP_URL to choose another)'):format(server.name, server.url))
     end
     if server.connected then
       health.ok(('server %s (%s): connected'):format(server.name, server.url))
@@ -55,7 +57,7 @@ function M.check()
       })
     end
   end
-  health.info(('pending questions: %d'):format(status.pending))
+  health.info(('pending prompts (questions, permissions, forms): %d'):format(status.pending))
 end
 
 return M

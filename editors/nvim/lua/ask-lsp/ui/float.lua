@@ -3,6 +3,7 @@
 -- vim.ui.select it can be closed from code (answered elsewhere).
 local ui = require('ask-lsp.ui')
 local window = require('ask-lsp.ui.window')
+local asker = require('ask-lsp.ui.permission').asker
 
 local M = {}
 
@@ -56,6 +57,10 @@ function Form:render()
     head = head .. ' (pick any)'
   end
   vim.list_extend(lines, wrap(head, width))
+  -- Who asks: session, server, agent, project (as the permission float).
+  local who = wrap(asker(self.prompt.params), width)
+  local who_rows = { first = #lines + 1, last = #lines + #who }
+  vim.list_extend(lines, who)
   vim.list_extend(lines, wrap(question.question, width))
   table.insert(lines, '')
   for i, option in ipairs(question.options) do
@@ -81,7 +86,7 @@ function Form:render()
   vim.list_extend(lines, help)
   self.option_line = option_line
   self.window:set(lines)
-  self:highlight(lines, spans, #help)
+  self:highlight(lines, spans, #help, who_rows)
   local row = math.min(self.cursor[self.index], math.max(self:rows(), 1))
   if option_line[row] then
     self.window:cursor(option_line[row])
@@ -90,11 +95,14 @@ end
 
 --- Title and help lines; each option's label (AskLspSelected once picked)
 --- and its description, from " — " on, wrapped lines included.
-function Form:highlight(lines, spans, help_lines)
+function Form:highlight(lines, spans, help_lines, who_rows)
   local function mark(row, from, to, group)
     self.window:mark(row, from, to, group)
   end
   mark(1, 0, #lines[1], 'AskLspTitle')
+  for row = who_rows.first, who_rows.last do
+    mark(row, 0, #lines[row], 'AskLspDescription')
+  end
   for _, span in ipairs(spans) do
     local line = lines[span.first]
     local sep = line:find(' — ', 1, true)
@@ -174,6 +182,16 @@ function Form:pick(row)
   else
     self.picked[self.index] = { [row] = true }
     self.typed[self.index] = nil
+    self:picked_one()
+  end
+end
+
+--- After a single-select answer: the next question; on the last of several,
+--- stay for a review (<CR> submits); a lone question is sent at once.
+function Form:picked_one()
+  if #self.questions > 1 and self.index == #self.questions then
+    self:render()
+  else
     self:advance()
   end
 end
@@ -205,7 +223,7 @@ function Form:type()
     end
     if self.window:valid() then
       if not question.multiple and self.typed[index] then
-        self:advance()
+        self:picked_one()
       else
         self:render()
       end

@@ -2,6 +2,7 @@
 -- (telescope, fzf-lua, snacks, …) shows them. vim.ui.select cannot be closed
 -- from code: when a question is answered elsewhere, a late choice is ignored.
 local ui = require('ask-lsp.ui')
+local asker = require('ask-lsp.ui.permission').asker
 
 local M = {}
 
@@ -10,6 +11,15 @@ local OTHER, REJECT = { other = true }, { reject = true }
 function M.show(prompt)
   local questions = prompt.params.questions
   local answers = {}
+  --- Left pending: say how to come back to it, or it is easily lost.
+  local function later()
+    -- A picker closed after the prompt was resolved elsewhere says nothing.
+    if require('ask-lsp.client').current ~= prompt then
+      return
+    end
+    prompt.respond({ outcome = 'deferred' })
+    vim.notify(('ask-lsp: "%s" is still pending: :AskLsp answer shows it again, :AskLsp reject rejects it'):format(ui.request_title(prompt.params)))
+  end
   local function ask(index)
     if index > #questions then
       prompt.respond({ outcome = 'answered', answers = answers })
@@ -23,7 +33,7 @@ function M.show(prompt)
       table.insert(items, OTHER)
     end
     vim.ui.select(items, {
-      prompt = ui.title(question, index, #questions),
+      prompt = ui.title(question, index, #questions) .. ' — ' .. asker(prompt.params),
       kind = 'ask-lsp',
       format_item = function(item)
         if item == OTHER then
@@ -35,14 +45,14 @@ function M.show(prompt)
       end,
     }, function(choice)
       if choice == nil then
-        prompt.respond({ outcome = 'deferred' })
+        later()
       elseif choice == REJECT then
         prompt.respond({ outcome = 'rejected' })
       elseif choice == OTHER then
         vim.ui.input({ prompt = question.question .. ' ' }, function(text)
           text = text and vim.trim(text) or ''
           if text == '' then
-            prompt.respond({ outcome = 'deferred' })
+            later()
           else
             answers[index] = { text }
             ask(index + 1)
