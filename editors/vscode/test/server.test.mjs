@@ -126,8 +126,9 @@ const samples = {
   opencode: { name: 'oc', url: 'http://127.0.0.1:9', directory: '/tmp', username: 'u', password: 'p' },
   sandbox: { name: 'sa', url: 'http://127.0.0.1:9', backend: 'sandbox-agent', serverId: 'claude', token: 't' },
   surface: 'auto',
-  policy: { mode: 'forward', timeoutMs: 60000, servers: { oc: { mode: 'forward' } }, agents: { plan: { mode: 'forward' } },
-    sessions: { ses_x: { mode: 'forward' } } },
+  // Session ids are unique per server only: their policies live under it.
+  policy: { mode: 'forward', timeoutMs: 60000, servers: { oc: { mode: 'forward', sessions: { ses_x: { mode: 'forward' } } } },
+    agents: { plan: { mode: 'forward' } } },
 };
 
 test('every setting in package.json is a key ask-lsp accepts', async () => {
@@ -284,6 +285,9 @@ test('a form cancelled by the agent cancels the request token; a link is consent
   const url = 'https://github.com@login.example.com/oauth/authorize?state=xyz';
   const linkId = await elicit('cancel', { sessionId: 'sim-session', mode: 'url', elicitationId: 'oauth-1', url, message: 'Authorize access.' });
   assert.deepEqual(await logAfter(start, 'the consent'), [{ kind: 'acp', message: { jsonrpc: '2.0', id: linkId, result: { action: 'accept' } } }]);
-  assert.deepEqual(link, { url, domain: 'login.example.com' });
+  assert.deepEqual(link, {
+    url, domain: 'login.example.com',
+    warning: 'Check the host: the link shows "github.com@login.example.com" where its host goes, but a browser opens login.example.com.',
+  });
   connection.dispose();
 });
