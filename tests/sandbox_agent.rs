@@ -455,12 +455,18 @@ async fn forms_from_acp_elicitation() {
         .await;
     assert_eq!(turn.await.unwrap()["received"], json!({"action": "accept"}));
 
-    // The agent says the link's interaction is over: resolved elsewhere.
+    // The agent says the link's flow is over while its request is open (as
+    // Claude does): the request is accepted, as the spec's sequence has it,
+    // and the editor's prompt withdrawn, not called answered elsewhere.
     let turn = server.turn(24, "form-complete");
     let ask = client.next_method("askQuestions/ask").await;
     let resolved = resolved_for(&mut client, &ask).await;
-    assert_eq!(resolved["reason"], "answeredElsewhere", "{resolved}");
-    assert_eq!(turn.await.unwrap()["received"], Value::Null);
+    assert_eq!(resolved["state"], "dismissed", "{resolved}");
+    assert_eq!(
+        resolved["message"],
+        "\"Authorize access to your repositories.\": the agent no longer waits for an answer"
+    );
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "accept"}));
 
     // Cancelled by the agent: withdrawn.
     let turn = server.turn(25, "form-all cancel");
@@ -469,8 +475,8 @@ async fn forms_from_acp_elicitation() {
     assert_eq!(resolved["state"], "dismissed", "{resolved}");
     assert_eq!(turn.await.unwrap()["received"], Value::Null);
 
-    // Answered by another client: the agent has that answer; the turn's end
-    // withdraws ours, and a late answer here reaches nobody.
+    // Answered by another client: the agent has that answer; its tool call's
+    // end resolves ours, and a late answer here reaches nobody.
     let turn = server.turn(26, "form-all");
     let ask = client.next_method("askQuestions/ask").await;
     let rpc_id = ask["params"]["requestID"]
@@ -485,7 +491,7 @@ async fn forms_from_acp_elicitation() {
         .await;
     assert_eq!(turn.await.unwrap()["received"], json!({"action": "cancel"}));
     let resolved = resolved_for(&mut client, &ask).await;
-    assert_eq!(resolved["state"], "dismissed", "{resolved}");
+    assert_eq!(resolved["reason"], "answeredElsewhere", "{resolved}");
 
     // Schemas outside the subset: declined at once, the reason shown.
     for (text, reason) in [
