@@ -718,44 +718,130 @@ async fn forms_in_the_terminal() {
 }
 
 /// The real Claude agent (`@agentclientprotocol/claude-agent-acp`, installed
-/// by install.sh) hosted by sandbox-agent, its model a mock Messages API that
-/// calls AskUserQuestion: the person's answer in the editor must come back to
-/// the model as the tool's result.
+/// by install.sh) hosted by sandbox-agent, its model `mock-anthropic` (a mock
+/// Messages API that calls AskUserQuestion once a turn). Everything the agent
+/// reads on stdin is also written to `stdin.log` in `log`.
+struct Claude {
+    server: Server,
+    _api: Child,
+    api_port: u16,
+    log: tempfile::TempDir,
+}
+
+impl Claude {
+    async fn start() -> Option<Claude> {
+        let Some(claude) = std::env::var_os("CLAUDE_AGENT_ACP") else {
+            assert!(
+                std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
+                "ASK_LSP_REQUIRE_E2E is set but CLAUDE_AGENT_ACP is not (tests/sandbox_agent/install.sh)"
+            );
+            eprintln!("SKIP: CLAUDE_AGENT_ACP not set (run tests/sandbox_agent/install.sh)");
+            return None;
+        };
+        let api_port = free_port();
+        let mut api = Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mock-anthropic"))
+            .arg(api_port.to_string())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut ready = tokio::io::BufReader::new(api.stdout.take().unwrap());
+        let mut line = String::new();
+        tokio::io::AsyncBufReadExt::read_line(&mut ready, &mut line)
+            .await
+            .unwrap();
+        assert_eq!(line.trim(), "listening");
+        let log = tempfile::tempdir().unwrap();
+        // IS_SANDBOX: Claude Code refuses to run as root otherwise (this
+        // machine's tests run as root); nothing else leaves 127.0.0.1.
+        let agent = format!(
+            "#!/bin/sh\nexport ANTHROPIC_BASE_URL=http://127.0.0.1:{api_port} ANTHROPIC_API_KEY=sk-test \
+             IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1\n\
+             tee -a '{}' | node '{}'\n",
+            log.path().join("stdin.log").display(),
+            claude.to_string_lossy()
+        );
+        let server = Server::start_with(&agent).await?;
+        Some(Claude {
+            server,
+            _api: api,
+            api_port,
+            log,
+        })
+    }
+
+    /// A new session, as a client advertising forms and links opens it.
+    async fn session(&self, id: u64) -> String {
+        let session = self
+            .server
+            .rpc(
+                "",
+                id,
+                "session/new",
+                json!({"cwd": "/tmp", "mcpServers": []}),
+            )
+            .await;
+        session["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{session}"))
+            .to_owned()
+    }
+
+    /// The tool results the model was given.
+    async fn tool_results(&self) -> Vec<Value> {
+        let received: Value = self
+            .server
+            .http
+            .get(format!("http://127.0.0.1:{}/received", self.api_port))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        received.as_array().unwrap().clone()
+    }
+
+    /// How many responses the agent read for each of its own requests
+    /// (JSON-RPC messages without a method), by id.
+    fn responses(&self) -> std::collections::BTreeMap<String, usize> {
+        let log = std::fs::read_to_string(self.log.path().join("stdin.log")).unwrap_or_default();
+        let mut counts = std::collections::BTreeMap::new();
+        for line in log.lines() {
+            let message: Value = serde_json::from_str(line).unwrap_or_default();
+            if message.get("method").is_none() && message.get("id").is_some() {
+                *counts.entry(message["id"].to_string()).or_default() += 1;
+            }
+        }
+        counts
+    }
+}
+
+/// The form Claude's AskUserQuestion becomes; returns its choice field's id.
+fn database_field(ask: &Value) -> String {
+    let params = &ask["params"];
+    assert_eq!(params["kind"], "form", "{params}");
+    assert_eq!(params["form"]["message"], "Which database should I use?");
+    let choice = params["form"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["type"] == "choice")
+        .unwrap_or_else(|| panic!("{params}"))
+        .clone();
+    assert_eq!(choice["title"], "Database");
+    choice["id"].as_str().unwrap().to_owned()
+}
+
+/// The person's answer in the editor must come back to the model as the
+/// tool's result.
 #[tokio::test]
 async fn claude_code_asks_through_ask_lsp() {
-    let Some(claude) = std::env::var_os("CLAUDE_AGENT_ACP") else {
-        assert!(
-            std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
-            "ASK_LSP_REQUIRE_E2E is set but CLAUDE_AGENT_ACP is not (tests/sandbox_agent/install.sh)"
-        );
-        eprintln!("SKIP: CLAUDE_AGENT_ACP not set (run tests/sandbox_agent/install.sh)");
+    let Some(claude) = Claude::start().await else {
         return;
     };
-    let api_port = free_port();
-    let mut api = Command::new("python3")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mock-anthropic"))
-        .arg(api_port.to_string())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut ready = tokio::io::BufReader::new(api.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::io::AsyncBufReadExt::read_line(&mut ready, &mut line)
-        .await
-        .unwrap();
-    assert_eq!(line.trim(), "listening");
-    // IS_SANDBOX: Claude Code refuses to run as root otherwise (this
-    // machine's tests run as root); nothing else leaves 127.0.0.1.
-    let agent = format!(
-        "#!/bin/sh\nexport ANTHROPIC_BASE_URL=http://127.0.0.1:{api_port} ANTHROPIC_API_KEY=sk-test \
-         IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1\n\
-         exec node {}\n",
-        claude.to_string_lossy()
-    );
-    let Some(server) = Server::start_with(&agent).await else {
-        return;
-    };
+    let server = &claude.server;
     let session = server
         .open_session(
             serde_json::from_str(FORM_CAPS).unwrap(),
@@ -766,23 +852,9 @@ async fn claude_code_asks_through_ask_lsp() {
     let turn = server.turn_in(&session, 50, "Pick a database for me.");
     let ask = client.next_method("askQuestions/ask").await;
     let params = &ask["params"];
-    assert_eq!(params["kind"], "form", "{params}");
     assert_eq!(params["sessionID"], session.as_str());
     assert_eq!(params["origin"]["toolCallID"], "toolu_1");
-    assert_eq!(params["form"]["message"], "Which database should I use?");
-    let choice = params["form"]["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["type"] == "choice")
-        .unwrap_or_else(|| panic!("{params}"))
-        .clone();
-    assert_eq!(choice["title"], "Database");
-    assert_eq!(
-        choice["options"],
-        json!([{"value": "Postgres", "label": "Postgres"}, {"value": "SQLite", "label": "SQLite"}])
-    );
-    let field = choice["id"].as_str().unwrap().to_owned();
+    let field = database_field(&ask);
     client
         .respond(
             &ask["id"],
@@ -791,22 +863,151 @@ async fn claude_code_asks_through_ask_lsp() {
         .await;
     let result = turn.await.unwrap();
     assert_eq!(result["stopReason"], "end_turn", "{result}");
-    let received: Value = server
-        .http
-        .get(format!("http://127.0.0.1:{api_port}/received"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let results = received.as_array().unwrap();
-    assert_eq!(results.len(), 1, "{received}");
+    let results = claude.tool_results().await;
+    assert_eq!(results.len(), 1, "{results:?}");
     assert_eq!(results[0]["tool_use_id"], "toolu_1");
     let content = results[0]["content"].to_string();
     assert!(
         content.contains(r#"\"Which database should I use?\"=\"SQLite\""#),
         "{content}"
+    );
+}
+
+/// Two sessions on one server: the end of one session's turn leaves the
+/// other's question open, and its answer reaches the model.
+#[tokio::test]
+async fn claude_code_two_sessions_at_once() {
+    let Some(claude) = Claude::start().await else {
+        return;
+    };
+    let server = &claude.server;
+    let first = server
+        .open_session(
+            serde_json::from_str(FORM_CAPS).unwrap(),
+            "@agentclientprotocol/claude-agent-acp",
+        )
+        .await;
+    let second = claude.session(3).await;
+    let mut client = server.client(extension_caps(), json!({})).await;
+    let turn_a = server.turn_in(&first, 50, "Pick a database for me.");
+    let ask_a = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask_a["params"]["sessionID"], first.as_str());
+    let turn_b = server.turn_in(&second, 51, "Pick a database for me too.");
+    // The editor shows one prompt at a time: B's waits behind A's.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while client.status().await["pending"] != 2 {
+        assert!(tokio::time::Instant::now() < deadline, "B never asked");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let field = database_field(&ask_a);
+    client
+        .respond(
+            &ask_a["id"],
+            json!({"outcome": "answered", "values": {field: "SQLite"}}),
+        )
+        .await;
+    assert_eq!(turn_a.await.unwrap()["stopReason"], "end_turn");
+    // A's turn is over; B's question must still be open.
+    let ask_b = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask_b["params"]["sessionID"], second.as_str());
+    client.drain(Duration::from_millis(500)).await;
+    assert!(
+        client.seen.iter().all(|m| m["method"] != "askQuestions/resolved"
+            || m["params"]["key"] != ask_b["params"]["key"]),
+        "B's question was withdrawn when A's turn ended: {:?}",
+        client.seen
+    );
+    let field = database_field(&ask_b);
+    client
+        .respond(
+            &ask_b["id"],
+            json!({"outcome": "answered", "values": {field: "Postgres"}}),
+        )
+        .await;
+    let result = tokio::time::timeout(WAIT, turn_b)
+        .await
+        .expect("B's turn ends once answered")
+        .unwrap();
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let answers: Vec<String> = claude
+        .tool_results()
+        .await
+        .iter()
+        .map(|r| r["content"].to_string())
+        .collect();
+    assert!(answers.iter().any(|a| a.contains(r#"=\"SQLite\""#)), "{answers:?}");
+    assert!(answers.iter().any(|a| a.contains(r#"=\"Postgres\""#)), "{answers:?}");
+    assert!(claude.responses().values().all(|n| *n == 1), "{:?}", claude.responses());
+}
+
+/// The editor (ask-lsp) restarts mid-turn: the question answered before is
+/// not shown again, the open one is, and the agent reads exactly one
+/// response for each of its requests.
+#[tokio::test]
+async fn claude_code_across_an_editor_restart() {
+    let Some(claude) = Claude::start().await else {
+        return;
+    };
+    let server = &claude.server;
+    let first = server
+        .open_session(
+            serde_json::from_str(FORM_CAPS).unwrap(),
+            "@agentclientprotocol/claude-agent-acp",
+        )
+        .await;
+    let mut client = server.client(extension_caps(), json!({})).await;
+    let turn = server.turn_in(&first, 50, "Pick a database for me.");
+    let ask = client.next_method("askQuestions/ask").await;
+    let field = database_field(&ask);
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {field: "SQLite"}}),
+        )
+        .await;
+    assert_eq!(turn.await.unwrap()["stopReason"], "end_turn");
+
+    // Mid-turn in another session, the editor goes away.
+    let second = claude.session(3).await;
+    let turn = server.turn_in(&second, 51, "Pick a database for me too.");
+    let open = client.next_method("askQuestions/ask").await;
+    assert_eq!(open["params"]["sessionID"], second.as_str());
+    client.shutdown().await;
+    let (_, report) = status_json(server).await;
+    let pending = &report["servers"][0]["pending"];
+    assert_eq!(pending.as_array().map(Vec::len), Some(1), "{report}");
+    assert_eq!(pending[0]["session"], second.as_str(), "{report}");
+
+    let mut client = server.client(extension_caps(), json!({})).await;
+    let again = client.next_method("askQuestions/ask").await;
+    assert_eq!(again["params"]["sessionID"], second.as_str(), "{again}");
+    assert_eq!(again["params"]["key"], open["params"]["key"]);
+    let field = database_field(&again);
+    client
+        .respond(
+            &again["id"],
+            json!({"outcome": "answered", "values": {field: "Postgres"}}),
+        )
+        .await;
+    let result = tokio::time::timeout(WAIT, turn).await.unwrap().unwrap();
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    client.drain(Duration::from_millis(500)).await;
+    let asked: Vec<&Value> = client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "askQuestions/ask")
+        .collect();
+    assert_eq!(asked.len(), 1, "the answered question came back: {asked:?}");
+    // Ids 0 and 1: the two elicitations; each answered once.
+    let responses = claude.responses();
+    assert_eq!(responses.get("0"), Some(&1), "{responses:?}");
+    assert_eq!(responses.get("1"), Some(&1), "{responses:?}");
+    let answers = claude.tool_results().await;
+    assert!(
+        answers
+            .iter()
+            .any(|r| r["content"].to_string().contains(r#"=\"Postgres\""#)),
+        "{answers:?}"
     );
 }
 
