@@ -684,7 +684,7 @@ impl SandboxAgent {
         Ok(ended.into_iter().all(|event| sink.send(event).is_ok()))
     }
 
-    /// Waits for the replayed history to be over, then shows what it left open.
+    /// Waits for the replayed history to be over, then lists what it left open.
     async fn settle(&self, sink: &EventSink) {
         self.activity.notified().await;
         while tokio::time::timeout(SETTLE, self.activity.notified())
@@ -693,24 +693,23 @@ impl SandboxAgent {
         {}
         let mut state = self.state.lock().expect("not poisoned");
         state.replaying = false;
+        let mut pending = Vec::new();
         for (id, held) in std::mem::take(&mut state.held) {
-            let event = match held {
-                Held::Asked(prompt) => BackendEvent::Asked(prompt),
+            match held {
+                Held::Asked(prompt) => pending.push(prompt),
                 Held::Refused(reason) => {
                     state.open.retain(|(open, _)| *open != id);
-                    BackendEvent::Invalid {
+                    let _ = sink.send(BackendEvent::Invalid {
                         error: format!(
                             "an agent's form from before ask-lsp started cannot be shown ({reason}); \
                              ask-lsp did not decline it, since the server's history cannot say whether it was answered"
                         ),
-                    }
+                    });
                 }
-            };
-            // Sent under the lock: before any later event about it.
-            if sink.send(event).is_err() {
-                return;
             }
         }
+        // Under the lock: before any later event about them.
+        let _ = sink.send(BackendEvent::Snapshot(pending.into()));
     }
 }
 
