@@ -1112,3 +1112,66 @@ async fn status_lists_what_an_acp_agent_waits_for() {
     assert_eq!(pending[0]["title"], "Database");
     assert_eq!(pending[0]["session"], "mock-session-1");
 }
+
+/// Each fresh ask-lsp reads the server's whole history: what was declined
+/// before is not declined again, and an unshowable request from before it
+/// started is not answered by no one's decision (the person is told).
+#[tokio::test]
+async fn replayed_history_is_not_answered_again() {
+    let Some(server) = Server::start().await else {
+        return;
+    };
+    server
+        .open_session(serde_json::from_str(FORM_CAPS).unwrap(), MOCK)
+        .await;
+    let mut client = server.client(extension_caps(), json!({})).await;
+    // Past the replayed history: what comes now is live.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while client.status().await["servers"][0]["connected"] != true {
+        assert!(tokio::time::Instant::now() < deadline, "never connected");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let meta = server.turn(20, "form-nested").await.unwrap();
+    assert_eq!(meta["received"], json!({"action": "decline"}));
+    message_saying(&mut client, "ask-lsp declined it").await;
+    client.shutdown().await;
+
+    // Asked while no ask-lsp runs.
+    let waiting = server.turn(21, "form-ref");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for _ in 0..3 {
+        let mut client = server.client(extension_caps(), json!({})).await;
+        let shown = message_saying(&mut client, "from before ask-lsp started").await;
+        assert!(shown.contains("field \"host\" uses $ref"), "{shown}");
+        assert!(shown.contains("did not decline it"), "{shown}");
+        client.drain(Duration::from_millis(500)).await;
+        assert!(
+            client
+                .seen
+                .iter()
+                .all(|m| m["method"] != "window/showMessage"
+                    || !m["params"]["message"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .contains("\"server\"")),
+            "the declined form came back: {:?}",
+            client.seen
+        );
+        client.shutdown().await;
+    }
+    // Another session: the first one's turn still waits.
+    let other = server
+        .rpc(
+            "",
+            22,
+            "session/new",
+            json!({"cwd": "/tmp", "mcpServers": []}),
+        )
+        .await;
+    let other = other["result"]["sessionId"].as_str().unwrap().to_owned();
+    let report = server.turn_in(&other, 23, "report").await.unwrap();
+    assert_eq!(report["_meta"]["responses"], json!({"q-1": 1}), "{report}");
+    assert!(!waiting.is_finished());
+    waiting.abort();
+}
