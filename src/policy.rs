@@ -1179,6 +1179,7 @@ mod tests {
                 .map(|v| crate::prompt::FieldOption {
                     value: v.to_string(),
                     label: v.to_uppercase(),
+                    description: String::new(),
                 })
                 .collect(),
             default: None,

@@ -368,7 +368,7 @@ async fn forms_from_acp_elicitation() {
     );
     assert_eq!(
         field("strategy")["options"],
-        json!([{"value": "conservative", "label": "Conservative"},
+        json!([{"value": "conservative", "label": "Conservative", "description": "Minimal changes"},
                {"value": "balanced", "label": "Balanced (Recommended)"}])
     );
     assert_eq!(field("colors")["type"], "multi");
@@ -626,6 +626,13 @@ async fn forms_on_a_plain_lsp_client() {
         .respond(&shown["id"], json!({"title": "↷ Skip"}))
         .await;
     let shown = client.next_method("window/showMessageRequest").await;
+    assert!(
+        shown["params"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("(choice, required)\n  Conservative: Minimal changes"),
+        "{shown}"
+    );
     assert_eq!(
         shown["params"]["actions"],
         json!([{"title": "Conservative"}, {"title": "Balanced (Recommended)"},
@@ -710,6 +717,7 @@ async fn forms_in_the_terminal() {
         "  ratio takes at most 1",
         "(7/12) Port [integer, at least 1024, at most 65535, required]\nType a number; an empty line keeps the default. (default: 3000)",
         "  2. Green",
+        "  1. Conservative — Minimal changes\n  2. Balanced (Recommended)\n",
         "── Link from default (session ) ──",
         "[Link] ask-lsp does not open links: open it yourself only if you trust login.example.com.\n  Domain: login.example.com\n  ⚠ Check the host: the link shows \"github.com@login.example.com\" where its host goes, but a browser opens login.example.com.\n  URL: https://github.com@login.example.com/oauth/authorize?state=xyz\n  The agent's message:\n  │ Authorize access to your repositories.\ny: accept",
     ] {
@@ -831,6 +839,12 @@ fn database_field(ask: &Value) -> String {
         .unwrap_or_else(|| panic!("{params}"))
         .clone();
     assert_eq!(choice["title"], "Database");
+    // The agent's trade-offs (ACP `EnumOption.description`) reach the editor.
+    assert_eq!(
+        choice["options"],
+        json!([{"value": "Postgres", "label": "Postgres", "description": "Relational"},
+               {"value": "SQLite", "label": "SQLite", "description": "Embedded"}])
+    );
     choice["id"].as_str().unwrap().to_owned()
 }
 

@@ -136,6 +136,7 @@ fn field_kind(kind: &FieldKind) -> ext::FieldKind {
             .map(|o| ext::FieldOption {
                 value: o.value.clone(),
                 label: o.label.clone(),
+                description: o.description.clone(),
             })
             .collect()
     };
@@ -543,6 +544,9 @@ fn form_message(
     message.push_str(&format!(" ({})", field_hint(field)));
     match &field.kind {
         FieldKind::Choice { options, .. } => {
+            for option in options.iter().filter(|o| !o.description.is_empty()) {
+                message.push_str(&format!("\n  {}: {}", option.label, option.description));
+            }
             titles.extend(options.iter().map(|o| o.label.clone()));
         }
         FieldKind::Boolean { .. } => titles.extend([YES_ACTION.into(), NO_ACTION.into()]),
