@@ -877,13 +877,22 @@ async fn claude_code_asks_through_ask_lsp() {
         .await;
     let result = turn.await.unwrap();
     assert_eq!(result["stopReason"], "end_turn", "{result}");
+    // The model may be asked again with the same result (a retry sends
+    // the block with other cache marks): one tool call, one answer.
     let results = claude.tool_results().await;
-    assert_eq!(results.len(), 1, "{results:?}");
-    assert_eq!(results[0]["tool_use_id"], "toolu_1");
-    let content = results[0]["content"].to_string();
     assert!(
-        content.contains(r#"\"Which database should I use?\"=\"SQLite\""#),
-        "{content}"
+        results.iter().all(|r| r["tool_use_id"] == "toolu_1"
+            && r["content"]
+                .to_string()
+                .contains(r#"\"Which database should I use?\"=\"SQLite\""#)),
+        "{results:?}"
+    );
+    assert!(!results.is_empty());
+    assert_eq!(
+        claude.responses().get("0"),
+        Some(&1),
+        "{:?}",
+        claude.responses()
     );
 }
 
@@ -996,11 +1005,8 @@ async fn claude_code_across_an_editor_restart() {
         )
         .await;
     let turn = server.turn_in(&second, 51, "Pick a database for me too.");
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while client.status().await["pending"] != 1 {
-        assert!(tokio::time::Instant::now() < deadline, "B never asked");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let open = client.next_method("askQuestions/ask").await;
+    assert_eq!(open["params"]["sessionID"], second.as_str(), "{open}");
     client.shutdown().await;
     let (_, report) = status_json(server).await;
     let pending = &report["servers"][0]["pending"];

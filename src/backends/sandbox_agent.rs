@@ -50,7 +50,10 @@ const ELICIT_COMPLETE: &str = "elicitation/complete";
 /// Open requests kept at most (each is a blocked agent turn; more is abuse).
 const MAX_OPEN: usize = 1024;
 /// Quiet that ends the replayed history at the start of the stream.
-const SETTLE: std::time::Duration = std::time::Duration::from_millis(200);
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
+/// Quiet after connecting that means there is no history (sandbox-agent
+/// itself always has some: the `initialize` result).
+const NO_HISTORY: std::time::Duration = std::time::Duration::from_millis(1000);
 
 pub(crate) struct SandboxAgent {
     endpoint: String,
@@ -686,11 +689,15 @@ impl SandboxAgent {
 
     /// Waits for the replayed history to be over, then lists what it left open.
     async fn settle(&self, sink: &EventSink) {
+        // Connected (or the first event).
         self.activity.notified().await;
-        while tokio::time::timeout(SETTLE, self.activity.notified())
+        let mut quiet = NO_HISTORY;
+        while tokio::time::timeout(quiet, self.activity.notified())
             .await
             .is_ok()
-        {}
+        {
+            quiet = SETTLE;
+        }
         let mut state = self.state.lock().expect("not poisoned");
         state.replaying = false;
         let mut pending = Vec::new();
@@ -747,7 +754,11 @@ impl Follow for SandboxAgent {
     }
 
     fn resync<'a>(&'a self, _sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>> {
-        // The stream replays from Last-Event-ID: nothing to list.
+        // The stream replays from Last-Event-ID: nothing to list; the first
+        // connection starts the wait for the end of the history.
+        if self.state.lock().expect("not poisoned").replaying {
+            self.activity.notify_one();
+        }
         Box::pin(async { Ok(()) })
     }
 
