@@ -894,7 +894,7 @@ mod tests {
     }
 
     #[test]
-    fn cancellation_exit_and_turn_end() {
+    fn cancellation_exit_turn_end_and_tool_call_end() {
         let parse = |data: &str| parse_message(data, "9").unwrap();
         assert_eq!(
             parse(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"q-1"}}"#),
@@ -912,6 +912,23 @@ mod tests {
         );
         assert_eq!(
             parse(r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#),
+            AcpEvent::Other
+        );
+        // From Claude (claude-agent-acp 0.101.0) once AskUserQuestion is answered.
+        assert_eq!(
+            parse(
+                r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed"}}}"#
+            ),
+            AcpEvent::ToolCallEnded {
+                session: "s1".into(),
+                tool_call: "toolu_1".into(),
+                ok: true
+            }
+        );
+        assert_eq!(
+            parse(
+                r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"in_progress"}}}"#
+            ),
             AcpEvent::Other
         );
         assert!(parse_message("{", "9").is_err());

@@ -682,7 +682,16 @@ mod doc_tests {
                     json(field(FieldKind::Boolean { default: None })),
                 ),
             ),
-            ("FieldOption", same(json(&option))),
+            (
+                "FieldOption",
+                (
+                    json(FieldOption {
+                        description: "d".into(),
+                        ..option.clone()
+                    }),
+                    json(&option),
+                ),
+            ),
             (
                 "AnswerPartial",
                 same(json(AnswerResult::Partial { remaining: vec![] })),
