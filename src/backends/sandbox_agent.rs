@@ -23,7 +23,8 @@
 //! is sent for it unless someone decides now (see docs/protocol.md).
 //!
 //! Over 500 lines: the ACP message mapping for three request kinds and their
-//! replies, kept beside the routing it needs; a sixth is tests.
+//! replies, kept beside the routing and the replay's bookkeeping it needs; a
+//! sixth is tests.
 
 mod elicitation;
 
