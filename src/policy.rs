@@ -698,10 +698,11 @@ fn fill(
         parts.push(format!("{how}: {:?}", field.title));
         values.insert(field.id.clone(), value);
     }
-    Some(Decision::Fill {
-        values,
-        reason: parts.join("; "),
-    })
+    let reason = match parts.is_empty() {
+        true => "no field is required: sent with none filled".to_owned(),
+        false => parts.join("; "),
+    };
+    Some(Decision::Fill { values, reason })
 }
 
 /// A rule's answer labels as a value of the field's kind.
@@ -1270,5 +1271,15 @@ mod tests {
             Policies::timeout_fallback(&form_prompt(vec![], true)),
             Decision::Cancel { .. }
         ));
+        // Claude's AskUserQuestion form has no required field: the reason
+        // still says what was done.
+        let optional = form_prompt(vec![form_field("c", "C", false, colors())], false);
+        match Policies::timeout_fallback(&optional) {
+            Decision::Fill { values, reason } => {
+                assert!(values.is_empty());
+                assert_eq!(reason, "no field is required: sent with none filled");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }
