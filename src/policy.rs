@@ -1307,6 +1307,7 @@ mod tests {
                 .map(|v| crate::prompt::FieldOption {
                     value: v.to_string(),
                     label: v.to_uppercase(),
+                    description: String::new(),
                 })
                 .collect(),
             default: None,
@@ -1397,6 +1398,16 @@ mod tests {
             Policies::timeout_fallback(&form_prompt(vec![], true)),
             Decision::Cancel { .. }
         ));
+        // Claude's AskUserQuestion form has no required field: the reason
+        // still says what was done.
+        let optional = form_prompt(vec![form_field("c", "C", false, colors())], false);
+        match Policies::timeout_fallback(&optional) {
+            Decision::Fill { values, reason } => {
+                assert!(values.is_empty());
+                assert_eq!(reason, "no field is required: sent with none filled");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

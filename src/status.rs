@@ -4,7 +4,6 @@
 //! loop, stopped as soon as the picture is known.
 
 use std::io::Write;
-use std::time::Duration;
 
 use serde::Serialize;
 use tokio::sync::mpsc;
@@ -14,10 +13,6 @@ use crate::backends::{BackendEvent, Timing, factory};
 use crate::config::{BackendKind, EnvDefaults, ServerSpec, UrlSource, servers_from_flags};
 use crate::prompt::Prompt;
 use crate::text;
-
-/// A server that replays its events (no list to ask for) is taken to have
-/// said everything once it is silent this long after connecting.
-const REPLAY_QUIET: Duration = Duration::from_millis(500);
 
 /// What to look at, for [`status`]: the same servers `watch` would follow.
 pub struct StatusOptions {
@@ -93,14 +88,6 @@ impl Generation {
             Generation::OpenCode1 => "OpenCode 1.x",
             Generation::OpenCode2 => "OpenCode 2.x",
             Generation::SandboxAgent => "sandbox-agent (ACP)",
-        }
-    }
-
-    /// Lists what is pending after connecting (else it replays its events).
-    fn lists_pending(self) -> bool {
-        match self {
-            Generation::OpenCode | Generation::OpenCode1 | Generation::OpenCode2 => true,
-            Generation::SandboxAgent => false,
         }
     }
 }
@@ -214,24 +201,20 @@ impl Report {
 /// pending; each step is bounded by the backend's own timeouts.
 async fn probe(spec: &ServerSpec, timing: Timing) -> Report {
     let backend = factory(timing)(spec);
-    let lists_pending = Generation::of(spec, None).lists_pending();
     let (sink, mut events) = mpsc::unbounded_channel();
     let following = tokio::spawn(backend.clone().run(sink));
-    let bound = Instant::now() + timing.request + REPLAY_QUIET;
+    // Every backend ends its catch-up with a listing (sandbox-agent: what
+    // its replayed history leaves open).
+    let bound = Instant::now() + timing.request;
     let mut connected = false;
     let mut error = None;
     let mut pending: Vec<Prompt> = Vec::new();
     let mut hidden = 0;
     let mut problems = Vec::new();
     loop {
-        let until = match connected && !lists_pending {
-            true => bound.min(Instant::now() + REPLAY_QUIET),
-            false => bound,
-        };
-        let event = match tokio::time::timeout_at(until, events.recv()).await {
+        let event = match tokio::time::timeout_at(bound, events.recv()).await {
             Ok(Some(event)) => event,
             Ok(None) => break,
-            Err(_) if connected && !lists_pending => break,
             Err(_) if connected => {
                 error = Some(format!(
                     "connected, but the list of pending prompts did not come within {:?}",

@@ -368,7 +368,7 @@ async fn forms_from_acp_elicitation() {
     );
     assert_eq!(
         field("strategy")["options"],
-        json!([{"value": "conservative", "label": "Conservative"},
+        json!([{"value": "conservative", "label": "Conservative", "description": "Minimal changes"},
                {"value": "balanced", "label": "Balanced (Recommended)"}])
     );
     assert_eq!(field("colors")["type"], "multi");
@@ -455,12 +455,18 @@ async fn forms_from_acp_elicitation() {
         .await;
     assert_eq!(turn.await.unwrap()["received"], json!({"action": "accept"}));
 
-    // The agent says the link's interaction is over: resolved elsewhere.
+    // The agent says the link's flow is over while its request is open (as
+    // Claude does): the request is accepted, as the spec's sequence has it,
+    // and the editor's prompt withdrawn, not called answered elsewhere.
     let turn = server.turn(24, "form-complete");
     let ask = client.next_method("askQuestions/ask").await;
     let resolved = resolved_for(&mut client, &ask).await;
-    assert_eq!(resolved["reason"], "answeredElsewhere", "{resolved}");
-    assert_eq!(turn.await.unwrap()["received"], Value::Null);
+    assert_eq!(resolved["state"], "dismissed", "{resolved}");
+    assert_eq!(
+        resolved["message"],
+        "\"Authorize access to your repositories.\": the agent no longer waits for an answer"
+    );
+    assert_eq!(turn.await.unwrap()["received"], json!({"action": "accept"}));
 
     // Cancelled by the agent: withdrawn.
     let turn = server.turn(25, "form-all cancel");
@@ -469,8 +475,8 @@ async fn forms_from_acp_elicitation() {
     assert_eq!(resolved["state"], "dismissed", "{resolved}");
     assert_eq!(turn.await.unwrap()["received"], Value::Null);
 
-    // Answered by another client: the agent has that answer; the turn's end
-    // withdraws ours, and a late answer here reaches nobody.
+    // Answered by another client: the agent has that answer; its tool call's
+    // end resolves ours, and a late answer here reaches nobody.
     let turn = server.turn(26, "form-all");
     let ask = client.next_method("askQuestions/ask").await;
     let rpc_id = ask["params"]["requestID"]
@@ -485,7 +491,7 @@ async fn forms_from_acp_elicitation() {
         .await;
     assert_eq!(turn.await.unwrap()["received"], json!({"action": "cancel"}));
     let resolved = resolved_for(&mut client, &ask).await;
-    assert_eq!(resolved["state"], "dismissed", "{resolved}");
+    assert_eq!(resolved["reason"], "answeredElsewhere", "{resolved}");
 
     // Schemas outside the subset: declined at once, the reason shown.
     for (text, reason) in [
@@ -620,6 +626,13 @@ async fn forms_on_a_plain_lsp_client() {
         .respond(&shown["id"], json!({"title": "↷ Skip"}))
         .await;
     let shown = client.next_method("window/showMessageRequest").await;
+    assert!(
+        shown["params"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("(choice, required)\n  Conservative: Minimal changes"),
+        "{shown}"
+    );
     assert_eq!(
         shown["params"]["actions"],
         json!([{"title": "✗ Reject"}, {"title": "Conservative"}, {"title": "Balanced (Recommended)"},
@@ -704,6 +717,7 @@ async fn forms_in_the_terminal() {
         "  ratio takes at most 1",
         "(7/12) Port [integer, at least 1024, at most 65535, required]\nType a number; an empty line keeps the default. (default: 3000)",
         "  2. Green",
+        "  1. Conservative — Minimal changes\n  2. Balanced (Recommended)\n",
         "── Link from default (session ) ──",
         "[Link] ask-lsp does not open links: open it yourself only if you trust login.example.com.\n  Domain: login.example.com\n  ⚠ Check the host: the link shows \"github.com@login.example.com\" where its host goes, but a browser opens login.example.com.\n  URL: https://github.com@login.example.com/oauth/authorize?state=xyz\n  The agent's message:\n  │ Authorize access to your repositories.\ny: accept",
     ] {
@@ -712,44 +726,136 @@ async fn forms_in_the_terminal() {
 }
 
 /// The real Claude agent (`@agentclientprotocol/claude-agent-acp`, installed
-/// by install.sh) hosted by sandbox-agent, its model a mock Messages API that
-/// calls AskUserQuestion: the person's answer in the editor must come back to
-/// the model as the tool's result.
+/// by install.sh) hosted by sandbox-agent, its model `mock-anthropic` (a mock
+/// Messages API that calls AskUserQuestion once a turn). Everything the agent
+/// reads on stdin is also written to `stdin.log` in `log`.
+struct Claude {
+    server: Server,
+    _api: Child,
+    api_port: u16,
+    log: tempfile::TempDir,
+}
+
+impl Claude {
+    async fn start() -> Option<Claude> {
+        let Some(claude) = std::env::var_os("CLAUDE_AGENT_ACP") else {
+            assert!(
+                std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
+                "ASK_LSP_REQUIRE_E2E is set but CLAUDE_AGENT_ACP is not (tests/sandbox_agent/install.sh)"
+            );
+            eprintln!("SKIP: CLAUDE_AGENT_ACP not set (run tests/sandbox_agent/install.sh)");
+            return None;
+        };
+        let api_port = free_port();
+        let mut api = Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mock-anthropic"))
+            .arg(api_port.to_string())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut ready = tokio::io::BufReader::new(api.stdout.take().unwrap());
+        let mut line = String::new();
+        tokio::io::AsyncBufReadExt::read_line(&mut ready, &mut line)
+            .await
+            .unwrap();
+        assert_eq!(line.trim(), "listening");
+        let log = tempfile::tempdir().unwrap();
+        // IS_SANDBOX: Claude Code refuses to run as root otherwise (this
+        // machine's tests run as root); nothing else leaves 127.0.0.1.
+        let agent = format!(
+            "#!/bin/sh\nexport ANTHROPIC_BASE_URL=http://127.0.0.1:{api_port} ANTHROPIC_API_KEY=sk-test \
+             IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1\n\
+             tee -a '{}' | node '{}'\n",
+            log.path().join("stdin.log").display(),
+            claude.to_string_lossy()
+        );
+        let server = Server::start_with(&agent).await?;
+        Some(Claude {
+            server,
+            _api: api,
+            api_port,
+            log,
+        })
+    }
+
+    /// A new session, as a client advertising forms and links opens it.
+    async fn session(&self, id: u64) -> String {
+        let session = self
+            .server
+            .rpc(
+                "",
+                id,
+                "session/new",
+                json!({"cwd": "/tmp", "mcpServers": []}),
+            )
+            .await;
+        session["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{session}"))
+            .to_owned()
+    }
+
+    /// The tool results the model was given.
+    async fn tool_results(&self) -> Vec<Value> {
+        let received: Value = self
+            .server
+            .http
+            .get(format!("http://127.0.0.1:{}/received", self.api_port))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        received.as_array().unwrap().clone()
+    }
+
+    /// How many responses the agent read for each of its own requests
+    /// (JSON-RPC messages without a method), by id.
+    fn responses(&self) -> std::collections::BTreeMap<String, usize> {
+        let log = std::fs::read_to_string(self.log.path().join("stdin.log")).unwrap_or_default();
+        let mut counts = std::collections::BTreeMap::new();
+        for line in log.lines() {
+            let message: Value = serde_json::from_str(line).unwrap_or_default();
+            if message.get("method").is_none() && message.get("id").is_some() {
+                *counts.entry(message["id"].to_string()).or_default() += 1;
+            }
+        }
+        counts
+    }
+}
+
+/// The form Claude's AskUserQuestion becomes; returns its choice field's id.
+fn database_field(ask: &Value) -> String {
+    let params = &ask["params"];
+    assert_eq!(params["kind"], "form", "{params}");
+    assert_eq!(params["form"]["message"], "Which database should I use?");
+    let choice = params["form"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["type"] == "choice")
+        .unwrap_or_else(|| panic!("{params}"))
+        .clone();
+    assert_eq!(choice["title"], "Database");
+    // The agent's trade-offs (ACP `EnumOption.description`) reach the editor.
+    assert_eq!(
+        choice["options"],
+        json!([{"value": "Postgres", "label": "Postgres", "description": "Relational"},
+               {"value": "SQLite", "label": "SQLite", "description": "Embedded"}])
+    );
+    choice["id"].as_str().unwrap().to_owned()
+}
+
+/// The person's answer in the editor must come back to the model as the
+/// tool's result.
 #[tokio::test]
 async fn claude_code_asks_through_ask_lsp() {
-    let Some(claude) = std::env::var_os("CLAUDE_AGENT_ACP") else {
-        assert!(
-            std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
-            "ASK_LSP_REQUIRE_E2E is set but CLAUDE_AGENT_ACP is not (tests/sandbox_agent/install.sh)"
-        );
-        eprintln!("SKIP: CLAUDE_AGENT_ACP not set (run tests/sandbox_agent/install.sh)");
+    let Some(claude) = Claude::start().await else {
         return;
     };
-    let api_port = free_port();
-    let mut api = Command::new("python3")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mock-anthropic"))
-        .arg(api_port.to_string())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut ready = tokio::io::BufReader::new(api.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::io::AsyncBufReadExt::read_line(&mut ready, &mut line)
-        .await
-        .unwrap();
-    assert_eq!(line.trim(), "listening");
-    // IS_SANDBOX: Claude Code refuses to run as root otherwise (this
-    // machine's tests run as root); nothing else leaves 127.0.0.1.
-    let agent = format!(
-        "#!/bin/sh\nexport ANTHROPIC_BASE_URL=http://127.0.0.1:{api_port} ANTHROPIC_API_KEY=sk-test \
-         IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1\n\
-         exec node {}\n",
-        claude.to_string_lossy()
-    );
-    let Some(server) = Server::start_with(&agent).await else {
-        return;
-    };
+    let server = &claude.server;
     let session = server
         .open_session(
             serde_json::from_str(FORM_CAPS).unwrap(),
@@ -760,23 +866,9 @@ async fn claude_code_asks_through_ask_lsp() {
     let turn = server.turn_in(&session, 50, "Pick a database for me.");
     let ask = client.next_method("askQuestions/ask").await;
     let params = &ask["params"];
-    assert_eq!(params["kind"], "form", "{params}");
     assert_eq!(params["sessionID"], session.as_str());
     assert_eq!(params["origin"]["toolCallID"], "toolu_1");
-    assert_eq!(params["form"]["message"], "Which database should I use?");
-    let choice = params["form"]["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["type"] == "choice")
-        .unwrap_or_else(|| panic!("{params}"))
-        .clone();
-    assert_eq!(choice["title"], "Database");
-    assert_eq!(
-        choice["options"],
-        json!([{"value": "Postgres", "label": "Postgres"}, {"value": "SQLite", "label": "SQLite"}])
-    );
-    let field = choice["id"].as_str().unwrap().to_owned();
+    let field = database_field(&ask);
     client
         .respond(
             &ask["id"],
@@ -785,22 +877,183 @@ async fn claude_code_asks_through_ask_lsp() {
         .await;
     let result = turn.await.unwrap();
     assert_eq!(result["stopReason"], "end_turn", "{result}");
-    let received: Value = server
-        .http
-        .get(format!("http://127.0.0.1:{api_port}/received"))
-        .send()
+    // The model may be asked again with the same result (a retry sends
+    // the block with other cache marks): one tool call, one answer.
+    let results = claude.tool_results().await;
+    assert!(
+        results.iter().all(|r| r["tool_use_id"] == "toolu_1"
+            && r["content"]
+                .to_string()
+                .contains(r#"\"Which database should I use?\"=\"SQLite\""#)),
+        "{results:?}"
+    );
+    assert!(!results.is_empty());
+    assert_eq!(
+        claude.responses().get("0"),
+        Some(&1),
+        "{:?}",
+        claude.responses()
+    );
+}
+
+/// Two sessions on one server: the end of one session's turn leaves the
+/// other's question open, and its answer reaches the model.
+#[tokio::test]
+async fn claude_code_two_sessions_at_once() {
+    let Some(claude) = Claude::start().await else {
+        return;
+    };
+    let server = &claude.server;
+    let first = server
+        .open_session(
+            serde_json::from_str(FORM_CAPS).unwrap(),
+            "@agentclientprotocol/claude-agent-acp",
+        )
+        .await;
+    let second = claude.session(3).await;
+    let mut client = server.client(extension_caps(), json!({})).await;
+    let turn_a = server.turn_in(&first, 50, "Pick a database for me.");
+    let ask_a = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask_a["params"]["sessionID"], first.as_str());
+    let turn_b = server.turn_in(&second, 51, "Pick a database for me too.");
+    // The editor shows one prompt at a time: B's waits behind A's.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while client.status().await["pending"] != 2 {
+        assert!(tokio::time::Instant::now() < deadline, "B never asked");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let field = database_field(&ask_a);
+    client
+        .respond(
+            &ask_a["id"],
+            json!({"outcome": "answered", "values": {field: "SQLite"}}),
+        )
+        .await;
+    assert_eq!(turn_a.await.unwrap()["stopReason"], "end_turn");
+    // A's turn is over; B's question must still be open.
+    let ask_b = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask_b["params"]["sessionID"], second.as_str());
+    client.drain(Duration::from_millis(500)).await;
+    assert!(
+        client
+            .seen
+            .iter()
+            .all(|m| m["method"] != "askQuestions/resolved"
+                || m["params"]["key"] != ask_b["params"]["key"]),
+        "B's question was withdrawn when A's turn ended: {:?}",
+        client.seen
+    );
+    let field = database_field(&ask_b);
+    client
+        .respond(
+            &ask_b["id"],
+            json!({"outcome": "answered", "values": {field: "Postgres"}}),
+        )
+        .await;
+    let result = tokio::time::timeout(WAIT, turn_b)
+        .await
+        .expect("B's turn ends once answered")
+        .unwrap();
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let answers: Vec<String> = claude
+        .tool_results()
+        .await
+        .iter()
+        .map(|r| r["content"].to_string())
+        .collect();
+    assert!(
+        answers.iter().any(|a| a.contains(r#"=\"SQLite\""#)),
+        "{answers:?}"
+    );
+    assert!(
+        answers.iter().any(|a| a.contains(r#"=\"Postgres\""#)),
+        "{answers:?}"
+    );
+    assert!(
+        claude.responses().values().all(|n| *n == 1),
+        "{:?}",
+        claude.responses()
+    );
+}
+
+/// The editor (ask-lsp) restarts mid-turn, after a question was answered
+/// and while another is open: the answered one is not shown again, the open
+/// one is, and the agent reads exactly one response for each request.
+#[tokio::test]
+async fn claude_code_across_an_editor_restart() {
+    let Some(claude) = Claude::start().await else {
+        return;
+    };
+    let server = &claude.server;
+    let first = server
+        .open_session(
+            serde_json::from_str(FORM_CAPS).unwrap(),
+            "@agentclientprotocol/claude-agent-acp",
+        )
+        .await;
+    let second = claude.session(3).await;
+    let mut client = server.client(extension_caps(), json!({})).await;
+    // The model takes 5 s after the answer: the turn goes on.
+    let slow_turn = server.turn_in(&first, 50, "Pick a database for me, slowly.");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["sessionID"], first.as_str());
+    let field = database_field(&ask);
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {field: "SQLite"}}),
+        )
+        .await;
+    let turn = server.turn_in(&second, 51, "Pick a database for me too.");
+    let open = client.next_method("askQuestions/ask").await;
+    assert_eq!(open["params"]["sessionID"], second.as_str(), "{open}");
+    client.shutdown().await;
+    let (_, report) = status_json(server).await;
+    let pending = &report["servers"][0]["pending"];
+    assert_eq!(pending.as_array().map(Vec::len), Some(1), "{report}");
+    assert_eq!(pending[0]["session"], second.as_str(), "{report}");
+
+    let mut client = server.client(extension_caps(), json!({})).await;
+    let again = client.next_method("askQuestions/ask").await;
+    assert_eq!(again["params"]["sessionID"], second.as_str(), "{again}");
+    let field = database_field(&again);
+    client
+        .respond(
+            &again["id"],
+            json!({"outcome": "answered", "values": {field: "Postgres"}}),
+        )
+        .await;
+    let result = tokio::time::timeout(WAIT, turn).await.unwrap().unwrap();
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let result = tokio::time::timeout(WAIT, slow_turn)
         .await
         .unwrap()
-        .json()
-        .await
         .unwrap();
-    let results = received.as_array().unwrap();
-    assert_eq!(results.len(), 1, "{received}");
-    assert_eq!(results[0]["tool_use_id"], "toolu_1");
-    let content = results[0]["content"].to_string();
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    client.drain(Duration::from_millis(500)).await;
+    let asked: Vec<&Value> = client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "askQuestions/ask")
+        .collect();
+    assert_eq!(asked.len(), 1, "the answered question came back: {asked:?}");
+    // Ids 0 and 1: the two elicitations; each answered once.
+    let responses = claude.responses();
+    assert_eq!(responses.get("0"), Some(&1), "{responses:?}");
+    assert_eq!(responses.get("1"), Some(&1), "{responses:?}");
+    let answers: Vec<String> = claude
+        .tool_results()
+        .await
+        .iter()
+        .map(|r| r["content"].to_string())
+        .collect();
     assert!(
-        content.contains(r#"\"Which database should I use?\"=\"SQLite\""#),
-        "{content}"
+        answers.iter().any(|a| a.contains(r#"=\"SQLite\""#)),
+        "{answers:?}"
+    );
+    assert!(
+        answers.iter().any(|a| a.contains(r#"=\"Postgres\""#)),
+        "{answers:?}"
     );
 }
 
@@ -876,4 +1129,67 @@ async fn status_lists_what_an_acp_agent_waits_for() {
     assert_eq!(pending[0]["kind"], "question");
     assert_eq!(pending[0]["title"], "Database");
     assert_eq!(pending[0]["session"], "mock-session-1");
+}
+
+/// Each fresh ask-lsp reads the server's whole history: what was declined
+/// before is not declined again, and an unshowable request from before it
+/// started is not answered by no one's decision (the person is told).
+#[tokio::test]
+async fn replayed_history_is_not_answered_again() {
+    let Some(server) = Server::start().await else {
+        return;
+    };
+    server
+        .open_session(serde_json::from_str(FORM_CAPS).unwrap(), MOCK)
+        .await;
+    let mut client = server.client(extension_caps(), json!({})).await;
+    // Past the replayed history: what comes now is live.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while client.status().await["servers"][0]["connected"] != true {
+        assert!(tokio::time::Instant::now() < deadline, "never connected");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let meta = server.turn(20, "form-nested").await.unwrap();
+    assert_eq!(meta["received"], json!({"action": "decline"}));
+    message_saying(&mut client, "ask-lsp declined it").await;
+    client.shutdown().await;
+
+    // Asked while no ask-lsp runs.
+    let waiting = server.turn(21, "form-ref");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for _ in 0..3 {
+        let mut client = server.client(extension_caps(), json!({})).await;
+        let shown = message_saying(&mut client, "from before ask-lsp started").await;
+        assert!(shown.contains("field \"host\" uses $ref"), "{shown}");
+        assert!(shown.contains("did not decline it"), "{shown}");
+        client.drain(Duration::from_millis(500)).await;
+        assert!(
+            client
+                .seen
+                .iter()
+                .all(|m| m["method"] != "window/showMessage"
+                    || !m["params"]["message"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .contains("\"server\"")),
+            "the declined form came back: {:?}",
+            client.seen
+        );
+        client.shutdown().await;
+    }
+    // Another session: the first one's turn still waits.
+    let other = server
+        .rpc(
+            "",
+            22,
+            "session/new",
+            json!({"cwd": "/tmp", "mcpServers": []}),
+        )
+        .await;
+    let other = other["result"]["sessionId"].as_str().unwrap().to_owned();
+    let report = server.turn_in(&other, 23, "report").await.unwrap();
+    assert_eq!(report["_meta"]["responses"], json!({"q-1": 1}), "{report}");
+    assert!(!waiting.is_finished());
+    waiting.abort();
 }

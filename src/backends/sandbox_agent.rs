@@ -9,14 +9,22 @@
 //! The answer is a JSON-RPC response POSTed to `/v1/acp/{serverId}`.
 //!
 //! A request stops being pending when the agent cancels it
-//! (`$/cancel_request`), exits (`_adapter/agent_exited`), or ends its turn (a
-//! result with a `stopReason`: the turn could not end with a request open);
-//! a link also when the agent says its interaction is over
-//! (`elicitation/complete`). An elicitation ask-lsp cannot show is declined
-//! at once, and the person is told why.
+//! (`$/cancel_request`), exits (`_adapter/agent_exited`: JSON-RPC ids start
+//! again with the next process), or its tool call ends (a `tool_call_update`
+//! that is `completed` or `failed`, per session). A turn's end does not: its
+//! result names no session, and another session's request may still be open.
+//! A link's `elicitation/complete` finishes the flow: ask-lsp accepts the
+//! request, as the agent expects after the flow. An elicitation ask-lsp
+//! cannot show is declined at once, and the person is told why.
+//!
+//! The stream starts with the server's history, without its clients'
+//! responses: what was asked is held until that burst is over (quiet for
+//! [`SETTLE`]), then only what the history leaves open is shown, and nothing
+//! is sent for it unless someone decides now (see docs/protocol.md).
 //!
 //! Over 500 lines: the ACP message mapping for three request kinds and their
-//! replies, kept beside the routing it needs; a sixth is tests.
+//! replies, kept beside the routing and the replay's bookkeeping it needs; a
+//! sixth is tests.
 
 mod elicitation;
 
@@ -45,6 +53,11 @@ const ELICIT: &str = "elicitation/create";
 const ELICIT_COMPLETE: &str = "elicitation/complete";
 /// Open requests kept at most (each is a blocked agent turn; more is abuse).
 const MAX_OPEN: usize = 1024;
+/// Quiet that ends the replayed history at the start of the stream.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
+/// Quiet after connecting that means there is no history (sandbox-agent
+/// itself always has some: the `initialize` result).
+const NO_HISTORY: std::time::Duration = std::time::Duration::from_millis(1000);
 
 pub(crate) struct SandboxAgent {
     endpoint: String,
@@ -53,19 +66,33 @@ pub(crate) struct SandboxAgent {
     timing: Timing,
     peer: Peer,
     state: Mutex<State>,
+    /// Signalled by each event while the history is replayed.
+    activity: tokio::sync::Notify,
 }
 
-#[derive(Default)]
 struct State {
     last_event_id: Option<String>,
     /// How to answer each open request, by prompt id, in arrival order.
     open: Vec<(String, Route)>,
+    /// The stream is still replaying the server's history.
+    replaying: bool,
+    /// What the history asked, not yet shown, by prompt id.
+    held: Vec<(String, Held)>,
+}
+
+enum Held {
+    Asked(Prompt),
+    /// Unshowable: never declined from history (it may be answered already).
+    Refused(String),
 }
 
 /// What a reply to one agent request needs.
 #[derive(Debug, Clone, PartialEq)]
 struct Route {
     rpc_id: Value,
+    session: String,
+    /// The tool call it belongs to, whose end resolves it.
+    tool_call: Option<String>,
     /// For the `prompt` + `options: [[id, label]]` question shape, whose
     /// answers are ids.
     answer_ids: Option<Vec<(String, String)>>,
@@ -122,6 +149,7 @@ enum AcpEvent {
     Refused {
         response: Value,
         reason: String,
+        route: Route,
     },
     /// A link's out-of-band interaction finished.
     Completed {
@@ -130,6 +158,12 @@ enum AcpEvent {
     /// The agent cancelled its request with this JSON-RPC id.
     Cancelled {
         rpc_id: Value,
+    },
+    /// A tool call finished (`ok`) or failed: its requests are resolved.
+    ToolCallEnded {
+        session: String,
+        tool_call: String,
+        ok: bool,
     },
     /// A turn ended: requests made before it are resolved.
     TurnEnded,
@@ -245,12 +279,14 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
                 })),
             };
             AcpEvent::Asked {
-                prompt,
                 route: Route {
                     rpc_id,
+                    session: prompt.session.clone(),
+                    tool_call: prompt.origin.tool_call.clone(),
                     answer_ids: None,
                     elicitation_id: None,
                 },
+                prompt,
             }
         }
         (Some(ELICIT), Some(rpc_id)) => elicit(
@@ -295,13 +331,15 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
             AcpEvent::Asked {
                 prompt: Prompt {
                     id: format!("{}@{event_id}", id_text(&rpc_id)),
-                    session: p.session_id,
+                    session: p.session_id.clone(),
                     directory: None,
                     origin: Origin::default(),
                     kind: Kind::Questions(questions),
                 },
                 route: Route {
                     rpc_id,
+                    session: p.session_id,
+                    tool_call: None,
                     answer_ids,
                     elicitation_id: None,
                 },
@@ -315,6 +353,7 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
                 None => AcpEvent::Other,
             }
         }
+        (Some("session/update"), None) => tool_call_ended(&params).unwrap_or(AcpEvent::Other),
         (Some("_adapter/agent_exited"), _) => AcpEvent::AgentExited,
         (None, Some(_)) if message.pointer("/result/stopReason").is_some() => AcpEvent::TurnEnded,
         _ => AcpEvent::Other,
@@ -338,19 +377,56 @@ fn over_bounds(data: &str, error: serde_json::Error) -> Result<AcpEvent, serde_j
         .and_then(|id| serde_json::from_str::<Value>(id.get()).ok());
     match (head.method.as_deref(), rpc_id) {
         (Some(ELICIT), Some(rpc_id)) => Ok(AcpEvent::Refused {
-            response: json!({"jsonrpc": "2.0", "id": rpc_id, "result": {"action": "decline"}}),
+            response: json!({"jsonrpc": "2.0", "id": rpc_id.clone(), "result": {"action": "decline"}}),
             reason: error.to_string(),
+            // Too large to read its session or tool call from.
+            route: Route {
+                rpc_id,
+                session: String::new(),
+                tool_call: None,
+                answer_ids: None,
+                elicitation_id: None,
+            },
         }),
         _ => Err(error),
     }
 }
 
+/// A `tool_call_update` that ends its tool call.
+fn tool_call_ended(params: &Value) -> Option<AcpEvent> {
+    let update = params.get("update")?;
+    if update.get("sessionUpdate")?.as_str()? != "tool_call_update" {
+        return None;
+    }
+    let ok = match update.get("status")?.as_str()? {
+        "completed" => true,
+        "failed" => false,
+        _ => return None,
+    };
+    Some(AcpEvent::ToolCallEnded {
+        session: params.get("sessionId")?.as_str()?.to_owned(),
+        tool_call: update.get("toolCallId")?.as_str()?.to_owned(),
+        ok,
+    })
+}
+
 /// An `elicitation/create` as a form prompt, or refused with its reason.
 fn elicit(params: &Value, order: &[String], rpc_id: Value, event_id: &str) -> AcpEvent {
+    let text = |key: &str| params.get(key).and_then(Value::as_str).map(str::to_owned);
     let refused = |member: &str, body: Value, reason: String| {
         let mut response = json!({"jsonrpc": "2.0", "id": rpc_id.clone()});
         response[member] = body;
-        AcpEvent::Refused { response, reason }
+        AcpEvent::Refused {
+            response,
+            reason,
+            route: Route {
+                rpc_id: rpc_id.clone(),
+                session: text("sessionId").unwrap_or_default(),
+                tool_call: text("toolCallId"),
+                answer_ids: None,
+                elicitation_id: text("elicitationId"),
+            },
+        }
     };
     let e = match elicitation::parse(params, order) {
         Ok(e) => e,
@@ -378,12 +454,14 @@ fn elicit(params: &Value, order: &[String], rpc_id: Value, event_id: &str) -> Ac
         return refused("result", json!({"action": "decline"}), error.to_string());
     }
     AcpEvent::Asked {
-        prompt,
         route: Route {
             rpc_id,
+            session: prompt.session.clone(),
+            tool_call: prompt.origin.tool_call.clone(),
             answer_ids: None,
             elicitation_id: e.elicitation_id,
         },
+        prompt,
     }
 }
 
@@ -438,7 +516,13 @@ impl SandboxAgent {
                 start_hint: "is `sandbox-agent server` running there?",
                 auth_hint: "check the token in the configuration",
             },
-            state: Mutex::default(),
+            state: Mutex::new(State {
+                last_event_id: None,
+                open: Vec::new(),
+                replaying: true,
+                held: Vec::new(),
+            }),
+            activity: tokio::sync::Notify::new(),
         }
     }
 
@@ -466,29 +550,43 @@ impl SandboxAgent {
             server: label.clone(),
             reason: "the answer does not fit the request".into(),
         })?;
+        // Taken out while it is sent: an `elicitation/complete` or a tool
+        // call's end meanwhile cannot answer or resolve it a second time.
+        let Some((_, route)) = self.take(&prompt.id) else {
+            return Err(BackendError::NotFound { server: label });
+        };
         let body = json!({"jsonrpc": "2.0", "id": route.rpc_id, "result": result});
-        let answered = self
+        let sent = self
             .peer
             .exchange(
                 &self.timing,
                 self.authorized(self.http.post(&self.endpoint)).json(&body),
             )
-            .await?;
-        match answered.status {
-            200..=299 => {
-                self.close(|id| *id == prompt.id);
-                Ok(())
-            }
-            404 => Err(BackendError::NotFound { server: label }),
-            status => Err(self.peer.server_error(status, String::new())),
-        }
+            .await;
+        let failed = match sent {
+            Ok(answered) => match answered.status {
+                200..=299 => return Ok(()),
+                404 => BackendError::NotFound { server: label },
+                status => self.peer.server_error(status, String::new()),
+            },
+            Err(e) => e,
+        };
+        self.state
+            .lock()
+            .expect("not poisoned")
+            .open
+            .push((prompt.id.clone(), route));
+        Err(failed)
     }
 
-    /// Forgets the open requests `which` picks; returns their prompt ids.
-    fn close(&self, which: impl Fn(&String) -> bool) -> Vec<String> {
-        self.close_where(|id, _| which(id))
+    fn take(&self, prompt_id: &str) -> Option<(String, Route)> {
+        let mut state = self.state.lock().expect("not poisoned");
+        let at = state.open.iter().position(|(id, _)| id == prompt_id)?;
+        Some(state.open.remove(at))
     }
 
+    /// Forgets the open requests `which` picks; returns the prompt ids of
+    /// those already shown (held ones are dropped unseen).
     fn close_where(&self, which: impl Fn(&String, &Route) -> bool) -> Vec<String> {
         let mut state = self.state.lock().expect("not poisoned");
         let mut closed = Vec::new();
@@ -499,7 +597,10 @@ impl SandboxAgent {
             }
             !close
         });
-        closed
+        let was_held = |id: &String| state.held.iter().any(|(held, _)| held == id);
+        let (unseen, shown): (Vec<String>, Vec<String>) = closed.into_iter().partition(was_held);
+        state.held.retain(|(id, _)| !unseen.contains(id));
+        shown
     }
 
     /// Declines a request ask-lsp cannot show and tells the person why.
@@ -523,10 +624,43 @@ impl SandboxAgent {
         .is_ok()
     }
 
-    fn handle(&self, event: SseEvent, sink: &EventSink) -> Result<bool, (Value, String)> {
+    /// Accepts a link whose flow the agent says is over (the spec's
+    /// sequence: consent, then the flow, then `elicitation/complete`); the
+    /// editor's prompt is withdrawn: nobody needs to act on it any more.
+    async fn complete(&self, prompt_id: String, rpc_id: Value, sink: &EventSink) -> bool {
+        let body = json!({"jsonrpc": "2.0", "id": rpc_id, "result": {"action": "accept"}});
+        let sent = self
+            .peer
+            .exchange(
+                &self.timing,
+                self.authorized(self.http.post(&self.endpoint)).json(&body),
+            )
+            .await;
+        match sent {
+            Ok(answered) if (200..300).contains(&answered.status) => {}
+            Ok(answered) => tracing::warn!(
+                "could not accept a completed link ({}); the agent may still wait",
+                answered.status
+            ),
+            Err(e) => tracing::warn!(
+                "could not accept a completed link ({}); the agent may still wait",
+                e.for_log()
+            ),
+        }
+        sink.send(BackendEvent::Withdrawn { id: prompt_id }).is_ok()
+    }
+
+    fn handle(&self, event: SseEvent, sink: &EventSink) -> Result<bool, Post> {
         let event_id = event.id.clone().unwrap_or_default();
-        if event.id.is_some() {
-            self.state.lock().expect("not poisoned").last_event_id = event.id;
+        let replaying = {
+            let mut state = self.state.lock().expect("not poisoned");
+            if event.id.is_some() {
+                state.last_event_id = event.id;
+            }
+            state.replaying
+        };
+        if replaying {
+            self.activity.notify_one();
         }
         let parsed = match parse_message(&event.data, &event_id) {
             Ok(parsed) => parsed,
@@ -535,7 +669,7 @@ impl SandboxAgent {
                 return Ok(true);
             }
         };
-        let ended: Vec<String> = match parsed {
+        let ended: Vec<BackendEvent> = match parsed {
             AcpEvent::Asked { prompt, route } => {
                 // Not ours to keep (the broker refuses such ids): up to
                 // 1024 open routes of 4 MiB ids each would be kept otherwise.
@@ -549,37 +683,131 @@ impl SandboxAgent {
                 }
                 let mut state = self.state.lock().expect("not poisoned");
                 if state.open.len() >= MAX_OPEN {
-                    state.open.remove(0);
+                    let (dropped, _) = state.open.remove(0);
+                    state.held.retain(|(id, _)| *id != dropped);
                 }
                 state.open.push((prompt.id.clone(), route));
+                if state.replaying {
+                    state.held.push((prompt.id.clone(), Held::Asked(prompt)));
+                    return Ok(true);
+                }
                 drop(state);
                 return Ok(sink.send(BackendEvent::Asked(prompt)).is_ok());
             }
-            AcpEvent::Refused { response, reason } => return Err((response, reason)),
+            AcpEvent::Refused {
+                response,
+                reason,
+                route,
+            } => {
+                let mut state = self.state.lock().expect("not poisoned");
+                if !state.replaying {
+                    return Err(Post::Decline { response, reason });
+                }
+                if state.open.len() < MAX_OPEN {
+                    let id = format!("{}@{event_id}", id_text(&route.rpc_id));
+                    state.open.push((id.clone(), route));
+                    state.held.push((id, Held::Refused(reason)));
+                }
+                return Ok(true);
+            }
             AcpEvent::Completed { elicitation_id } => {
-                // Done elsewhere before the person consented here.
-                let done = self.close_where(|_, route| {
+                let mut state = self.state.lock().expect("not poisoned");
+                let Some(at) = state.open.iter().position(|(_, route)| {
                     route.elicitation_id.as_deref() == Some(elicitation_id.as_str())
+                }) else {
+                    // Answered here already.
+                    return Ok(true);
+                };
+                let (id, route) = state.open.remove(at);
+                let unseen = state.held.iter().any(|(held, _)| *held == id);
+                state.held.retain(|(held, _)| *held != id);
+                // From the history: it may have been answered then.
+                if replaying || unseen {
+                    return Ok(true);
+                }
+                return Err(Post::Complete {
+                    id,
+                    rpc_id: route.rpc_id,
                 });
-                return Ok(done.into_iter().all(|id| {
-                    sink.send(BackendEvent::ResolvedElsewhere {
-                        id,
-                        rejected: false,
-                    })
-                    .is_ok()
-                }));
             }
             AcpEvent::Cancelled { rpc_id } => {
                 let prefix = format!("{}@", id_text(&rpc_id));
-                self.close(|id| id.starts_with(&prefix))
+                withdrawn(self.close_where(|id, _| id.starts_with(&prefix)))
             }
-            AcpEvent::TurnEnded | AcpEvent::AgentExited => self.close(|_| true),
-            AcpEvent::Other => return Ok(true),
+            AcpEvent::ToolCallEnded {
+                session,
+                tool_call,
+                ok,
+            } => self
+                .close_where(|_, route| {
+                    route.session == session && route.tool_call.as_deref() == Some(&tool_call)
+                })
+                .into_iter()
+                .map(|id| match ok {
+                    true => BackendEvent::ResolvedElsewhere {
+                        id,
+                        rejected: false,
+                    },
+                    false => BackendEvent::Withdrawn { id },
+                })
+                .collect(),
+            // Names no session; in the history it may end the turn of a
+            // request without a tool call, answered then: not shown.
+            AcpEvent::TurnEnded if replaying => {
+                self.close_where(|_, route| route.tool_call.is_none());
+                Vec::new()
+            }
+            AcpEvent::TurnEnded | AcpEvent::Other => return Ok(true),
+            AcpEvent::AgentExited => withdrawn(self.close_where(|_, _| true)),
         };
-        Ok(ended
-            .into_iter()
-            .all(|id| sink.send(BackendEvent::Withdrawn { id }).is_ok()))
+        Ok(ended.into_iter().all(|event| sink.send(event).is_ok()))
     }
+
+    /// Waits for the replayed history to be over, then lists what it left open.
+    async fn settle(&self, sink: &EventSink) {
+        // Connected (or the first event).
+        self.activity.notified().await;
+        let mut quiet = NO_HISTORY;
+        while tokio::time::timeout(quiet, self.activity.notified())
+            .await
+            .is_ok()
+        {
+            quiet = SETTLE;
+        }
+        let mut state = self.state.lock().expect("not poisoned");
+        state.replaying = false;
+        let mut pending = Vec::new();
+        for (id, held) in std::mem::take(&mut state.held) {
+            match held {
+                Held::Asked(prompt) => pending.push(prompt),
+                Held::Refused(reason) => {
+                    state.open.retain(|(open, _)| *open != id);
+                    let _ = sink.send(BackendEvent::Invalid {
+                        error: format!(
+                            "an agent's form from before ask-lsp started cannot be shown ({reason}); \
+                             ask-lsp did not decline it, since the server's history cannot say whether it was answered"
+                        ),
+                    });
+                }
+            }
+        }
+        // Under the lock: before any later event about them.
+        let _ = sink.send(BackendEvent::Snapshot(pending.into()));
+    }
+}
+
+/// What must be POSTed before the stream goes on.
+enum Post {
+    /// Refuse a request ask-lsp cannot show.
+    Decline { response: Value, reason: String },
+    /// Accept the link behind this prompt: its flow is over.
+    Complete { id: String, rpc_id: Value },
+}
+
+fn withdrawn(ids: Vec<String>) -> Vec<BackendEvent> {
+    ids.into_iter()
+        .map(|id| BackendEvent::Withdrawn { id })
+        .collect()
 }
 
 impl Follow for SandboxAgent {
@@ -602,7 +830,11 @@ impl Follow for SandboxAgent {
     }
 
     fn resync<'a>(&'a self, _sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>> {
-        // The stream replays from Last-Event-ID: nothing to list.
+        // The stream replays from Last-Event-ID: nothing to list; the first
+        // connection starts the wait for the end of the history.
+        if self.state.lock().expect("not poisoned").replaying {
+            self.activity.notify_one();
+        }
         Box::pin(async { Ok(()) })
     }
 
@@ -610,7 +842,10 @@ impl Follow for SandboxAgent {
         Box::pin(async move {
             Flow::while_open(match self.handle(event, sink) {
                 Ok(go_on) => go_on,
-                Err((response, reason)) => self.refuse(response, reason, sink).await,
+                Err(Post::Decline { response, reason }) => {
+                    self.refuse(response, reason, sink).await
+                }
+                Err(Post::Complete { id, rpc_id }) => self.complete(id, rpc_id, sink).await,
             })
         })
     }
@@ -639,7 +874,15 @@ impl Backend for SandboxAgent {
     }
 
     fn run(self: Arc<Self>, sink: EventSink) -> BoxFuture<'static, ()> {
-        Box::pin(follow(self, sink))
+        Box::pin(async move {
+            let settling = self.clone();
+            let settle_sink = sink.clone();
+            futures_util::future::join(
+                async move { settling.settle(&settle_sink).await },
+                follow(self, sink),
+            )
+            .await;
+        })
     }
 }
 
@@ -673,7 +916,9 @@ mod tests {
                 "padding": values}})
         .to_string();
         match parse_message(&elicit, "1").unwrap() {
-            AcpEvent::Refused { response, reason } => {
+            AcpEvent::Refused {
+                response, reason, ..
+            } => {
                 assert_eq!(
                     response,
                     json!({"jsonrpc": "2.0", "id": 7, "result": {"action": "decline"}})
@@ -824,7 +1069,7 @@ mod tests {
     }
 
     #[test]
-    fn cancellation_exit_and_turn_end() {
+    fn cancellation_exit_turn_end_and_tool_call_end() {
         let parse = |data: &str| parse_message(data, "9").unwrap();
         assert_eq!(
             parse(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"q-1"}}"#),
@@ -842,6 +1087,23 @@ mod tests {
         );
         assert_eq!(
             parse(r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#),
+            AcpEvent::Other
+        );
+        // From Claude (claude-agent-acp 0.101.0) once AskUserQuestion is answered.
+        assert_eq!(
+            parse(
+                r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed"}}}"#
+            ),
+            AcpEvent::ToolCallEnded {
+                session: "s1".into(),
+                tool_call: "toolu_1".into(),
+                ok: true
+            }
+        );
+        assert_eq!(
+            parse(
+                r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"in_progress"}}}"#
+            ),
             AcpEvent::Other
         );
         assert!(parse_message("{", "9").is_err());

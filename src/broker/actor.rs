@@ -426,7 +426,7 @@ impl Broker {
             Some(_) => {
                 self.counters.resolved_elsewhere += 1;
                 self.resolve(key, State::Dismissed, Reason::SessionEnded, |t| {
-                    format!("\"{t}\": the session ended before it was answered")
+                    format!("\"{t}\": the agent no longer waits for an answer")
                 });
             }
             None => {}

@@ -251,6 +251,9 @@ pub(crate) struct FieldOption {
     pub value: String,
     /// What the person sees.
     pub label: String,
+    /// What the agent says about it; left out when it says nothing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
 }
 
 /// One field's value in an answer: a string (text, choice), a number
@@ -458,6 +461,7 @@ mod doc_tests {
         let option = FieldOption {
             value: "v".into(),
             label: "l".into(),
+            description: String::new(),
         };
         vec![
             FieldKind::Text {
@@ -536,6 +540,7 @@ mod doc_tests {
         let option = FieldOption {
             value: "v".into(),
             label: "l".into(),
+            description: String::new(),
         };
         let field = |kind: FieldKind| FormField {
             id: "f".into(),
@@ -677,7 +682,16 @@ mod doc_tests {
                     json(field(FieldKind::Boolean { default: None })),
                 ),
             ),
-            ("FieldOption", same(json(&option))),
+            (
+                "FieldOption",
+                (
+                    json(FieldOption {
+                        description: "d".into(),
+                        ..option.clone()
+                    }),
+                    json(&option),
+                ),
+            ),
             (
                 "AnswerPartial",
                 same(json(AnswerResult::Partial { remaining: vec![] })),

@@ -139,6 +139,7 @@ fn field_kind(kind: &FieldKind) -> ext::FieldKind {
             .map(|o| ext::FieldOption {
                 value: o.value.clone(),
                 label: o.label.clone(),
+                description: o.description.clone(),
             })
             .collect()
     };
@@ -648,15 +649,18 @@ fn form_message(form: &Form, key: &str, index: usize, message: &mut String) {
         message.push_str(&format!(": {}", field.description));
     }
     message.push_str(&format!(" ({})", field_hint(field)));
-    if !matches!(
-        field.kind,
-        FieldKind::Choice { .. } | FieldKind::Boolean { .. }
-    ) {
-        message.push_str(&format!(
+    match &field.kind {
+        FieldKind::Choice { options, .. } => {
+            for option in options.iter().filter(|o| !o.description.is_empty()) {
+                message.push_str(&format!("\n  {}: {}", option.label, option.description));
+            }
+        }
+        FieldKind::Boolean { .. } => {}
+        _ => message.push_str(&format!(
             "\n(Type it with the {} command: [\"{key}\", {{\"{}\": …}}], or use a code action.)",
             ext::CMD_ANSWER,
             field.id.escape_default()
-        ));
+        )),
     }
 }
 

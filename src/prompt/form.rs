@@ -84,6 +84,8 @@ pub(crate) struct FieldOption {
     pub value: String,
     /// What a person sees (neutralised once checked).
     pub label: String,
+    /// What the agent says about it, often its trade-off; may be empty.
+    pub description: String,
 }
 
 /// One field's answer.
@@ -612,6 +614,11 @@ fn check_field(field: &mut Field) -> Result<(), PromptError> {
                         field: "option label",
                     });
                 }
+                option.description = text(
+                    "option description",
+                    &option.description,
+                    limits::DESCRIPTION_LEN,
+                )?;
             }
         }
     }
@@ -677,6 +684,7 @@ pub(crate) mod tests {
             .map(|v| FieldOption {
                 value: v.to_string(),
                 label: String::new(),
+                description: String::new(),
             })
             .collect()
     }
@@ -828,6 +836,7 @@ pub(crate) mod tests {
                     options: vec![FieldOption {
                         value: "#f00".into(),
                         label: "Red\u{1b}[2J".into(),
+                        description: "Warm\u{1b}[2J".into(),
                     }],
                     default: None,
                 },
@@ -848,6 +857,7 @@ pub(crate) mod tests {
                 options: vec![FieldOption {
                     value: "#f00".into(),
                     label: "Red␛[2J".into(),
+                    description: "Warm␛[2J".into(),
                 }],
                 default: None,
             }

@@ -49,6 +49,9 @@ pub(super) fn field_text(form: &Form, index: usize, text: &mut String) {
     };
     for (n, option) in options.iter().enumerate() {
         text.push_str(&format!("\n  {}. {}", n + 1, option.label));
+        if !option.description.is_empty() {
+            text.push_str(&format!(" — {}", option.description));
+        }
     }
     let how = match &field.kind {
         FieldKind::Text { .. } => "Type the text",
@@ -179,6 +182,7 @@ mod tests {
                     .map(|v| FieldOption {
                         value: v.to_string(),
                         label: v.to_uppercase(),
+                        description: String::new(),
                     })
                     .collect(),
                 min_items: None,

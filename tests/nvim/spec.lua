@@ -276,7 +276,7 @@ test('a session aborted while its question is open', function()
   wait_for(function()
     return float_win() == nil
   end, 'the float to close')
-  eq('ask-lsp: "Checks": the session ended before it was answered', notified[#notified].message, 'notification')
+  eq('ask-lsp: "Checks": the agent no longer waits for an answer', notified[#notified].message, 'notification')
   eq(before, #received(), 'nothing sent')
 end)
 

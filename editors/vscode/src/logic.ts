@@ -358,9 +358,12 @@ export function fieldItems(field: FormField, current: FieldValue | undefined): F
     : (field.options ?? []).map((o) => ({
       label: o.label,
       value: o.value,
-      description: field.type === 'multi'
-        ? (Array.isArray(field.default) && field.default.includes(o.value) ? 'default' : undefined)
-        : isDefault(o.value),
+      description: [
+        o.description,
+        field.type === 'multi'
+          ? (Array.isArray(field.default) && field.default.includes(o.value) ? 'default' : undefined)
+          : isDefault(o.value),
+      ].filter(Boolean).join(' · ') || undefined,
       picked: Array.isArray(chosen) ? chosen.includes(o.value) : chosen === o.value,
     }));
   if (!field.required && field.type !== 'multi') {

@@ -84,6 +84,8 @@ export interface FieldOption {
   value: string;
   /** What the person sees. */
   label: string;
+  /** What the agent says about it (absent when it says nothing). */
+  description?: string;
 }
 
 export interface FormField {

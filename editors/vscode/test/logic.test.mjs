@@ -204,9 +204,11 @@ test('pick fields: yes/no, choices, multi with bounds; optional ones can be left
     { label: 'No', value: false, description: undefined, picked: false },
   ]);
   assert.deepEqual(logic.pickedValue(logging, [logic.fieldItems(logging)[1]]), { value: false });
-  const size = field('choice', { required: false, options: [{ value: 'S', label: 'Small' }, { value: 'L', label: 'Large' }] });
+  const size = field('choice', { required: false, options: [{ value: 'S', label: 'Small', description: 'Fits a laptop' }, { value: 'L', label: 'Large' }] });
   const sizeItems = logic.fieldItems(size, 'L');
   assert.deepEqual(sizeItems.map((i) => [i.label, i.value, i.picked]), [['Small', 'S', false], ['Large', 'L', true], ['Leave empty', undefined, false]]);
+  // The agent's word on an option is shown beside it.
+  assert.deepEqual(sizeItems.map((i) => i.description), ['Fits a laptop', undefined, 'optional: not answered']);
   assert.deepEqual(logic.pickedValue(size, [sizeItems[2]]), { value: undefined });
   assert.deepEqual(logic.pickedValue(size, []), { error: 'Pick one' });
   const colors = field('multi', { minItems: 1, maxItems: 2, default: ['#f00'],

@@ -391,6 +391,7 @@ impl FormField {
                 .map(|o| FieldOption {
                     value: o.value,
                     label: o.label,
+                    description: o.description.unwrap_or_default(),
                 })
                 .collect::<Vec<_>>()
         };

@@ -315,7 +315,7 @@ fn f64_of(map: &Map<String, Value>, key: &str) -> Result<Option<f64>, String> {
     }
 }
 
-/// `[{const, title}]` (oneOf / anyOf) as options.
+/// `[{const, title, description}]` (oneOf / anyOf) as options.
 fn titled(list: &Value) -> Result<Vec<FieldOption>, String> {
     list.as_array()
         .ok_or("has options that are not a list")?
@@ -327,6 +327,11 @@ fn titled(list: &Value) -> Result<Vec<FieldOption>, String> {
                     .get("title")
                     .and_then(Value::as_str)
                     .unwrap_or(value)
+                    .to_owned(),
+                description: option
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
                     .to_owned(),
             }),
             _ => Err("has an option without a string const".to_owned()),
@@ -349,6 +354,7 @@ fn plain(values: &Value, names: Option<&Value>) -> Result<Vec<FieldOption>, Stri
                     .and_then(Value::as_str)
                     .unwrap_or(value)
                     .to_owned(),
+                description: String::new(),
             }),
             _ => Err("has an enum value that is not a string".to_owned()),
         })

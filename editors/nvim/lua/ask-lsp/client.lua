@@ -33,7 +33,7 @@ local config = require('ask-lsp.config')
 ---@field maxLength? integer
 ---@field minimum? number
 ---@field maximum? number
----@field options? { value: string, label: string }[]
+---@field options? { value: string, label: string, description?: string }[]
 ---@field minItems? integer
 ---@field maxItems? integer
 ---@field default? string|number|boolean|string[]

@@ -217,7 +217,8 @@ function Form:render()
         for j, option in ipairs(field.options) do
           local mark = field.type == 'multi' and (picked[option.value] and '[x]' or '[ ]') or (picked[option.value] and '(•)' or '( )')
           table.insert(stops, { field = i, option = j, line = #lines + 1 })
-          add(window.indent(window.wrap(mark .. ' ' .. option.label, width - 3), '   '), picked[option.value] and 'AskLspSelected' or nil)
+          local about = (option.description or '') ~= '' and (' — ' .. option.description) or ''
+          add(window.indent(window.wrap(mark .. ' ' .. option.label .. about, width - 3), '   '), picked[option.value] and 'AskLspSelected' or nil)
         end
       elseif field.type == 'boolean' then
         local shown = value == nil and '[ ] (not set)' or (value and '[x] yes' or '[ ] no')
