@@ -166,7 +166,10 @@ async fn in_a_terminal_a_lost_server_is_one_line_and_no_log_line() {
     let _ = tokio::time::timeout(WAIT, typist.child.wait()).await;
     let screen = typist.out();
     assert!(!screen.contains("WARN"), "{screen}");
-    let said: Vec<&str> = screen.lines().filter(|l| l.starts_with("! default: ")).collect();
+    let said: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.starts_with("! default: "))
+        .collect();
     let mut once = said.clone();
     once.sort_unstable();
     once.dedup();
