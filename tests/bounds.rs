@@ -415,7 +415,10 @@ async fn an_oversized_elicitation_schema_is_declined_before_it_is_built() {
     // declined again (docs/protocol.md, exactly once across restarts).
     let said = client.next_method("window/showMessage").await;
     let text = said["params"]["message"].as_str().unwrap_or_default();
-    assert!(text.contains("cannot be shown") && text.contains("more than"), "{said}");
+    assert!(
+        text.contains("cannot be shown") && text.contains("more than"),
+        "{said}"
+    );
     assert_eq!(posted(&fake), Vec::<Value>::new());
     let peak = peak_rss_mib(&mut client);
     eprintln!("peak RSS after a 4 MiB schema of {n} properties: {peak} MiB");

@@ -556,14 +556,7 @@ impl SandboxAgent {
             return Err(BackendError::NotFound { server: label });
         };
         let body = json!({"jsonrpc": "2.0", "id": route.rpc_id, "result": result});
-        let sent = self
-            .peer
-            .exchange(
-                &self.timing,
-                self.authorized(self.http.post(&self.endpoint)).json(&body),
-            )
-            .await;
-        let failed = match sent {
+        let failed = match self.post(&body).await {
             Ok(answered) => match answered.status {
                 200..=299 => return Ok(()),
                 404 => BackendError::NotFound { server: label },
@@ -603,17 +596,18 @@ impl SandboxAgent {
         shown
     }
 
+    /// Posts one JSON-RPC message (a response to an agent request) to the
+    /// server's ACP endpoint.
+    async fn post(&self, message: &Value) -> Result<http::Answered, BackendError> {
+        let request = self
+            .authorized(self.http.post(&self.endpoint))
+            .json(message);
+        self.peer.exchange(&self.timing, request).await
+    }
+
     /// Declines a request ask-lsp cannot show and tells the person why.
     async fn refuse(&self, response: Value, reason: String, sink: &EventSink) -> bool {
-        let sent = self
-            .peer
-            .exchange(
-                &self.timing,
-                self.authorized(self.http.post(&self.endpoint))
-                    .json(&response),
-            )
-            .await;
-        let outcome = match sent {
+        let outcome = match self.post(&response).await {
             Ok(answered) if (200..300).contains(&answered.status) => "declined it".to_owned(),
             Ok(answered) => format!("could not decline it ({})", answered.status),
             Err(e) => format!("could not decline it ({})", e.for_log()),
@@ -629,14 +623,7 @@ impl SandboxAgent {
     /// editor's prompt is withdrawn: nobody needs to act on it any more.
     async fn complete(&self, prompt_id: String, rpc_id: Value, sink: &EventSink) -> bool {
         let body = json!({"jsonrpc": "2.0", "id": rpc_id, "result": {"action": "accept"}});
-        let sent = self
-            .peer
-            .exchange(
-                &self.timing,
-                self.authorized(self.http.post(&self.endpoint)).json(&body),
-            )
-            .await;
-        match sent {
+        match self.post(&body).await {
             Ok(answered) if (200..300).contains(&answered.status) => {}
             Ok(answered) => tracing::warn!(
                 "could not accept a completed link ({}); the agent may still wait",
