@@ -70,6 +70,8 @@ enum Generation {
     #[serde(rename = "opencode-2")]
     OpenCode2,
     SandboxAgent,
+    /// `ask-lsp hook`'s socket (never configured by flags).
+    Hook,
 }
 
 impl Generation {
@@ -80,6 +82,7 @@ impl Generation {
             (BackendKind::OpenCode, Some("2")) => Generation::OpenCode2,
             (BackendKind::OpenCode, _) => Generation::OpenCode1,
             (BackendKind::SandboxAgent { .. }, _) => Generation::SandboxAgent,
+            (BackendKind::Hook { .. }, _) => Generation::Hook,
         }
     }
 
@@ -88,6 +91,7 @@ impl Generation {
             Generation::OpenCode1 => "OpenCode 1.x",
             Generation::OpenCode2 => "OpenCode 2.x",
             Generation::SandboxAgent => "sandbox-agent (ACP)",
+            Generation::Hook => "ask-lsp hook socket",
         }
     }
 
@@ -95,7 +99,7 @@ impl Generation {
     fn lists_pending(self) -> bool {
         match self {
             Generation::OpenCode1 | Generation::OpenCode2 => true,
-            Generation::SandboxAgent => false,
+            Generation::SandboxAgent | Generation::Hook => false,
         }
     }
 }

@@ -8,6 +8,7 @@
 
 mod generation;
 mod h1;
+pub(crate) mod hook;
 mod http;
 mod opencode;
 mod opencode2;
@@ -21,6 +22,8 @@ use futures_util::future::BoxFuture;
 
 use crate::config::{BackendKind, ServerSpec};
 use crate::prompt::{Prompt, Reply};
+
+pub(crate) use hook::with_hook;
 
 pub(crate) mod fuzzing {
     use crate::prompt::Prompt;
@@ -250,6 +253,7 @@ pub(crate) fn factory(timing: Timing) -> Factory {
             BackendKind::SandboxAgent { server_id, token } => Arc::new(
                 sandbox_agent::SandboxAgent::new(&spec.url, server_id, token.clone(), timing),
             ),
+            BackendKind::Hook { roots } => Arc::new(hook::HookListener::new(roots.clone())),
         }
     })
 }
