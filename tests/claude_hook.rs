@@ -99,10 +99,16 @@ impl Setup {
         client
     }
 
-    /// `claude -p` asked to run `command` through Bash; IS_SANDBOX because
-    /// Claude Code refuses root otherwise, and nothing leaves 127.0.0.1.
+    /// `claude -p` asked to run `command` through Bash (` ||| ` between
+    /// commands run one after the other); IS_SANDBOX because Claude Code
+    /// refuses root otherwise, and nothing leaves 127.0.0.1.
     fn run(&self, command: &str) -> Child {
+        self.run_with(command, &[])
+    }
+
+    fn run_with(&self, command: &str, env: &[(&str, &str)]) -> Child {
         Command::new(&self.claude)
+            .envs(env.iter().copied())
             .args(["-p", "--output-format", "json", "--settings"])
             .arg(self.dir.path().join("settings.json"))
             .arg(format!("RUN: {command}"))
@@ -218,4 +224,68 @@ async fn without_ask_lsp_claude_code_falls_back_to_its_own_handling() {
         told["content"].to_string().contains("needs approval"),
         "Claude Code's own refusal: {told}"
     );
+}
+
+/// "Always" stores Claude Code's own suggestions (headless: the working
+/// directory and acceptEdits, for the session): the next command of the kind
+/// runs without a second prompt.
+#[tokio::test]
+async fn always_is_not_asked_again_in_the_session() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let (first, second) = (setup.project().join("first"), setup.project().join("second"));
+    let run = setup.run(&format!(
+        "touch {} ||| touch {}",
+        first.display(),
+        second.display()
+    ));
+    let ask = client.next_method("askQuestions/ask").await;
+    let always = &ask["params"]["permission"]["choices"][1];
+    assert_eq!(always["id"], "allow-always", "{ask}");
+    assert!(
+        always["label"]
+            .as_str()
+            .unwrap()
+            .contains("\"type\":\"addDirectories\""),
+        "{always}"
+    );
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "choice": "allow-always"}))
+        .await;
+    let result = finished(run).await;
+    assert_eq!(result["permission_denials"], json!([]), "{result}");
+    assert!(first.exists() && second.exists(), "{result}");
+    // Answered, then nothing more was asked.
+    assert_eq!(
+        client.next_method("askQuestions/resolved").await["params"]["here"],
+        true
+    );
+    client.expect_quiet(Duration::from_millis(300)).await;
+    assert!(client.shutdown().await.success());
+}
+
+/// The person not answering within the hook's bound: the prompt leaves the
+/// editor and Claude Code decides as with no hook (headless: refuses).
+#[tokio::test]
+async fn an_editor_not_answering_in_time_leaves_the_decision_to_claude_code() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let target = setup.project().join("unanswered");
+    let run = setup.run_with(
+        &format!("touch {}", target.display()),
+        &[("ASK_LSP_HOOK_TIMEOUT_MS", "1000")],
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    let result = finished(run).await;
+    assert!(!target.exists());
+    assert_eq!(result["permission_denials"][0]["tool_name"], "Bash", "{result}");
+    let told = setup.last_tool_result().await;
+    assert!(told["content"].to_string().contains("needs approval"), "{told}");
+    assert!(client.shutdown().await.success());
 }
