@@ -68,7 +68,9 @@ pub enum BackendKind {
     },
     /// The socket `ask-lsp hook` reaches this instance on; `roots` say which
     /// workspace it serves (src/backends/hook.rs).
-    Hook { roots: Vec<std::path::PathBuf> },
+    Hook {
+        roots: Vec<std::path::PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]

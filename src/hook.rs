@@ -49,8 +49,8 @@ pub async fn run(
     let parsed: Value =
         serde_json::from_slice(&raw).map_err(|e| format!("the hook input is not JSON: {e}"))?;
     let cwd = parsed.get("cwd").and_then(Value::as_str).map(PathBuf::from);
-    let mut request = serde_json::to_vec(&json!({"agent": agent, "input": parsed}))
-        .map_err(|e| e.to_string())?;
+    let mut request =
+        serde_json::to_vec(&json!({"agent": agent, "input": parsed})).map_err(|e| e.to_string())?;
     drop(parsed);
     request.push(b'\n');
     let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
@@ -133,7 +133,11 @@ fn instances(dir: &Path, cwd: Option<&Path>) -> Vec<PathBuf> {
         let depth = cwd
             .as_deref()
             .map_or(0, |cwd| deepest_root(&roots(&info), cwd));
-        found.push((depth, meta.modified().unwrap_or(SystemTime::UNIX_EPOCH), socket));
+        found.push((
+            depth,
+            meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            socket,
+        ));
     }
     found.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
     found.into_iter().map(|(_, _, socket)| socket).collect()
@@ -213,8 +217,8 @@ mod tests {
                    "decision": {"behavior": "allow"}}})
         );
         assert_eq!(
-            claude_output(&json!({"behavior": "deny", "message": "no"})).unwrap()
-                ["hookSpecificOutput"]["decision"],
+            claude_output(&json!({"behavior": "deny", "message": "no"})).unwrap()["hookSpecificOutput"]
+                ["decision"],
             json!({"behavior": "deny", "message": "no"})
         );
         assert!(claude_output(&json!({})).is_err());

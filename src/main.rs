@@ -333,13 +333,21 @@ async fn hook_command(args: &[String]) -> ExitCode {
     };
     let result = match parsed {
         Ok((agent, timeout)) => {
-            ask_lsp::hook::run(agent, timeout, std::io::stdin().lock(), &mut std::io::stdout())
-                .await
+            ask_lsp::hook::run(
+                agent,
+                timeout,
+                std::io::stdin().lock(),
+                &mut std::io::stdout(),
+            )
+            .await
         }
         Err(message) => Err(message),
     };
     if let Err(reason) = result {
-        eprintln!("ask-lsp hook: {}", reason.lines().next().unwrap_or_default());
+        eprintln!(
+            "ask-lsp hook: {}",
+            reason.lines().next().unwrap_or_default()
+        );
     }
     ExitCode::SUCCESS
 }

@@ -173,9 +173,16 @@ async fn claude_code_runs_what_the_editor_allows_and_hears_why_it_rejects() {
         params["permission"]["command"],
         format!("touch {}", allowed.display())
     );
-    assert_eq!(params["source"]["directory"], json!(setup.project()), "{params}");
+    assert_eq!(
+        params["source"]["directory"],
+        json!(setup.project()),
+        "{params}"
+    );
     client
-        .respond(&ask["id"], json!({"outcome": "answered", "choice": "allow-once"}))
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
         .await;
     let result = finished(run).await;
     assert_eq!(result["permission_denials"], json!([]), "{result}");
@@ -235,7 +242,10 @@ async fn always_is_not_asked_again_in_the_session() {
     let setup = Setup::new(claude).await;
     let sim = sim().await;
     let mut client = setup.editor(&sim).await;
-    let (first, second) = (setup.project().join("first"), setup.project().join("second"));
+    let (first, second) = (
+        setup.project().join("first"),
+        setup.project().join("second"),
+    );
     let run = setup.run(&format!(
         "touch {} ||| touch {}",
         first.display(),
@@ -252,7 +262,10 @@ async fn always_is_not_asked_again_in_the_session() {
         "{always}"
     );
     client
-        .respond(&ask["id"], json!({"outcome": "answered", "choice": "allow-always"}))
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-always"}),
+        )
         .await;
     let result = finished(run).await;
     assert_eq!(result["permission_denials"], json!([]), "{result}");
@@ -284,8 +297,14 @@ async fn an_editor_not_answering_in_time_leaves_the_decision_to_claude_code() {
     assert_eq!(cancel["params"]["id"], ask["id"]);
     let result = finished(run).await;
     assert!(!target.exists());
-    assert_eq!(result["permission_denials"][0]["tool_name"], "Bash", "{result}");
+    assert_eq!(
+        result["permission_denials"][0]["tool_name"], "Bash",
+        "{result}"
+    );
     let told = setup.last_tool_result().await;
-    assert!(told["content"].to_string().contains("needs approval"), "{told}");
+    assert!(
+        told["content"].to_string().contains("needs approval"),
+        "{told}"
+    );
     assert!(client.shutdown().await.success());
 }

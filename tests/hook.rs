@@ -131,7 +131,10 @@ async fn the_editor_allows_once_rejects_with_a_message_and_allows_always() {
                {"id": "reject", "label": "Reject", "effect": "rejectOnce"}])
     );
     client
-        .respond(&ask["id"], json!({"outcome": "answered", "choice": "allow-once"}))
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
         .await;
     let (stdout, stderr) = finish(hook).await;
     assert_eq!(decision(&stdout), json!({"behavior": "allow"}));
@@ -162,12 +165,12 @@ async fn the_editor_allows_once_rejects_with_a_message_and_allows_always() {
     let always = &ask["params"]["permission"]["choices"][1];
     assert_eq!(always["id"], "allow-always");
     // Shown exactly as Claude Code will store it.
-    assert_eq!(
-        always["label"],
-        format!("Allow always (adds {})", rules())
-    );
+    assert_eq!(always["label"], format!("Allow always (adds {})", rules()));
     client
-        .respond(&ask["id"], json!({"outcome": "answered", "choice": "allow-always"}))
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-always"}),
+        )
         .await;
     let (stdout, _) = finish(hook).await;
     assert_eq!(
@@ -187,7 +190,10 @@ async fn with_no_ask_lsp_running_the_hook_decides_nothing_at_once() {
     feed(&mut hook, bash("ls", "/p").to_string().as_bytes()).await;
     let (stdout, stderr) = finish(hook).await;
     assert_eq!(stdout, "");
-    assert!(stderr.starts_with("ask-lsp hook: no ask-lsp running"), "{stderr}");
+    assert!(
+        stderr.starts_with("ask-lsp hook: no ask-lsp running"),
+        "{stderr}"
+    );
     assert_eq!(stderr.lines().count(), 1);
     assert!(started.elapsed() < Duration::from_secs(5));
 }
@@ -360,7 +366,10 @@ async fn the_instance_whose_workspace_holds_the_agents_directory_is_asked() {
         let ask = asked.next_method("askQuestions/ask").await;
         assert_eq!(ask["params"]["permission"]["command"], "ls");
         asked
-            .respond(&ask["id"], json!({"outcome": "answered", "choice": "allow-once"}))
+            .respond(
+                &ask["id"],
+                json!({"outcome": "answered", "choice": "allow-once"}),
+            )
             .await;
         let (stdout, _) = finish(hook).await;
         assert_eq!(decision(&stdout), json!({"behavior": "allow"}));
@@ -391,7 +400,11 @@ async fn watch_answers_a_hook_in_its_terminal() {
     let socket = runtime.socket_of(watch.id().unwrap());
     wait_for(|| socket.exists()).await;
     let mut hook = runtime.hook(&["claude"]);
-    feed(&mut hook, bash("touch from-watch", "/p").to_string().as_bytes()).await;
+    feed(
+        &mut hook,
+        bash("touch from-watch", "/p").to_string().as_bytes(),
+    )
+    .await;
     let mut stdout = watch.stdout.take().unwrap();
     let mut shown = String::new();
     let mut buf = [0u8; 4096];

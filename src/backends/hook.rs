@@ -275,6 +275,11 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Option<Value>), String> 
             crate::text::for_display(event, 40)
         ));
     }
+    // Its answers would go back in `updatedInput`, which this does not do
+    // yet: Claude Code asks its questions itself.
+    if input.tool_name == "AskUserQuestion" {
+        return Err("AskUserQuestion is left to Claude Code".into());
+    }
     let field = |name: &str| input.tool_input.get(name).and_then(Value::as_str);
     let command = match input.tool_name.as_str() {
         "Bash" => field("command").map(str::to_owned),
@@ -480,7 +485,11 @@ mod tests {
             panic!()
         };
         assert_eq!(permission.choices[1].id, ALLOW_ALWAYS);
-        assert!(permission.choices[1].label.contains("\"ruleContent\":\"rm:*\""));
+        assert!(
+            permission.choices[1]
+                .label
+                .contains("\"ruleContent\":\"rm:*\"")
+        );
         assert_eq!(
             decision(
                 &Reply::Answer(Answer::Permission {
@@ -499,7 +508,10 @@ mod tests {
                 choice: choice.into(),
             })
         };
-        assert_eq!(decision(&pick(ALLOW_ONCE), None), json!({"behavior": "allow"}));
+        assert_eq!(
+            decision(&pick(ALLOW_ONCE), None),
+            json!({"behavior": "allow"})
+        );
         assert_eq!(
             decision(&pick(REJECT), None),
             json!({"behavior": "deny", "message": DEFAULT_DENIAL})
@@ -521,6 +533,7 @@ mod tests {
     #[test]
     fn other_events_agents_and_bad_json_are_refused() {
         assert!(claude_prompt(input(json!({"hook_event_name": "PreToolUse"}))).is_err());
+        assert!(claude_prompt(input(json!({"tool_name": "AskUserQuestion"}))).is_err());
         assert!(request_prompt(b"{not json").is_err());
         assert!(request_prompt(br#"{"agent":"codex","input":{}}"#).is_err());
         assert!(request_prompt(br#"{"agent":"claude","input":{"cwd":"/p"}}"#).is_err());
@@ -530,6 +543,12 @@ mod tests {
             panic!()
         };
         assert_eq!(permission.patterns, ["/p/a"]);
-        assert!(permission.diff.as_deref().unwrap().contains("\"content\": \"x\""));
+        assert!(
+            permission
+                .diff
+                .as_deref()
+                .unwrap()
+                .contains("\"content\": \"x\"")
+        );
     }
 }
