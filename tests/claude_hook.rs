@@ -82,7 +82,11 @@ impl Setup {
     /// The editor: an ask-lsp LSP server whose workspace is the project.
     async fn editor(&self, sim: &ask_sim::Sim) -> LspClient {
         let runtime = self.runtime();
-        let mut client = LspClient::start(&[("XDG_RUNTIME_DIR", runtime.to_str().unwrap())]).await;
+        let mut client = LspClient::start(&[
+            ("XDG_RUNTIME_DIR", runtime.to_str().unwrap()),
+            ("ASK_LSP_HOOK", "1"),
+        ])
+        .await;
         client
             .request(
                 "initialize",

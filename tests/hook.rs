@@ -37,7 +37,8 @@ impl Runtime {
 
     /// An LSP server with the extension, following `sim`, its workspace `root`.
     async fn editor(&self, sim: &ask_sim::Sim, root: Option<&Path>) -> LspClient {
-        let mut client = LspClient::start(&[("XDG_RUNTIME_DIR", self.path())]).await;
+        let mut client =
+            LspClient::start(&[("XDG_RUNTIME_DIR", self.path()), ("ASK_LSP_HOOK", "1")]).await;
         let root_uri = root.map(|r| format!("file://{}", r.display()));
         client
             .request(
