@@ -11,6 +11,7 @@ mod backends;
 mod broker;
 mod config;
 mod discovery;
+#[cfg(unix)]
 pub mod hook;
 pub mod lsp;
 mod notify;
