@@ -312,3 +312,147 @@ async fn an_editor_not_answering_in_time_leaves_the_decision_to_claude_code() {
     );
     assert!(client.shutdown().await.success());
 }
+
+/// A tmux server of the test's own (`-L`), killed when dropped.
+struct Tmux(String);
+
+impl Tmux {
+    fn start(command: &str, cwd: &Path) -> Option<Tmux> {
+        let tmux = Tmux(format!("ask-lsp-hook-{}", std::process::id()));
+        let started = std::process::Command::new("tmux")
+            .args([
+                "-L",
+                &tmux.0,
+                "new-session",
+                "-d",
+                "-x",
+                "150",
+                "-y",
+                "40",
+                "-c",
+            ])
+            .arg(cwd)
+            .arg(command)
+            .status();
+        match started {
+            Ok(status) if status.success() => Some(tmux),
+            _ => {
+                assert!(
+                    std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
+                    "ASK_LSP_REQUIRE_E2E is set but tmux cannot start"
+                );
+                eprintln!("SKIP: no tmux");
+                None
+            }
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = std::process::Command::new("tmux")
+            .args(["-L", &self.0, "send-keys", "-t", "0"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn screen(&self) -> String {
+        let out = std::process::Command::new("tmux")
+            .args(["-L", &self.0, "capture-pane", "-p", "-t", "0"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    async fn wait_for(&self, text: &str) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while !self.screen().contains(text) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{text:?} not on screen:\n{}",
+                self.screen()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Types a line into Claude Code's input.
+    async fn type_line(&self, line: &str) {
+        self.keys(&["-l", line]);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.keys(&["Enter"]);
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.0, "kill-server"])
+            .status();
+    }
+}
+
+/// Interactive Claude Code in tmux: it shows its own dialog while the hook
+/// waits (so with no ask-lsp, that dialog is the prompt), and an allow from
+/// the editor closes it and runs the command.
+#[tokio::test]
+async fn interactive_claude_code_shows_its_dialog_and_takes_the_editors_allow() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let project = setup.project();
+    // Past the first-run screens: onboarding, the API key, the folder's trust.
+    let state = json!({"hasCompletedOnboarding": true,
+                       "customApiKeyResponses": {"approved": ["sk-test"], "rejected": []},
+                       "projects": {project.to_str().unwrap(): {"hasTrustDialogAccepted": true}}});
+    std::fs::write(
+        setup.dir.path().join("home/.claude.json"),
+        state.to_string(),
+    )
+    .unwrap();
+    let command = format!(
+        "env HOME={home} XDG_RUNTIME_DIR={runtime} ANTHROPIC_BASE_URL=http://127.0.0.1:{port} \
+         ANTHROPIC_API_KEY=sk-test IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+         DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 {claude} --permission-mode default --settings {settings}",
+        home = setup.dir.path().join("home").display(),
+        runtime = setup.runtime().display(),
+        port = setup.api_port,
+        claude = setup.claude.display(),
+        settings = setup.dir.path().join("settings.json").display(),
+    );
+    let Some(tmux) = Tmux::start(&command, &project) else {
+        return;
+    };
+    tmux.wait_for("manual mode on").await;
+
+    // No ask-lsp: Claude Code's own dialog is the prompt.
+    let own = project.join("own-dialog");
+    tmux.type_line(&format!("RUN: touch {}", own.display()))
+        .await;
+    tmux.wait_for("Do you want to proceed?").await;
+    assert!(!own.exists());
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("Interrupted").await;
+
+    // An editor: its allow closes the dialog and the command runs.
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    tmux.type_line("/clear").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let allowed = project.join("from-editor");
+    tmux.type_line(&format!("RUN: touch {}", allowed.display()))
+        .await;
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["permission"]["command"],
+        format!("touch {}", allowed.display())
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
+    tmux.wait_for("Allowed by PermissionRequest hook").await;
+    wait_for(|| allowed.exists()).await;
+    assert!(client.shutdown().await.success());
+}
