@@ -12,6 +12,8 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -62,51 +64,79 @@ pub async fn run(
     Ok(())
 }
 
-/// Sends the request to the best instance that takes it; its answer line.
+/// Asks every instance whose workspace holds `cwd` at once, else the most
+/// recent that takes the connection; the first decision wins. Returning
+/// drops the other connections, which withdraws the prompt there.
 async fn ask(cwd: Option<&Path>, request: &[u8]) -> Result<Value, String> {
     let dir = socket_dir(false).map_err(|e| format!("no ask-lsp running ({e})"))?;
-    let candidates = instances(&dir, cwd);
-    if candidates.is_empty() {
+    let (holding, others) = instances(&dir, cwd);
+    if holding.is_empty() && others.is_empty() {
         return Err("no ask-lsp running".into());
     }
-    for socket in candidates {
-        let Ok(stream) = UnixStream::connect(&socket).await else {
-            continue;
-        };
-        if !same_user(&stream) {
-            tracing::warn!("{} belongs to another user; skipped", socket.display());
-            continue;
+    let mut asked = FuturesUnordered::new();
+    for socket in &holding {
+        if let Some(stream) = connect(socket).await {
+            asked.push(exchange(stream, request));
         }
-        let (read, mut write) = stream.into_split();
-        write
-            .write_all(request)
-            .await
-            .map_err(|e| format!("sending to ask-lsp: {e}"))?;
-        let mut line = Vec::new();
-        BufReader::new(read)
-            .take(MAX_ANSWER)
-            .read_until(b'\n', &mut line)
-            .await
-            .map_err(|e| format!("reading ask-lsp's answer: {e}"))?;
-        // Kept open until here: closing it withdraws the prompt.
-        drop(write);
-        if !line.ends_with(b"\n") {
-            return Err("ask-lsp closed without a decision".into());
-        }
-        return serde_json::from_slice(&line).map_err(|e| format!("ask-lsp's answer: {e}"));
     }
-    Err("no ask-lsp running answers".into())
+    if asked.is_empty() {
+        for socket in &others {
+            if let Some(stream) = connect(socket).await {
+                asked.push(exchange(stream, request));
+                break;
+            }
+        }
+    }
+    let mut outcome = Err("no ask-lsp running answers".to_owned());
+    while let Some(answer) = asked.next().await {
+        match answer {
+            Ok(answer) if answer.get("behavior").is_some() => return Ok(answer),
+            other => outcome = other,
+        }
+    }
+    outcome
 }
 
-/// The running instances' sockets, best first: those whose workspace holds
-/// `cwd` (the deepest root first), then the most recently started. Sockets
-/// of dead processes are removed; another user's are skipped.
-fn instances(dir: &Path, cwd: Option<&Path>) -> Vec<PathBuf> {
+/// A connection to an instance of this user's, or `None`.
+async fn connect(socket: &Path) -> Option<UnixStream> {
+    let stream = UnixStream::connect(socket).await.ok()?;
+    if !same_user(&stream) {
+        tracing::warn!("{} belongs to another user; skipped", socket.display());
+        return None;
+    }
+    Some(stream)
+}
+
+/// Sends the request; the answer line. The connection stays open until
+/// then: closing it withdraws the prompt.
+async fn exchange(stream: UnixStream, request: &[u8]) -> Result<Value, String> {
+    let (read, mut write) = stream.into_split();
+    write
+        .write_all(request)
+        .await
+        .map_err(|e| format!("sending to ask-lsp: {e}"))?;
+    let mut line = Vec::new();
+    BufReader::new(read)
+        .take(MAX_ANSWER)
+        .read_until(b'\n', &mut line)
+        .await
+        .map_err(|e| format!("reading ask-lsp's answer: {e}"))?;
+    drop(write);
+    if !line.ends_with(b"\n") {
+        return Err("ask-lsp closed without a decision".into());
+    }
+    serde_json::from_slice(&line).map_err(|e| format!("ask-lsp's answer: {e}"))
+}
+
+/// The running instances' sockets: those whose workspace holds `cwd`, and
+/// the others, the most recently started first. Sockets of dead processes
+/// are removed; another user's are skipped.
+fn instances(dir: &Path, cwd: Option<&Path>) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let cwd = cwd.map(|c| std::fs::canonicalize(c).unwrap_or_else(|_| c.to_owned()));
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
-    let mut found: Vec<(usize, SystemTime, PathBuf)> = Vec::new();
+    let mut found: Vec<(bool, SystemTime, PathBuf)> = Vec::new();
     for entry in entries.flatten().take(1024) {
         let name = entry.file_name();
         let Some(pid) = name
@@ -130,17 +160,18 @@ fn instances(dir: &Path, cwd: Option<&Path>) -> Vec<PathBuf> {
             let _ = std::fs::remove_file(&info);
             continue;
         }
-        let depth = cwd
-            .as_deref()
-            .map_or(0, |cwd| deepest_root(&roots(&info), cwd));
+        let holds_cwd = cwd.as_deref().is_some_and(|cwd| holds(&roots(&info), cwd));
         found.push((
-            depth,
+            holds_cwd,
             meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
             socket,
         ));
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
-    found.into_iter().map(|(_, _, socket)| socket).collect()
+    found.sort_by_key(|f| std::cmp::Reverse(f.1));
+    let (holding, others): (Vec<_>, Vec<_>) = found.into_iter().partition(|(holds, _, _)| *holds);
+    let sockets =
+        |found: Vec<(bool, SystemTime, PathBuf)>| found.into_iter().map(|f| f.2).collect();
+    (sockets(holding), sockets(others))
 }
 
 fn alive(pid: i32) -> bool {
@@ -166,14 +197,11 @@ fn roots(info: &Path) -> Vec<PathBuf> {
     }
 }
 
-/// How many components the deepest root holding `cwd` has; 0 for none.
-fn deepest_root(roots: &[PathBuf], cwd: &Path) -> usize {
+/// Whether one of `roots` holds `cwd`.
+fn holds(roots: &[PathBuf], cwd: &Path) -> bool {
     roots
         .iter()
-        .filter(|root| !root.as_os_str().is_empty() && cwd.starts_with(root))
-        .map(|root| root.components().count())
-        .max()
-        .unwrap_or(0)
+        .any(|root| !root.as_os_str().is_empty() && cwd.starts_with(root))
 }
 
 /// ask-lsp's answer as Claude's hook output. Only an explicit allow or deny
@@ -227,11 +255,12 @@ mod tests {
     }
 
     #[test]
-    fn the_deepest_workspace_holding_cwd_wins() {
-        let roots = [PathBuf::from("/w"), PathBuf::from("/w/sub")];
-        assert_eq!(deepest_root(&roots, Path::new("/w/sub/x")), 3);
-        assert_eq!(deepest_root(&roots, Path::new("/w/other")), 2);
-        assert_eq!(deepest_root(&roots, Path::new("/wx")), 0);
-        assert_eq!(deepest_root(&[PathBuf::new()], Path::new("/w")), 0);
+    fn a_workspace_holds_the_directories_under_it() {
+        let roots = [PathBuf::from("/w/sub")];
+        assert!(holds(&roots, Path::new("/w/sub/x")));
+        assert!(holds(&roots, Path::new("/w/sub")));
+        assert!(!holds(&roots, Path::new("/w/subx")));
+        assert!(!holds(&roots, Path::new("/w")));
+        assert!(!holds(&[PathBuf::new()], Path::new("/w")));
     }
 }

@@ -428,3 +428,35 @@ async fn watch_answers_a_hook_in_its_terminal() {
         .unwrap();
     assert!(!socket.exists());
 }
+
+#[tokio::test]
+async fn every_editor_on_the_workspace_is_asked_and_the_first_answer_withdraws_the_others() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let root = tempfile::tempdir().unwrap();
+    let mut first = runtime.editor(&sim, Some(root.path())).await;
+    let mut second = runtime.editor(&sim, Some(root.path())).await;
+    let cwd = root.path().to_str().unwrap();
+
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, bash("ls", cwd).to_string().as_bytes()).await;
+    let asked_first = first.next_method("askQuestions/ask").await;
+    let asked_second = second.next_method("askQuestions/ask").await;
+    second
+        .respond(
+            &asked_second["id"],
+            json!({"outcome": "rejected", "message": "not now"}),
+        )
+        .await;
+    let (stdout, _) = finish(hook).await;
+    assert_eq!(
+        decision(&stdout),
+        json!({"behavior": "deny", "message": "not now"})
+    );
+    let cancel = first.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], asked_first["id"]);
+    let resolved = first.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["here"], false);
+    assert!(first.shutdown().await.success());
+    assert!(second.shutdown().await.success());
+}

@@ -280,6 +280,16 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Option<Value>), String> 
     if input.tool_name == "AskUserQuestion" {
         return Err("AskUserQuestion is left to Claude Code".into());
     }
+    // What the broker routes by must fit, or it would drop the prompt and
+    // the hook would wait for nothing.
+    if input.session_id.len() > crate::prompt::limits::ID_LEN
+        || input
+            .cwd
+            .as_ref()
+            .is_some_and(|cwd| cwd.len() > crate::prompt::limits::DESCRIPTION_LEN)
+    {
+        return Err("the session id or directory is too long".into());
+    }
     let field = |name: &str| input.tool_input.get(name).and_then(Value::as_str);
     let command = match input.tool_name.as_str() {
         "Bash" => field("command").map(str::to_owned),
@@ -534,6 +544,8 @@ mod tests {
     fn other_events_agents_and_bad_json_are_refused() {
         assert!(claude_prompt(input(json!({"hook_event_name": "PreToolUse"}))).is_err());
         assert!(claude_prompt(input(json!({"tool_name": "AskUserQuestion"}))).is_err());
+        assert!(claude_prompt(input(json!({"session_id": "s".repeat(257)}))).is_err());
+        assert!(claude_prompt(input(json!({"cwd": "/".repeat(2001)}))).is_err());
         assert!(request_prompt(b"{not json").is_err());
         assert!(request_prompt(br#"{"agent":"codex","input":{}}"#).is_err());
         assert!(request_prompt(br#"{"agent":"claude","input":{"cwd":"/p"}}"#).is_err());
