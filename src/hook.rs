@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use crate::backends::hook::{MAX_INPUT, euid, same_user, socket_dir};
+use crate::backends::hook::{MAX_INPUT, alive, euid, same_user, socket_dir, socket_pid};
 
 /// Below Claude Code's own hook timeout (60 s unless the settings say).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(50);
@@ -138,13 +138,7 @@ fn instances(dir: &Path, cwd: Option<&Path>) -> (Vec<PathBuf>, Vec<PathBuf>) {
     };
     let mut found: Vec<(bool, SystemTime, PathBuf)> = Vec::new();
     for entry in entries.flatten().take(1024) {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("ask-lsp-")?.strip_suffix(".sock"))
-            .and_then(|p| p.parse::<i32>().ok())
-            .filter(|p| *p > 0)
-        else {
+        let Some(pid) = socket_pid(&entry.file_name()) else {
             continue;
         };
         let socket = entry.path();
@@ -172,12 +166,6 @@ fn instances(dir: &Path, cwd: Option<&Path>) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let sockets =
         |found: Vec<(bool, SystemTime, PathBuf)>| found.into_iter().map(|f| f.2).collect();
     (sockets(holding), sockets(others))
-}
-
-fn alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    let ok = unsafe { libc::kill(pid, 0) } == 0;
-    ok || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 #[derive(Deserialize)]

@@ -460,3 +460,22 @@ async fn every_editor_on_the_workspace_is_asked_and_the_first_answer_withdraws_t
     assert!(first.shutdown().await.success());
     assert!(second.shutdown().await.success());
 }
+
+#[tokio::test]
+async fn a_starting_instance_removes_the_sockets_of_dead_ones() {
+    use std::os::unix::fs::PermissionsExt;
+    let runtime = Runtime::new();
+    std::fs::create_dir(runtime.sockets()).unwrap();
+    std::fs::set_permissions(runtime.sockets(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut dead = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    let stale = runtime.socket_of(dead_pid);
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    let info = runtime.sockets().join(format!("ask-lsp-{dead_pid}.json"));
+    std::fs::write(&info, "{}").unwrap();
+    let sim = sim().await;
+    let client = runtime.editor(&sim, None).await;
+    assert!(!stale.exists() && !info.exists());
+    assert!(client.shutdown().await.success());
+}

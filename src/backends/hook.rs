@@ -80,6 +80,39 @@ pub(crate) fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// Whether process `pid` exists (signal 0 only checks).
+pub(crate) fn alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 sends nothing.
+    let ok = unsafe { libc::kill(pid, 0) } == 0;
+    ok || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The pid an instance's socket file is named by.
+pub(crate) fn socket_pid(name: &std::ffi::OsStr) -> Option<i32> {
+    name.to_str()?
+        .strip_prefix("ask-lsp-")?
+        .strip_suffix(".sock")?
+        .parse::<i32>()
+        .ok()
+        .filter(|p| *p > 0)
+}
+
+/// Removes the socket and description files of processes that are gone
+/// (killed instances cannot remove their own).
+fn remove_stale(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten().take(1024) {
+        if let Some(pid) = socket_pid(&entry.file_name())
+            && !alive(pid)
+        {
+            let _ = std::fs::remove_file(entry.path());
+            let _ = std::fs::remove_file(dir.join(format!("ask-lsp-{pid}.json")));
+        }
+    }
+}
+
 /// Whether the other end of `stream` runs as this user (SO_PEERCRED).
 pub(crate) fn same_user(stream: &UnixStream) -> bool {
     stream.peer_cred().is_ok_and(|cred| cred.uid() == euid())
@@ -131,6 +164,7 @@ impl HookListener {
 
     fn bind(&self) -> io::Result<(UnixListener, Cleanup)> {
         let dir = socket_dir(true)?;
+        remove_stale(&dir);
         let pid = std::process::id();
         let socket = dir.join(format!("ask-lsp-{pid}.sock"));
         let info = dir.join(format!("ask-lsp-{pid}.json"));
