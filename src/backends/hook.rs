@@ -329,10 +329,18 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Option<Value>), String> 
         "Bash" => field("command").map(str::to_owned),
         _ => None,
     };
-    // Everything else the tool would get is shown whole.
-    let details = match (&command, &input.tool_input) {
-        (None, Value::Object(map)) if !map.is_empty() => {
-            Some(serde_json::to_string_pretty(&input.tool_input).unwrap_or_default())
+    // Everything else the tool would get is shown whole (a Bash call's
+    // `dangerouslyDisableSandbox` too), beside the command and title.
+    let details = match &input.tool_input {
+        Value::Object(map) => {
+            let mut rest = map.clone();
+            if command.is_some() {
+                rest.remove("command");
+                if field("description").is_some() {
+                    rest.remove("description");
+                }
+            }
+            (!rest.is_empty()).then(|| serde_json::to_string_pretty(&rest).unwrap_or_default())
         }
         _ => None,
     };
@@ -517,6 +525,17 @@ mod tests {
         };
         assert_eq!(permission.command.as_deref(), Some("rm -rf build/"));
         assert_eq!(permission.title, "Bash: Clean");
+        assert_eq!(permission.diff, None);
+        let mut unsandboxed = input(json!({}));
+        unsandboxed.tool_input["dangerouslyDisableSandbox"] = json!(true);
+        let (prompt, _) = claude_prompt(unsandboxed).unwrap();
+        let Kind::Permission(shown) = &prompt.kind else {
+            panic!()
+        };
+        assert_eq!(
+            shown.diff.as_deref(),
+            Some("{\n  \"dangerouslyDisableSandbox\": true\n}")
+        );
         let ids: Vec<&str> = permission.choices.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, [ALLOW_ONCE, REJECT]);
         assert_eq!(suggestions, None);
