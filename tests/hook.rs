@@ -479,3 +479,52 @@ async fn a_starting_instance_removes_the_sockets_of_dead_ones() {
     assert!(!stale.exists() && !info.exists());
     assert!(client.shutdown().await.success());
 }
+
+/// Defence in depth: with the directory and socket opened to everyone, a
+/// connection from another user is still refused by its SO_PEERCRED.
+#[tokio::test]
+async fn a_connection_from_another_user_is_refused_even_through_open_modes() {
+    use std::os::unix::fs::PermissionsExt;
+    if !running_as_root() {
+        return; // only root can become another user
+    }
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let mut client = runtime.editor(&sim, None).await;
+    let socket = runtime.socket_of(client.child().id().unwrap());
+    for (path, mode) in [
+        (runtime.0.path(), 0o777),
+        (runtime.sockets().as_path(), 0o777),
+        (socket.as_path(), 0o666),
+    ] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let request = json!({"agent": "claude", "input": bash("touch /tmp/x", "/p")}).to_string();
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import os, socket, sys\n\
+             os.setgid(65534); os.setuid(65534)\n\
+             s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n\
+             s.settimeout(5)\n\
+             try:\n\
+             \x20   s.sendall(sys.argv[2].encode() + b'\\n'); got = s.recv(65536)\n\
+             except ConnectionResetError: got = b''\n\
+             print(repr(got))\n",
+        )
+        .arg(&socket)
+        .arg(&request)
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // Closed without an answer, and nothing shown.
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "b''");
+    client.expect_quiet(Duration::from_millis(300)).await;
+    assert!(
+        client
+            .logs()
+            .contains("a connection from another user was refused")
+    );
+    assert!(client.shutdown().await.success());
+}
