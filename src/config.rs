@@ -66,6 +66,11 @@ pub enum BackendKind {
         server_id: String,
         token: Option<Secret>,
     },
+    /// The socket `ask-lsp hook` reaches this instance on; `roots` say which
+    /// workspace it serves (src/backends/hook.rs).
+    Hook {
+        roots: Vec<std::path::PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]

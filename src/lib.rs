@@ -11,6 +11,8 @@ mod backends;
 mod broker;
 mod config;
 mod discovery;
+#[cfg(unix)]
+pub mod hook;
 pub mod lsp;
 mod notify;
 mod policy;

@@ -18,6 +18,9 @@ Usage:
                       answer prompts in this terminal
   ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json]
                       each server's state and what is pending there
+  ask-lsp hook claude [--timeout-ms N]
+                      Claude Code's PermissionRequest hook: its prompts in
+                      the editor of a running ask-lsp (docs/hook.md)
   ask-lsp --version
   ask-lsp COMMAND --help
 
@@ -72,6 +75,16 @@ prompts pending there, and exits: 0 when every server answered, 1 otherwise.
 Nothing is answered.
   --json             one JSON object instead of text";
 
+const HOOK_USAGE: &str = "\
+Usage: ask-lsp hook claude [--timeout-ms N]
+
+Claude Code's PermissionRequest hook (command hook; docs/hook.md): reads the
+hook input on stdin, hands it to the running ask-lsp (LSP server or `watch`)
+whose workspace holds the agent's directory, else the most recent, and
+prints the decision made there. With no ask-lsp running, no decision within
+N ms (default 50000, or ASK_LSP_HOOK_TIMEOUT_MS) or any error it prints
+nothing and exits 0: Claude Code then asks in its own dialog.";
+
 const TRY_IT: &str = "\
 ask-lsp: this is an LSP server speaking JSON-RPC on stdin/stdout; editors
 start it. To answer an agent's prompts in a terminal instead, run
@@ -82,6 +95,7 @@ enum Command {
     Lsp,
     Watch,
     Status,
+    Hook,
     Version,
     Help,
 }
@@ -97,6 +111,7 @@ fn main() -> ExitCode {
         Some("lsp") => (Command::Lsp, &args[1..]),
         Some("watch") => (Command::Watch, &args[1..]),
         Some("status") => (Command::Status, &args[1..]),
+        Some("hook") => (Command::Hook, &args[1..]),
         Some(other) => {
             eprintln!("ask-lsp: unknown command {other:?}\n\n{USAGE}");
             return ExitCode::from(2);
@@ -106,6 +121,7 @@ fn main() -> ExitCode {
         Command::Lsp => LSP_USAGE,
         Command::Watch => WATCH_USAGE,
         Command::Status => STATUS_USAGE,
+        Command::Hook => HOOK_USAGE,
         Command::Version | Command::Help => USAGE,
     };
     if rest.iter().any(|a| a == "--help" || a == "-h") {
@@ -113,9 +129,9 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     match command {
-        // The terminal is the conversation: a log line would land in the
-        // middle of the `> ` prompt and repeat the `!` line beside it.
-        Command::Watch if std::env::var_os("ASK_LSP_LOG").is_none() => {}
+        // The terminal is the conversation (`watch`), or the agent's
+        // (`hook`): a log line would land in it; logs only when asked for.
+        Command::Watch | Command::Hook if std::env::var_os("ASK_LSP_LOG").is_none() => {}
         _ => init_logs(matches!(command, Command::Lsp)),
     }
     // One thread: the work is a few sockets and one editor, and wake-ups
@@ -129,6 +145,7 @@ fn main() -> ExitCode {
             Command::Lsp => lsp(rest).await,
             Command::Watch => watch_command(rest).await.map(|()| ExitCode::SUCCESS),
             Command::Status => status_command(rest).await,
+            Command::Hook => Ok(hook_command(rest).await),
             Command::Version => {
                 no_arguments(rest, usage)?;
                 print(&format!(
@@ -320,6 +337,40 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
     };
     let input = tokio::io::BufReader::new(tokio::io::stdin());
     watch(options, input, std::io::stdout()).await
+}
+
+/// Always exits 0: a failing hook must leave the agent to ask by itself.
+async fn hook_command(args: &[String]) -> ExitCode {
+    let parsed = match args {
+        [agent, rest @ ..] => flags(rest, &["--timeout-ms"], HOOK_USAGE).and_then(|pairs| {
+            let from_env = std::env::var("ASK_LSP_HOOK_TIMEOUT_MS").ok();
+            let timeout = match pairs.last().map(|(_, v)| *v).or(from_env.as_deref()) {
+                Some(value) => Some(Duration::from_millis(milliseconds("--timeout-ms", value)?)),
+                None => None,
+            };
+            Ok((agent.as_str(), timeout))
+        }),
+        [] => Err(format!("which agent?\n\n{HOOK_USAGE}")),
+    };
+    let result = match parsed {
+        Ok((agent, timeout)) => {
+            ask_lsp::hook::run(
+                agent,
+                timeout,
+                std::io::stdin().lock(),
+                &mut std::io::stdout(),
+            )
+            .await
+        }
+        Err(message) => Err(message),
+    };
+    if let Err(reason) = result {
+        eprintln!(
+            "ask-lsp hook: {}",
+            reason.lines().next().unwrap_or_default()
+        );
+    }
+    ExitCode::SUCCESS
 }
 
 async fn status_command(args: &[String]) -> Result<ExitCode, String> {

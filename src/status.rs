@@ -68,6 +68,8 @@ enum Generation {
     #[serde(rename = "opencode-2")]
     OpenCode2,
     SandboxAgent,
+    /// `ask-lsp hook`'s socket (never configured by flags).
+    Hook,
 }
 
 impl Generation {
@@ -79,6 +81,7 @@ impl Generation {
             (BackendKind::OpenCode, Some(_)) => Generation::OpenCode1,
             (BackendKind::OpenCode, None) => Generation::OpenCode,
             (BackendKind::SandboxAgent { .. }, _) => Generation::SandboxAgent,
+            (BackendKind::Hook { .. }, _) => Generation::Hook,
         }
     }
 
@@ -88,6 +91,7 @@ impl Generation {
             Generation::OpenCode1 => "OpenCode 1.x",
             Generation::OpenCode2 => "OpenCode 2.x",
             Generation::SandboxAgent => "sandbox-agent (ACP)",
+            Generation::Hook => "ask-lsp hook socket",
         }
     }
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::mpsc;
 
-use crate::backends::{Timing, factory};
+use crate::backends::{Timing, factory, with_hook};
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
 use crate::config::{EnvDefaults, UrlSource, servers_from_flags};
 use crate::notify;
@@ -59,6 +59,12 @@ pub async fn watch(
             .discovering_here(options.servers.is_empty() && options.sandbox_agent.is_none())
             .await;
     }
+    // The workspace `ask-lsp hook` matches an agent's directory against.
+    let root = match &options.directory {
+        Some(directory) => std::path::PathBuf::from(directory),
+        None => std::env::current_dir().unwrap_or_default(),
+    };
+    let roots = vec![std::fs::canonicalize(&root).unwrap_or(root)];
     let servers = servers_from_flags(
         options.servers,
         options.directory,
@@ -83,7 +89,7 @@ pub async fn watch(
     }
     let (observer, observed) = tokio::sync::mpsc::unbounded_channel();
     let (broker, updates) = BrokerHandle::spawn(
-        servers,
+        with_hook(servers, roots),
         policies,
         factory(Timing::from_env()),
         Some(observer),

@@ -8,6 +8,8 @@
 
 mod generation;
 mod h1;
+#[cfg(unix)]
+pub(crate) mod hook;
 mod http;
 mod opencode;
 mod opencode2;
@@ -21,6 +23,18 @@ use futures_util::future::BoxFuture;
 
 use crate::config::{BackendKind, ServerSpec};
 use crate::prompt::{Prompt, Reply};
+
+#[cfg(unix)]
+pub(crate) use hook::with_hook;
+
+/// No hook socket off Unix (docs/hook.md).
+#[cfg(not(unix))]
+pub(crate) fn with_hook(
+    servers: Vec<ServerSpec>,
+    _roots: Vec<std::path::PathBuf>,
+) -> Vec<ServerSpec> {
+    servers
+}
 
 pub(crate) mod fuzzing {
     use crate::prompt::Prompt;
@@ -259,6 +273,10 @@ pub(crate) fn factory(timing: Timing) -> Factory {
             BackendKind::SandboxAgent { server_id, token } => Arc::new(
                 sandbox_agent::SandboxAgent::new(&spec.url, server_id, token.clone(), timing),
             ),
+            #[cfg(unix)]
+            BackendKind::Hook { roots } => Arc::new(hook::HookListener::new(roots.clone())),
+            #[cfg(not(unix))]
+            BackendKind::Hook { .. } => unreachable!("with_hook adds no hook socket off Unix"),
         }
     })
 }

@@ -9,7 +9,7 @@ use tokio::task::JoinHandle;
 
 use super::ServerStatus;
 use crate::backends::{Backend, BackendEvent, Factory};
-use crate::config::{ServerSpec, UrlSource};
+use crate::config::{BackendKind, ServerSpec, UrlSource};
 
 struct Server {
     spec: ServerSpec,
@@ -142,6 +142,8 @@ impl Registry {
         let mut servers: Vec<ServerStatus> = self
             .servers
             .values()
+            // The hook socket is not an agent server the person configured.
+            .filter(|s| !matches!(s.spec.backend, BackendKind::Hook { .. }))
             .map(|s| ServerStatus {
                 name: s.spec.name.to_string(),
                 backend: s.backend.source().backend,

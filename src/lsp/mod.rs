@@ -21,7 +21,7 @@ use tower_lsp_server::{Client, LanguageServer, LspService};
 
 use self::presenter::Presenter;
 pub(crate) use self::to_proto::{field_hint, link_text};
-use crate::backends::{Timing, factory};
+use crate::backends::{Timing, factory, with_hook};
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome};
 use crate::config::{
     Config, ConfigError, EnvDefaults, ServerSpec, UrlSource, merge_settings, names_servers,
@@ -386,7 +386,10 @@ impl LanguageServer for Front {
             // (and no automatic decision) comes before the client can be told.
             let (observer, observed) = mpsc::unbounded_channel();
             let (broker, updates) = BrokerHandle::spawn(
-                startup.config.servers,
+                with_hook(
+                    startup.config.servers,
+                    self.roots.lock().expect("not poisoned").clone(),
+                ),
                 startup.config.policies,
                 factory(Timing::from_env()),
                 Some(observer),
@@ -426,7 +429,8 @@ impl LanguageServer for Front {
             Ok(Some(config)) => {
                 let servers = config.servers.clone();
                 if let Some(broker) = self.broker.get() {
-                    broker.configure(config.servers, config.policies);
+                    let roots = self.roots.lock().expect("not poisoned").clone();
+                    broker.configure(with_hook(config.servers, roots), config.policies);
                 }
                 if let Some(presenter) = self.presenter.get() {
                     let _ = presenter.send(presenter::Input::Surface(config.surface));

@@ -44,6 +44,9 @@ impl LspClient {
             .env_remove("ASK_LSP_URL")
             // No service.json of the person running the tests is discovered.
             .env("XDG_STATE_HOME", "/nonexistent/ask-lsp-tests")
+            // No hook of the person's own Claude Code reaches a test's
+            // instance (tests/hook.rs turns it on in a runtime dir of its own).
+            .env("ASK_LSP_HOOK", "0")
             .kill_on_drop(true);
         for (key, value) in env {
             command.env(key, value);

@@ -1,0 +1,458 @@
+//! The real Claude Code CLI (`@anthropic-ai/claude-code`, pinned in
+//! tests/claude_hook/install.sh) headless (`claude -p`), offline against
+//! tests/claude_hook/mock-anthropic, with `ask-lsp hook claude` as its
+//! `PermissionRequest` hook and an ask-lsp LSP server as the editor.
+//!
+//! Needs `ASK_LSP_CLAUDE_BIN`; without it each test says SKIP and passes,
+//! unless `ASK_LSP_REQUIRE_E2E` is set.
+
+#![cfg(unix)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+use tokio::process::{Child, Command};
+
+fn claude_bin() -> Option<PathBuf> {
+    match std::env::var_os("ASK_LSP_CLAUDE_BIN") {
+        Some(bin) => Some(bin.into()),
+        None => {
+            assert!(
+                std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
+                "ASK_LSP_REQUIRE_E2E is set but ASK_LSP_CLAUDE_BIN is not (tests/claude_hook/install.sh)"
+            );
+            eprintln!("SKIP: ASK_LSP_CLAUDE_BIN not set (run tests/claude_hook/install.sh)");
+            None
+        }
+    }
+}
+
+/// A mock Messages API, a project, a home and a runtime dir of its own.
+struct Setup {
+    claude: PathBuf,
+    _api: Child,
+    api_port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Setup {
+    async fn new(claude: PathBuf) -> Setup {
+        let api_port = free_port();
+        let mut api = Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/claude_hook/mock-anthropic"))
+            .arg(api_port.to_string())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut ready = tokio::io::BufReader::new(api.stdout.take().unwrap());
+        let mut line = String::new();
+        ready.read_line(&mut line).await.unwrap();
+        assert_eq!(line.trim(), "listening");
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["project", "home", "runtime"] {
+            std::fs::create_dir(dir.path().join(sub)).unwrap();
+        }
+        let settings = json!({"hooks": {"PermissionRequest": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": format!("{} hook claude", env!("CARGO_BIN_EXE_ask-lsp")),
+             "timeout": 60}]}]}});
+        std::fs::write(dir.path().join("settings.json"), settings.to_string()).unwrap();
+        Setup {
+            claude,
+            _api: api,
+            api_port,
+            dir,
+        }
+    }
+
+    fn project(&self) -> PathBuf {
+        std::fs::canonicalize(self.dir.path().join("project")).unwrap()
+    }
+
+    fn runtime(&self) -> PathBuf {
+        self.dir.path().join("runtime")
+    }
+
+    /// The editor: an ask-lsp LSP server whose workspace is the project.
+    async fn editor(&self, sim: &ask_sim::Sim) -> LspClient {
+        let runtime = self.runtime();
+        let mut client = LspClient::start(&[
+            ("XDG_RUNTIME_DIR", runtime.to_str().unwrap()),
+            ("ASK_LSP_HOOK", "1"),
+        ])
+        .await;
+        client
+            .request(
+                "initialize",
+                json!({"processId": null, "rootUri": format!("file://{}", self.project().display()),
+                       "capabilities": extension_caps(),
+                       "initializationOptions": {"servers": [{"url": sim.url()}]}}),
+            )
+            .await;
+        client.notify("initialized", json!({})).await;
+        let socket = runtime
+            .join("ask-lsp")
+            .join(format!("ask-lsp-{}.sock", client.child().id().unwrap()));
+        wait_for(|| socket.exists()).await;
+        client
+    }
+
+    /// `claude -p` asked to run `command` through Bash (` ||| ` between
+    /// commands run one after the other); IS_SANDBOX because Claude Code
+    /// refuses root otherwise, and nothing leaves 127.0.0.1.
+    fn run(&self, command: &str) -> Child {
+        self.run_with(command, &[])
+    }
+
+    fn run_with(&self, command: &str, env: &[(&str, &str)]) -> Child {
+        Command::new(&self.claude)
+            .envs(env.iter().copied())
+            .args(["-p", "--output-format", "json", "--settings"])
+            .arg(self.dir.path().join("settings.json"))
+            .arg(format!("RUN: {command}"))
+            .current_dir(self.project())
+            .env("HOME", self.dir.path().join("home"))
+            .env("XDG_RUNTIME_DIR", self.runtime())
+            .env(
+                "ANTHROPIC_BASE_URL",
+                format!("http://127.0.0.1:{}", self.api_port),
+            )
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("IS_SANDBOX", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env_remove("ASK_LSP_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap()
+    }
+
+    /// What the model was told as the tool's result, for the last call.
+    async fn last_tool_result(&self) -> Value {
+        let body = reqwest::get(format!("http://127.0.0.1:{}/received", self.api_port))
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap();
+        body.as_array()
+            .and_then(|r| r.last().cloned())
+            .unwrap_or_else(|| panic!("no tool result: {body}"))
+    }
+}
+
+/// Claude's `-p --output-format json` result.
+async fn finished(run: Child) -> Value {
+    let out = tokio::time::timeout(Duration::from_secs(90), run.wait_with_output())
+        .await
+        .expect("claude -p finishes")
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+}
+
+#[tokio::test]
+async fn claude_code_runs_what_the_editor_allows_and_hears_why_it_rejects() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+
+    let allowed = setup.project().join("allowed");
+    let run = setup.run(&format!("touch {}", allowed.display()));
+    let ask = client.next_method("askQuestions/ask").await;
+    let params = &ask["params"];
+    assert_eq!(params["server"], "hook", "{params}");
+    assert_eq!(
+        params["permission"]["command"],
+        format!("touch {}", allowed.display())
+    );
+    assert_eq!(
+        params["source"]["directory"],
+        json!(setup.project()),
+        "{params}"
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
+    let result = finished(run).await;
+    assert_eq!(result["permission_denials"], json!([]), "{result}");
+    assert!(allowed.exists(), "the allowed command ran");
+    let told = setup.last_tool_result().await;
+    assert_ne!(told["is_error"], true, "{told}");
+
+    let rejected = setup.project().join("rejected");
+    let run = setup.run(&format!("touch {}", rejected.display()));
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "rejected", "message": "Use make instead"}),
+        )
+        .await;
+    let result = finished(run).await;
+    assert!(!rejected.exists(), "the rejected command did not run");
+    assert_eq!(
+        result["permission_denials"][0]["tool_name"], "Bash",
+        "{result}"
+    );
+    let told = setup.last_tool_result().await;
+    assert!(
+        told["content"].to_string().contains("Use make instead"),
+        "the model reads the message: {told}"
+    );
+    assert!(client.shutdown().await.success());
+}
+
+/// Without an ask-lsp (or without an answer in time) Claude Code behaves as
+/// with no hook: headless, it refuses the tool with its own message.
+#[tokio::test]
+async fn without_ask_lsp_claude_code_falls_back_to_its_own_handling() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let target = setup.project().join("never");
+    let result = finished(setup.run(&format!("touch {}", target.display()))).await;
+    assert!(!target.exists());
+    assert_eq!(
+        result["permission_denials"][0]["tool_name"], "Bash",
+        "{result}"
+    );
+    let told = setup.last_tool_result().await;
+    assert!(
+        told["content"].to_string().contains("needs approval"),
+        "Claude Code's own refusal: {told}"
+    );
+}
+
+/// "Always" stores Claude Code's own suggestions (headless: the working
+/// directory and acceptEdits, for the session): the next command of the kind
+/// runs without a second prompt.
+#[tokio::test]
+async fn always_is_not_asked_again_in_the_session() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let (first, second) = (
+        setup.project().join("first"),
+        setup.project().join("second"),
+    );
+    let run = setup.run(&format!(
+        "touch {} ||| touch {}",
+        first.display(),
+        second.display()
+    ));
+    let ask = client.next_method("askQuestions/ask").await;
+    let always = &ask["params"]["permission"]["choices"][1];
+    assert_eq!(always["id"], "allow-always", "{ask}");
+    assert!(
+        always["label"]
+            .as_str()
+            .unwrap()
+            .contains("\"type\":\"addDirectories\""),
+        "{always}"
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-always"}),
+        )
+        .await;
+    let result = finished(run).await;
+    assert_eq!(result["permission_denials"], json!([]), "{result}");
+    assert!(first.exists() && second.exists(), "{result}");
+    // Answered, then nothing more was asked.
+    assert_eq!(
+        client.next_method("askQuestions/resolved").await["params"]["here"],
+        true
+    );
+    client.expect_quiet(Duration::from_millis(300)).await;
+    assert!(client.shutdown().await.success());
+}
+
+/// The person not answering within the hook's bound: the prompt leaves the
+/// editor and Claude Code decides as with no hook (headless: refuses).
+#[tokio::test]
+async fn an_editor_not_answering_in_time_leaves_the_decision_to_claude_code() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let target = setup.project().join("unanswered");
+    let run = setup.run_with(
+        &format!("touch {}", target.display()),
+        &[("ASK_LSP_HOOK_TIMEOUT_MS", "1000")],
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    let result = finished(run).await;
+    assert!(!target.exists());
+    assert_eq!(
+        result["permission_denials"][0]["tool_name"], "Bash",
+        "{result}"
+    );
+    let told = setup.last_tool_result().await;
+    assert!(
+        told["content"].to_string().contains("needs approval"),
+        "{told}"
+    );
+    assert!(client.shutdown().await.success());
+}
+
+/// A tmux server of the test's own (`-L`), killed when dropped.
+struct Tmux(String);
+
+impl Tmux {
+    fn start(command: &str, cwd: &Path) -> Option<Tmux> {
+        let tmux = Tmux(format!("ask-lsp-hook-{}", std::process::id()));
+        let started = std::process::Command::new("tmux")
+            .args([
+                "-L",
+                &tmux.0,
+                "new-session",
+                "-d",
+                "-x",
+                "150",
+                "-y",
+                "40",
+                "-c",
+            ])
+            .arg(cwd)
+            .arg(command)
+            .status();
+        match started {
+            Ok(status) if status.success() => Some(tmux),
+            _ => {
+                assert!(
+                    std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
+                    "ASK_LSP_REQUIRE_E2E is set but tmux cannot start"
+                );
+                eprintln!("SKIP: no tmux");
+                None
+            }
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = std::process::Command::new("tmux")
+            .args(["-L", &self.0, "send-keys", "-t", "0"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn screen(&self) -> String {
+        let out = std::process::Command::new("tmux")
+            .args(["-L", &self.0, "capture-pane", "-p", "-t", "0"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    async fn wait_for(&self, text: &str) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while !self.screen().contains(text) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{text:?} not on screen:\n{}",
+                self.screen()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Types a line into Claude Code's input.
+    async fn type_line(&self, line: &str) {
+        self.keys(&["-l", line]);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.keys(&["Enter"]);
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.0, "kill-server"])
+            .status();
+    }
+}
+
+/// Interactive Claude Code in tmux: it shows its own dialog while the hook
+/// waits (so with no ask-lsp, that dialog is the prompt), and an allow from
+/// the editor closes it and runs the command.
+#[tokio::test]
+async fn interactive_claude_code_shows_its_dialog_and_takes_the_editors_allow() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let project = setup.project();
+    // Past the first-run screens: onboarding, the API key, the folder's trust.
+    let state = json!({"hasCompletedOnboarding": true,
+                       "customApiKeyResponses": {"approved": ["sk-test"], "rejected": []},
+                       "projects": {project.to_str().unwrap(): {"hasTrustDialogAccepted": true}}});
+    std::fs::write(
+        setup.dir.path().join("home/.claude.json"),
+        state.to_string(),
+    )
+    .unwrap();
+    let command = format!(
+        "env HOME={home} XDG_RUNTIME_DIR={runtime} ANTHROPIC_BASE_URL=http://127.0.0.1:{port} \
+         ANTHROPIC_API_KEY=sk-test IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+         DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 {claude} --permission-mode default --settings {settings}",
+        home = setup.dir.path().join("home").display(),
+        runtime = setup.runtime().display(),
+        port = setup.api_port,
+        claude = setup.claude.display(),
+        settings = setup.dir.path().join("settings.json").display(),
+    );
+    let Some(tmux) = Tmux::start(&command, &project) else {
+        return;
+    };
+    tmux.wait_for("manual mode on").await;
+
+    // No ask-lsp: Claude Code's own dialog is the prompt.
+    let own = project.join("own-dialog");
+    tmux.type_line(&format!("RUN: touch {}", own.display()))
+        .await;
+    tmux.wait_for("Do you want to proceed?").await;
+    assert!(!own.exists());
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("Interrupted").await;
+
+    // An editor: its allow closes the dialog and the command runs.
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    tmux.type_line("/clear").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let allowed = project.join("from-editor");
+    tmux.type_line(&format!("RUN: touch {}", allowed.display()))
+        .await;
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["permission"]["command"],
+        format!("touch {}", allowed.display())
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
+    tmux.wait_for("Allowed by PermissionRequest hook").await;
+    wait_for(|| allowed.exists()).await;
+    assert!(client.shutdown().await.success());
+}

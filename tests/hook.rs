@@ -1,0 +1,530 @@
+//! `ask-lsp hook claude` against a running ask-lsp (LSP server or `watch`):
+//! the hook input goes over the per-user socket, the editor's decision comes
+//! back in Claude Code's hook format, and every failure decides nothing.
+
+#![cfg(unix)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+
+/// A fresh `$XDG_RUNTIME_DIR`: each test's instances and hooks meet only there.
+struct Runtime(tempfile::TempDir);
+
+impl Runtime {
+    fn new() -> Runtime {
+        Runtime(tempfile::tempdir().unwrap())
+    }
+
+    fn path(&self) -> &str {
+        self.0.path().to_str().unwrap()
+    }
+
+    fn sockets(&self) -> PathBuf {
+        self.0.path().join("ask-lsp")
+    }
+
+    fn socket_of(&self, pid: u32) -> PathBuf {
+        self.sockets().join(format!("ask-lsp-{pid}.sock"))
+    }
+
+    /// An LSP server with the extension, following `sim`, its workspace `root`.
+    async fn editor(&self, sim: &ask_sim::Sim, root: Option<&Path>) -> LspClient {
+        let mut client =
+            LspClient::start(&[("XDG_RUNTIME_DIR", self.path()), ("ASK_LSP_HOOK", "1")]).await;
+        let root_uri = root.map(|r| format!("file://{}", r.display()));
+        client
+            .request(
+                "initialize",
+                json!({"processId": null, "rootUri": root_uri, "capabilities": extension_caps(),
+                       "initializationOptions": {"servers": [{"url": sim.url()}]}}),
+            )
+            .await;
+        client.notify("initialized", json!({})).await;
+        let socket = self.socket_of(client.child().id().unwrap());
+        wait_for(|| socket.exists()).await;
+        client
+    }
+
+    fn hook(&self, args: &[&str]) -> Child {
+        Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+            .arg("hook")
+            .args(args)
+            .env("XDG_RUNTIME_DIR", self.path())
+            .env_remove("ASK_LSP_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap()
+    }
+}
+
+fn bash(command: &str, cwd: &str) -> Value {
+    json!({
+        "session_id": "5f0c", "transcript_path": "/nonexistent/t.jsonl", "cwd": cwd,
+        "permission_mode": "default", "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "Make a file"},
+    })
+}
+
+fn rules() -> Value {
+    json!([{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}],
+            "behavior": "allow", "destination": "localSettings"}])
+}
+
+/// Feeds `input` to a started hook and closes its stdin.
+async fn feed(hook: &mut Child, input: &[u8]) {
+    let mut stdin = hook.stdin.take().unwrap();
+    // A hook that stops reading early (too large) closes the pipe: fine.
+    let _ = stdin.write_all(input).await;
+    drop(stdin);
+}
+
+/// The hook's stdout, stderr, and that it exited 0.
+async fn finish(hook: Child) -> (String, String) {
+    let out = tokio::time::timeout(Duration::from_secs(20), hook.wait_with_output())
+        .await
+        .expect("the hook exits")
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn decision(stdout: &str) -> Value {
+    let output: Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout:?}"));
+    assert_eq!(
+        output["hookSpecificOutput"]["hookEventName"],
+        "PermissionRequest"
+    );
+    output["hookSpecificOutput"]["decision"].clone()
+}
+
+#[tokio::test]
+async fn the_editor_allows_once_rejects_with_a_message_and_allows_always() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let mut client = runtime.editor(&sim, None).await;
+
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, bash("touch made", "/p").to_string().as_bytes()).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    let params = &ask["params"];
+    assert_eq!(params["server"], "hook");
+    assert_eq!(params["kind"], "permission");
+    assert_eq!(params["permission"]["command"], "touch made");
+    assert_eq!(params["permission"]["title"], "Bash: Make a file");
+    assert_eq!(
+        params["permission"]["choices"],
+        json!([{"id": "allow-once", "label": "Allow once", "effect": "allowOnce"},
+               {"id": "reject", "label": "Reject", "effect": "rejectOnce"}])
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
+    let (stdout, stderr) = finish(hook).await;
+    assert_eq!(decision(&stdout), json!({"behavior": "allow"}));
+    assert_eq!(stderr, "");
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["here"], true);
+
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, bash("rm -rf /", "/p").to_string().as_bytes()).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "rejected", "message": "use make clean"}),
+        )
+        .await;
+    let (stdout, _) = finish(hook).await;
+    assert_eq!(
+        decision(&stdout),
+        json!({"behavior": "deny", "message": "use make clean"})
+    );
+
+    let mut input = bash("touch again", "/p");
+    input["permission_suggestions"] = rules();
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, input.to_string().as_bytes()).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    let always = &ask["params"]["permission"]["choices"][1];
+    assert_eq!(always["id"], "allow-always");
+    // Shown exactly as Claude Code will store it.
+    assert_eq!(always["label"], format!("Allow always (adds {})", rules()));
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-always"}),
+        )
+        .await;
+    let (stdout, _) = finish(hook).await;
+    assert_eq!(
+        decision(&stdout),
+        json!({"behavior": "allow", "updatedPermissions": rules()})
+    );
+    // The agent server of the editor was never touched.
+    assert!(sim.received().is_empty());
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn with_no_ask_lsp_running_the_hook_decides_nothing_at_once() {
+    let runtime = Runtime::new();
+    let started = Instant::now();
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, bash("ls", "/p").to_string().as_bytes()).await;
+    let (stdout, stderr) = finish(hook).await;
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.starts_with("ask-lsp hook: no ask-lsp running"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn a_stale_socket_is_removed_and_another_users_socket_is_not_spoken_to() {
+    let runtime = Runtime::new();
+    std::fs::create_dir(runtime.sockets()).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(runtime.sockets(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    // A pid that is surely dead: a child that has exited and been reaped.
+    let mut dead = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    let stale = runtime.socket_of(dead_pid);
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    assert!(stale.exists());
+
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, bash("ls", "/p").to_string().as_bytes()).await;
+    let (stdout, _) = finish(hook).await;
+    assert_eq!(stdout, "");
+    assert!(!stale.exists(), "a dead process's socket is removed");
+
+    // A listener whose process runs as another user (it binds as this one,
+    // then drops to nobody before listening: SO_PEERCRED says nobody).
+    if !running_as_root() {
+        return; // only root can become another user
+    }
+    let received = runtime.0.path().join("received");
+    // Named by its own pid, as an instance would be.
+    let mut other = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import os, socket, sys\n\
+             path = sys.argv[1] % os.getpid()\n\
+             s = socket.socket(socket.AF_UNIX)\n\
+             s.bind(path); os.chmod(path, 0o600); os.setgid(65534); os.setuid(65534); s.listen(1)\n\
+             print('listening', flush=True)\n\
+             c, _ = s.accept(); c.settimeout(3)\n\
+             got = b''\n\
+             try:\n\
+             \x20   while (b := c.recv(65536)): got += b\n\
+             except OSError: pass\n\
+             open(sys.argv[2], 'w').write(str(len(got)))\n",
+        )
+        .arg(runtime.sockets().join("ask-lsp-%d.sock"))
+        .arg(&received)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = [0u8; 10];
+    other
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut line)
+        .await
+        .unwrap();
+    // nobody cannot write `received` in a root-only temp dir: make it so.
+    std::fs::set_permissions(runtime.0.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, bash("ls", "/p").to_string().as_bytes()).await;
+    let (stdout, _) = finish(hook).await;
+    assert_eq!(stdout, "");
+    tokio::time::timeout(Duration::from_secs(10), other.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&received).unwrap(),
+        "0",
+        "nothing is sent to another user's listener"
+    );
+}
+
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+#[tokio::test]
+async fn a_huge_or_malformed_input_decides_nothing_and_shows_nothing() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let mut client = runtime.editor(&sim, None).await;
+
+    let huge = bash(&"x".repeat(10 << 20), "/p").to_string();
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, huge.as_bytes()).await;
+    let (stdout, stderr) = finish(hook).await;
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("over 1048576 bytes"), "{stderr}");
+
+    for bad in [
+        b"{\"tool_name\": \"Bash\"".as_slice(),
+        b"",
+        // JSON, but not a PermissionRequest: ask-lsp refuses it.
+        br#"{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {}}"#,
+        br#"[1, 2]"#,
+    ] {
+        let mut hook = runtime.hook(&["claude"]);
+        feed(&mut hook, bad).await;
+        let (stdout, stderr) = finish(hook).await;
+        assert_eq!(stdout, "", "{bad:?}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+    client.expect_quiet(Duration::from_millis(300)).await;
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn a_hook_killed_or_timing_out_withdraws_its_prompt() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let mut client = runtime.editor(&sim, None).await;
+
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, bash("sleep 1", "/p").to_string().as_bytes()).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    hook.kill().await.unwrap();
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["here"], false);
+    assert_eq!(resolved["params"]["pending"], 0);
+
+    let started = Instant::now();
+    let mut hook = runtime.hook(&["claude", "--timeout-ms", "700"]);
+    feed(&mut hook, bash("sleep 2", "/p").to_string().as_bytes()).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    let (stdout, stderr) = finish(hook).await;
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("no decision within"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    // An answer after the hook left is not sent anywhere.
+    let late = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.answer", "arguments": [{"key": ask["params"]["key"], "choice": "allow-once"}]}),
+        )
+        .await;
+    assert!(late.get("error").is_some(), "{late}");
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn the_instance_whose_workspace_holds_the_agents_directory_is_asked() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let one = tempfile::tempdir().unwrap();
+    let two = tempfile::tempdir().unwrap();
+    let mut first = runtime.editor(&sim, Some(one.path())).await;
+    let mut second = runtime.editor(&sim, Some(two.path())).await;
+
+    for (cwd, to_first) in [
+        (one.path().join("src"), true),
+        (two.path().to_owned(), false),
+    ] {
+        let (asked, quiet) = match to_first {
+            true => (&mut first, &mut second),
+            false => (&mut second, &mut first),
+        };
+        let cwd = cwd.to_str().unwrap();
+        let mut hook = runtime.hook(&["claude"]);
+        feed(&mut hook, bash("ls", cwd).to_string().as_bytes()).await;
+        let ask = asked.next_method("askQuestions/ask").await;
+        assert_eq!(ask["params"]["permission"]["command"], "ls");
+        asked
+            .respond(
+                &ask["id"],
+                json!({"outcome": "answered", "choice": "allow-once"}),
+            )
+            .await;
+        let (stdout, _) = finish(hook).await;
+        assert_eq!(decision(&stdout), json!({"behavior": "allow"}));
+        asked.next_method("askQuestions/resolved").await;
+        quiet.expect_quiet(Duration::from_millis(200)).await;
+    }
+    assert!(first.shutdown().await.success());
+    // An instance that exits removes its socket.
+    let socket = runtime.socket_of(second.child().id().unwrap());
+    assert!(second.shutdown().await.success());
+    assert!(!socket.exists());
+}
+
+#[tokio::test]
+async fn watch_answers_a_hook_in_its_terminal() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let mut watch = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(["watch", "--url", &sim.url()])
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .env("XDG_STATE_HOME", "/nonexistent/ask-lsp-tests")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let socket = runtime.socket_of(watch.id().unwrap());
+    wait_for(|| socket.exists()).await;
+    let mut hook = runtime.hook(&["claude"]);
+    feed(
+        &mut hook,
+        bash("touch from-watch", "/p").to_string().as_bytes(),
+    )
+    .await;
+    let mut stdout = watch.stdout.take().unwrap();
+    let mut shown = String::new();
+    let mut buf = [0u8; 4096];
+    while !shown.contains("> ") || !shown.contains("touch from-watch") {
+        let n = tokio::time::timeout(Duration::from_secs(10), stdout.read(&mut buf))
+            .await
+            .unwrap_or_else(|_| panic!("watch showed: {shown}"))
+            .unwrap();
+        assert!(n > 0, "{shown}");
+        shown.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let mut stdin = watch.stdin.take().unwrap();
+    stdin.write_all(b"1\n").await.unwrap();
+    let (out, _) = finish(hook).await;
+    assert_eq!(decision(&out), json!({"behavior": "allow"}), "{shown}");
+    drop(stdin);
+    tokio::time::timeout(Duration::from_secs(10), watch.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!socket.exists());
+}
+
+#[tokio::test]
+async fn every_editor_on_the_workspace_is_asked_and_the_first_answer_withdraws_the_others() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let root = tempfile::tempdir().unwrap();
+    let mut first = runtime.editor(&sim, Some(root.path())).await;
+    let mut second = runtime.editor(&sim, Some(root.path())).await;
+    let cwd = root.path().to_str().unwrap();
+
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, bash("ls", cwd).to_string().as_bytes()).await;
+    let asked_first = first.next_method("askQuestions/ask").await;
+    let asked_second = second.next_method("askQuestions/ask").await;
+    second
+        .respond(
+            &asked_second["id"],
+            json!({"outcome": "rejected", "message": "not now"}),
+        )
+        .await;
+    let (stdout, _) = finish(hook).await;
+    assert_eq!(
+        decision(&stdout),
+        json!({"behavior": "deny", "message": "not now"})
+    );
+    let cancel = first.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], asked_first["id"]);
+    let resolved = first.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["here"], false);
+    assert!(first.shutdown().await.success());
+    assert!(second.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn a_starting_instance_removes_the_sockets_of_dead_ones() {
+    use std::os::unix::fs::PermissionsExt;
+    let runtime = Runtime::new();
+    std::fs::create_dir(runtime.sockets()).unwrap();
+    std::fs::set_permissions(runtime.sockets(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut dead = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    let stale = runtime.socket_of(dead_pid);
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    let info = runtime.sockets().join(format!("ask-lsp-{dead_pid}.json"));
+    std::fs::write(&info, "{}").unwrap();
+    let sim = sim().await;
+    let client = runtime.editor(&sim, None).await;
+    assert!(!stale.exists() && !info.exists());
+    assert!(client.shutdown().await.success());
+}
+
+/// Defence in depth: with the directory and socket opened to everyone, a
+/// connection from another user is still refused by its SO_PEERCRED.
+#[tokio::test]
+async fn a_connection_from_another_user_is_refused_even_through_open_modes() {
+    use std::os::unix::fs::PermissionsExt;
+    if !running_as_root() {
+        return; // only root can become another user
+    }
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let mut client = runtime.editor(&sim, None).await;
+    let socket = runtime.socket_of(client.child().id().unwrap());
+    for (path, mode) in [
+        (runtime.0.path(), 0o777),
+        (runtime.sockets().as_path(), 0o777),
+        (socket.as_path(), 0o666),
+    ] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let request = json!({"agent": "claude", "input": bash("touch /tmp/x", "/p")}).to_string();
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import os, socket, sys\n\
+             os.setgid(65534); os.setuid(65534)\n\
+             s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n\
+             s.settimeout(5)\n\
+             try:\n\
+             \x20   s.sendall(sys.argv[2].encode() + b'\\n'); got = s.recv(65536)\n\
+             except ConnectionResetError: got = b''\n\
+             print(repr(got))\n",
+        )
+        .arg(&socket)
+        .arg(&request)
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // Closed without an answer, and nothing shown.
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "b''");
+    client.expect_quiet(Duration::from_millis(300)).await;
+    assert!(
+        client
+            .logs()
+            .contains("a connection from another user was refused")
+    );
+    assert!(client.shutdown().await.success());
+}
