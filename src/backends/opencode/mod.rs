@@ -15,6 +15,7 @@
 //! dispose events, after which it reconnects and lists again.
 
 mod listing;
+mod next;
 mod pending;
 pub(super) mod prefilter;
 mod wire;
@@ -28,6 +29,7 @@ use futures_util::future::BoxFuture;
 use lru::LruCache;
 use serde_json::json;
 
+use self::next::{Engine, Routes};
 use self::wire::{OcEvent, parse_event};
 use super::http::{self, Answered, Peer};
 use super::stream::{Flow, Follow, follow};
@@ -40,7 +42,7 @@ use crate::text;
 /// The prompt an event asks, if any (for the fuzz target).
 pub(super) fn asked(data: &str, global: bool) -> Option<Prompt> {
     match parse_event(data, global).ok()?.event {
-        OcEvent::Asked(prompt) => Some(prompt),
+        OcEvent::Asked(prompt) | OcEvent::AskedNext(prompt) => Some(prompt),
         _ => None,
     }
 }
@@ -63,6 +65,10 @@ pub(crate) struct OpenCode {
     agents: Mutex<LruCache<String, String>>,
     /// Ids already reported as unusable, so a resync does not repeat it.
     reported: Mutex<LruCache<String, ()>>,
+    /// Which engine asked each prompt (1.18.34 runs two), for its routes.
+    engines: Mutex<LruCache<String, Engine>>,
+    /// The new engine's listing routes, from `/doc` at each connect.
+    routes: Mutex<Routes>,
 }
 
 /// Tool calls seen, each with the resync listing it was last seen in (or
@@ -133,6 +139,9 @@ impl OpenCode {
             }),
             agents: lru(1024),
             reported: lru(1024),
+            // Every pending prompt's, and room for the classic twins.
+            engines: lru(2 * crate::broker::MAX_PENDING),
+            routes: Mutex::default(),
         }
     }
 
@@ -233,7 +242,11 @@ impl OpenCode {
         };
         let directory = parsed.directory;
         let workspace = parsed.workspace;
-        let out = match parsed.event {
+        let (event, engine) = match parsed.event {
+            OcEvent::AskedNext(prompt) => (OcEvent::Asked(prompt), Engine::Next),
+            event => (event, Engine::Classic),
+        };
+        let out = match event {
             OcEvent::Asked(mut prompt) => {
                 if let Some(call) = &prompt.origin.tool_call {
                     self.seen_calls.lock().expect("not poisoned").put(call);
@@ -245,6 +258,10 @@ impl OpenCode {
                 prompt.origin.agent = self.agent(&prompt.session);
                 if !self.usable(&prompt.id, prompt.kind.name(), sink) {
                     return Flow::while_open(!sink.is_closed());
+                }
+                self.note_engine(&prompt.id, engine);
+                if engine == Engine::Next {
+                    self.check_listed(&prompt.kind, sink);
                 }
                 BackendEvent::Asked(prompt)
             }
@@ -289,7 +306,9 @@ impl OpenCode {
                 tracing::info!(server = %self.spec.name, directory = directory.as_deref().unwrap_or(""), "the server disposed an instance; reconnecting to list what is still pending");
                 return Flow::Reconnect;
             }
-            OcEvent::Connected | OcEvent::Heartbeat | OcEvent::Other => return Flow::Continue,
+            OcEvent::AskedNext(_) | OcEvent::Connected | OcEvent::Heartbeat | OcEvent::Other => {
+                return Flow::Continue;
+            }
         };
         Flow::while_open(sink.send(out).is_ok())
     }
@@ -376,6 +395,9 @@ impl Backend for OpenCode {
                 server: self.peer.label.clone(),
                 reason: reason.to_owned(),
             };
+            if self.engine(&prompt.id) == Engine::Next {
+                return self.send_next(prompt, reply).await;
+            }
             let id = text::url_segment(&prompt.id).map_err(|e| refused(&e.to_string()))?;
             let directory = prompt.directory.as_deref();
             let request = match (&prompt.kind, reply) {
@@ -412,6 +434,9 @@ impl Backend for OpenCode {
 
     fn still_pending<'a>(&'a self, prompt: &'a Prompt) -> BoxFuture<'a, Option<bool>> {
         Box::pin(async move {
+            if self.engine(&prompt.id) == Engine::Next {
+                return self.still_pending_next(prompt).await;
+            }
             let directory = prompt.directory.as_deref();
             Some(match prompt.kind {
                 Kind::Questions(_) => self
