@@ -259,6 +259,10 @@ impl OpenCode {
                 if !self.usable(&prompt.id, prompt.kind.name(), sink) {
                     return Flow::while_open(!sink.is_closed());
                 }
+                let engine = match engine {
+                    Engine::Next => self.v2_engine(&prompt.kind),
+                    Engine::Classic => Engine::Classic,
+                };
                 self.note_engine(&prompt.id, engine);
                 if engine == Engine::Next {
                     self.check_listed(&prompt.kind, sink);

@@ -42,11 +42,19 @@ pub(super) enum Engine {
 const QUESTION_LISTING: &str = "/api/question/request";
 const PERMISSION_LISTING: &str = "/api/permission/request";
 
-/// The new engine's listing routes this server publishes in `/doc`.
+const QUESTION_REPLY: &str = "/api/session/{sessionID}/question/{requestID}/reply";
+const PERMISSION_REPLY: &str = "/api/session/{sessionID}/permission/{requestID}/reply";
+
+/// The new engine's routes this server publishes in `/doc`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Routes {
+    /// The listings.
     pub questions: bool,
     pub permissions: bool,
+    /// The reply routes. Without them a `v2` event is the classic engine's
+    /// twin (SDK 1.19 describes `question.v2.*` for the classic routes).
+    pub question_replies: bool,
+    pub permission_replies: bool,
     /// Whether the missing listing was told this connection.
     pub told: bool,
 }
@@ -63,6 +71,8 @@ impl Routes {
         Some(Routes {
             questions: get(QUESTION_LISTING),
             permissions: get(PERMISSION_LISTING),
+            question_replies: get(QUESTION_REPLY),
+            permission_replies: get(PERMISSION_REPLY),
             told: false,
         })
     }
@@ -112,8 +122,24 @@ impl OpenCode {
         }
     }
 
-    /// Reads `GET /doc` for the new engine's listing routes. A server
-    /// without a readable description has none (the classic 1.x line).
+    /// Which engine answers a prompt a `v2` event asked: the new one where
+    /// the server publishes its reply route for the prompt's kind.
+    pub(super) fn v2_engine(&self, kind: &Kind) -> Engine {
+        let routes = self.routes.lock().expect("not poisoned");
+        let published = match kind {
+            Kind::Permission(_) => routes.permission_replies,
+            _ => routes.question_replies,
+        };
+        if published {
+            Engine::Next
+        } else {
+            Engine::Classic
+        }
+    }
+
+    /// Reads `GET /doc` for the new engine's routes. A server without a
+    /// description (the classic 1.x line answers 404 or its web page) has
+    /// none; one that cannot be reached now keeps what was read before.
     pub(super) async fn learn_routes(&self) {
         let routes = match self
             .peer
@@ -129,7 +155,7 @@ impl OpenCode {
             Ok(_) => Routes::default(),
             Err(error) => {
                 tracing::debug!(server = %self.spec.name, "no OpenAPI description read: {}", error.for_log());
-                Routes::default()
+                return;
             }
         };
         tracing::debug!(server = %self.spec.name, ?routes, "new-engine listing routes");
@@ -343,6 +369,8 @@ mod tests {
             Some(Routes {
                 questions: true,
                 permissions: false,
+                question_replies: true,
+                permission_replies: false,
                 told: false
             })
         );
