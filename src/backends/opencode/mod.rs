@@ -13,6 +13,10 @@
 //! It also reads the 1.x line as SDK 1.19 describes it (docs/opencode.md):
 //! `question.v2.*`, `sync` envelopes, `workspace` beside `directory`, and the
 //! dispose events, after which it reconnects and lists again.
+//!
+//! 1.18.34's second session engine (`next.rs`) asks on the same streams
+//! under `question.v2.*` / `permission.v2.*` and is answered and listed on
+//! its own `/api/…` routes, taken from the server's `/doc`.
 
 mod listing;
 mod next;

@@ -280,7 +280,7 @@ impl OpenCode {
             (Kind::Permission(permission), reply) => {
                 let (body, allows) = wire::permission_reply(permission, reply).map_err(refused)?;
                 if allows {
-                    self.check_next_permission_pending(&base, &id).await?;
+                    self.check_next_permission_pending(&base, id).await?;
                 }
                 self.next_request(
                     reqwest::Method::POST,
