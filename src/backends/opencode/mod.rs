@@ -264,8 +264,8 @@ impl OpenCode {
                     return Flow::while_open(!sink.is_closed());
                 }
                 let engine = match engine {
-                    Engine::Next => self.v2_engine(&prompt.kind),
                     Engine::Classic => Engine::Classic,
+                    _ => self.v2_engine(&prompt.kind),
                 };
                 self.note_engine(&prompt.id, engine);
                 if engine == Engine::Next {
@@ -403,7 +403,8 @@ impl Backend for OpenCode {
                 server: self.peer.label.clone(),
                 reason: reason.to_owned(),
             };
-            if self.engine(&prompt.id) == Engine::Next {
+            let engine = self.engine(&prompt.id);
+            if engine == Engine::Next {
                 return self.send_next(prompt, reply).await;
             }
             let id = text::url_segment(&prompt.id).map_err(|e| refused(&e.to_string()))?;
@@ -425,7 +426,12 @@ impl Backend for OpenCode {
                     let (body, allows) =
                         wire::permission_reply(permission, reply).map_err(refused)?;
                     if allows {
-                        self.check_session_running(prompt).await?;
+                        match self.check_session_running(prompt).await {
+                            Err(BackendError::NotFound { .. }) if engine == Engine::Either => {
+                                return self.send_next(prompt, reply).await;
+                            }
+                            checked => checked?,
+                        }
                     }
                     self.request(
                         reqwest::Method::POST,
@@ -436,14 +442,24 @@ impl Backend for OpenCode {
                 }
                 _ => return Err(refused("not an answer to these questions")),
             };
-            self.call(request).await.map(drop)
+            // Not applied there: the new engine's route is tried (at most one
+            // of them knows the id).
+            match (engine, self.call(request).await) {
+                (Engine::Either, Err(BackendError::NotFound { .. })) => {
+                    self.send_next(prompt, reply).await
+                }
+                (_, sent) => sent.map(drop),
+            }
         })
     }
 
     fn still_pending<'a>(&'a self, prompt: &'a Prompt) -> BoxFuture<'a, Option<bool>> {
         Box::pin(async move {
-            if self.engine(&prompt.id) == Engine::Next {
-                return self.still_pending_next(prompt).await;
+            match self.engine(&prompt.id) {
+                Engine::Next => return self.still_pending_next(prompt).await,
+                // Which engine has it is not known.
+                Engine::Either => return None,
+                Engine::Classic => {}
             }
             let directory = prompt.directory.as_deref();
             Some(match prompt.kind {

@@ -37,6 +37,9 @@ use crate::text;
 pub(super) enum Engine {
     Classic,
     Next,
+    /// A `v2` event on a server whose `/doc` could not be read: the classic
+    /// route is tried first, the new engine's where it does not know the id.
+    Either,
 }
 
 const QUESTION_LISTING: &str = "/api/question/request";
@@ -55,6 +58,8 @@ pub(super) struct Routes {
     /// twin (SDK 1.19 describes `question.v2.*` for the classic routes).
     pub question_replies: bool,
     pub permission_replies: bool,
+    /// Whether the server answered `/doc` (a description, or none at all).
+    pub known: bool,
     /// Whether the missing listing was told this connection.
     pub told: bool,
 }
@@ -73,6 +78,7 @@ impl Routes {
             permissions: get(PERMISSION_LISTING),
             question_replies: get(QUESTION_REPLY),
             permission_replies: get(PERMISSION_REPLY),
+            known: true,
             told: false,
         })
     }
@@ -104,8 +110,8 @@ impl OpenCode {
             Engine::Classic => {
                 engines.put(id.to_owned(), Engine::Classic);
             }
-            Engine::Next => {
-                engines.get_or_insert(id.to_owned(), || Engine::Next);
+            Engine::Next | Engine::Either => {
+                engines.get_or_insert(id.to_owned(), || engine);
             }
         }
     }
@@ -126,6 +132,9 @@ impl OpenCode {
     /// the server publishes its reply route for the prompt's kind.
     pub(super) fn v2_engine(&self, kind: &Kind) -> Engine {
         let routes = self.routes.lock().expect("not poisoned");
+        if !routes.known {
+            return Engine::Either;
+        }
         let published = match kind {
             Kind::Permission(_) => routes.permission_replies,
             _ => routes.question_replies,
@@ -152,7 +161,10 @@ impl OpenCode {
             Ok(answered) if answered.status == 200 => {
                 Routes::from_doc(&answered.body).unwrap_or_default()
             }
-            Ok(_) => Routes::default(),
+            Ok(_) => Routes {
+                known: true,
+                ..Routes::default()
+            },
             Err(error) => {
                 tracing::debug!(server = %self.spec.name, "no OpenAPI description read: {}", error.for_log());
                 return;
@@ -171,7 +183,7 @@ impl OpenCode {
             Kind::Permission(_) => (PERMISSION_LISTING, routes.permissions),
             _ => (QUESTION_LISTING, routes.questions),
         };
-        if listed || routes.told {
+        if listed || routes.told || !routes.known {
             return;
         }
         routes.told = true;
@@ -191,9 +203,11 @@ impl OpenCode {
             .or(self.spec.directory.as_deref())
             .map(str::to_owned);
         let mut prompts = Vec::new();
+        // Without a description both are tried: a server without them
+        // answers 404 or its web page, which lists nothing.
         for (route, offered) in [
-            (QUESTION_LISTING, routes.questions),
-            (PERMISSION_LISTING, routes.permissions),
+            (QUESTION_LISTING, routes.questions || !routes.known),
+            (PERMISSION_LISTING, routes.permissions || !routes.known),
         ] {
             if !offered {
                 continue;
@@ -207,8 +221,11 @@ impl OpenCode {
             }
             match self.call(request).await {
                 Ok(answered) => self.read_listing(route, &answered.body, &directory, &mut prompts),
-                Err(error) => {
+                Err(error) if routes.known => {
                     tracing::warn!(server = %self.spec.name, "the new engine's {route} listing failed: {}", error.for_log());
+                }
+                Err(error) => {
+                    tracing::debug!(server = %self.spec.name, "no new-engine listing at {route}: {}", error.for_log());
                 }
             }
         }
@@ -371,6 +388,7 @@ mod tests {
                 permissions: false,
                 question_replies: true,
                 permission_replies: false,
+                known: true,
                 told: false
             })
         );
