@@ -147,8 +147,8 @@ impl OpenCode {
     }
 
     /// Reads `GET /doc` for the new engine's routes. A server without a
-    /// description (the classic 1.x line answers 404 or its web page) has
-    /// none; one that cannot be reached now keeps what was read before.
+    /// description (404, or a web page) has none; one that cannot answer now
+    /// (unreachable, slow, 5xx) keeps what was read before.
     pub(super) async fn learn_routes(&self) {
         let routes = match self
             .peer
@@ -158,13 +158,17 @@ impl OpenCode {
             )
             .await
         {
-            Ok(answered) if answered.status == 200 => {
-                Routes::from_doc(&answered.body).unwrap_or_default()
+            // A description, or a web page or 404 instead: none published.
+            Ok(answered) if matches!(answered.status, 200 | 404) => {
+                Routes::from_doc(&answered.body).unwrap_or(Routes {
+                    known: true,
+                    ..Routes::default()
+                })
             }
-            Ok(_) => Routes {
-                known: true,
-                ..Routes::default()
-            },
+            Ok(answered) => {
+                tracing::debug!(server = %self.spec.name, status = answered.status, "no OpenAPI description read");
+                return;
+            }
             Err(error) => {
                 tracing::debug!(server = %self.spec.name, "no OpenAPI description read: {}", error.for_log());
                 return;
