@@ -466,7 +466,7 @@ async fn new_engine_questions_single_several_reject_and_answered_elsewhere() {
 }
 
 #[tokio::test]
-async fn new_engine_permissions_once_and_reject() {
+async fn new_engine_permissions_once_reject_elsewhere_and_interrupted() {
     let Some(opencode) = OpenCode::start().await else {
         return;
     };
@@ -523,6 +523,49 @@ async fn new_engine_permissions_once_and_reject() {
         "{received:?}"
     );
     assert!(!opencode.root.path().join("project/NEXT_REFUSED").exists());
+
+    // Answered in another client on the new engine's route: withdrawn here,
+    // and the command ran once.
+    let session = opencode
+        .say("BASH:touch NEXT_ELSEWHERE && echo RAN_ELSEWHERE")
+        .await;
+    let ask = next_ask(&mut client, &session).await;
+    let id = ask["params"]["requestID"].as_str().unwrap();
+    let response = opencode
+        .post(
+            &format!("/api/session/{session}/permission/{id}/reply"),
+            json!({"reply": "once"}),
+        )
+        .await;
+    assert_eq!(response.status(), 204);
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["reason"], "answeredElsewhere");
+    client.respond_error(&ask["id"], -32800, "cancelled").await;
+    let received = opencode.wait_received(3).await;
+    assert!(received[2].contains("RAN_ELSEWHERE"), "{received:?}");
+
+    // The run is interrupted while its permission waits: withdrawn here
+    // (`session.next.tool.failed`), nothing ran.
+    let session = opencode.say("BASH:touch NEXT_INTERRUPTED").await;
+    let ask = next_ask(&mut client, &session).await;
+    let response = opencode
+        .post(&format!("/api/session/{session}/interrupt"), json!({}))
+        .await;
+    assert!(response.status().is_success());
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["state"], "dismissed", "{resolved:#}");
+    client.respond_error(&ask["id"], -32800, "cancelled").await;
+    assert!(
+        !opencode
+            .root
+            .path()
+            .join("project/NEXT_INTERRUPTED")
+            .exists()
+    );
 }
 
 #[tokio::test]
