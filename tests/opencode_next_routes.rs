@@ -82,11 +82,23 @@ async fn serve(mut stream: TcpStream, doc: Doc, seen: Seen) {
         .unwrap()
         .push((method.clone(), path.clone(), body));
     if path == "/event" {
-        let frames = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: {}\n\ndata: {QUESTION}\n\n",
+        let connected = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: {}\n\n",
             json!({"id": "evt_0", "type": "server.connected", "properties": {}})
         );
-        let _ = stream.write_all(frames.as_bytes()).await;
+        let _ = stream.write_all(connected.as_bytes()).await;
+        // Asked once ask-lsp has had its answer from /doc.
+        for _ in 0..250 {
+            let asked_for_doc = seen.lock().unwrap().iter().any(|(_, p, _)| p == "/doc");
+            if asked_for_doc {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let _ = stream
+            .write_all(format!("data: {QUESTION}\n\n").as_bytes())
+            .await;
         // Held open, as a live stream is.
         tokio::time::sleep(Duration::from_secs(60)).await;
         return;

@@ -72,7 +72,7 @@ pub(crate) struct OpenCode {
     /// Which engine asked each prompt (1.18.34 runs two), for its routes.
     engines: Mutex<LruCache<String, Engine>>,
     /// The new engine's listing routes, from `/doc` at each connect.
-    routes: Mutex<Routes>,
+    routes: Arc<Mutex<Routes>>,
 }
 
 /// Tool calls seen, each with the resync listing it was last seen in (or
@@ -145,7 +145,7 @@ impl OpenCode {
             reported: lru(1024),
             // Every pending prompt's, and room for the classic twins.
             engines: lru(2 * crate::broker::MAX_PENDING),
-            routes: Mutex::default(),
+            routes: Arc::default(),
         }
     }
 

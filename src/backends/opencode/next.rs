@@ -19,6 +19,7 @@
 //! clear status, and its new-engine prompts are shown live only.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -28,7 +29,7 @@ use serde_json::value::RawValue;
 use super::OpenCode;
 use super::listing::Skipped;
 use super::wire::{self, PermissionV2Request, QuestionRequest};
-use crate::backends::{BackendError, BackendEvent, EventSink};
+use crate::backends::{BackendError, BackendEvent, EventSink, http};
 use crate::prompt::{Answer, Kind, Prompt, Reply};
 use crate::text;
 
@@ -43,6 +44,8 @@ pub(super) enum Engine {
 }
 
 const QUESTION_LISTING: &str = "/api/question/request";
+/// The largest description read (1.18.34's is 479 KB).
+const MAX_DOC: usize = 8 << 20;
 const PERMISSION_LISTING: &str = "/api/permission/request";
 
 const QUESTION_REPLY: &str = "/api/session/{sessionID}/question/{requestID}/reply";
@@ -60,6 +63,8 @@ pub(super) struct Routes {
     pub permission_replies: bool,
     /// Whether the server answered `/doc` (a description, or none at all).
     pub known: bool,
+    /// Whether `/doc` is being read.
+    pub reading: bool,
     /// Whether the missing listing was told this connection.
     pub told: bool,
 }
@@ -79,6 +84,7 @@ impl Routes {
             question_replies: get(QUESTION_REPLY),
             permission_replies: get(PERMISSION_REPLY),
             known: true,
+            reading: false,
             told: false,
         })
     }
@@ -146,36 +152,40 @@ impl OpenCode {
         }
     }
 
-    /// Reads `GET /doc` for the new engine's routes. A server without a
-    /// description (404, or a web page) has none; one that cannot answer now
-    /// (unreachable, slow, 5xx) keeps what was read before.
-    pub(super) async fn learn_routes(&self) {
-        let routes = match self
-            .peer
-            .exchange(
-                &self.timing,
-                self.next_request(reqwest::Method::GET, "/doc"),
-            )
-            .await
+    /// Starts reading `GET /doc` for the new engine's routes, without
+    /// holding up the resync: a fresh server takes seconds (over 10 s on a
+    /// loaded machine) to make its description. Until it is read, routes
+    /// are unknown (both listings tried, `v2` prompts answered classically
+    /// first). A server without a description (404, or a web page) has
+    /// none; one that cannot answer now (unreachable, slow, 5xx) keeps what
+    /// was read before. One read at a time.
+    pub(super) fn learn_routes(&self) {
         {
-            // A description, or a web page or 404 instead: none published.
-            Ok(answered) if matches!(answered.status, 200 | 404) => {
-                Routes::from_doc(&answered.body).unwrap_or(Routes {
-                    known: true,
-                    ..Routes::default()
-                })
-            }
-            Ok(answered) => {
-                tracing::debug!(server = %self.spec.name, status = answered.status, "no OpenAPI description read");
+            let mut routes = self.routes.lock().expect("not poisoned");
+            if routes.reading {
                 return;
             }
-            Err(error) => {
-                tracing::debug!(server = %self.spec.name, "no OpenAPI description read: {}", error.for_log());
-                return;
+            routes.reading = true;
+        }
+        let request = self
+            .next_request(reqwest::Method::GET, "/doc")
+            .timeout(self.timing.request);
+        let routes = Arc::clone(&self.routes);
+        let server = self.spec.name.clone();
+        tokio::spawn(async move {
+            let read = read_doc(request).await;
+            let mut routes = routes.lock().expect("not poisoned");
+            match read {
+                Ok(learned) => {
+                    tracing::debug!(%server, ?learned, "new-engine routes");
+                    *routes = learned;
+                }
+                Err(error) => {
+                    tracing::debug!(%server, "no OpenAPI description read: {error}");
+                    routes.reading = false;
+                }
             }
-        };
-        tracing::debug!(server = %self.spec.name, ?routes, "new-engine listing routes");
-        *self.routes.lock().expect("not poisoned") = routes;
+        });
     }
 
     /// A new-engine prompt arrived live: if this server publishes no
@@ -378,6 +388,28 @@ impl OpenCode {
     }
 }
 
+/// The routes an OpenAPI description answer names, read within
+/// [`MAX_DOC`]; an error when there is no answer to go by now.
+async fn read_doc(request: reqwest::RequestBuilder) -> Result<Routes, String> {
+    let none = Routes {
+        known: true,
+        ..Routes::default()
+    };
+    let mut response = request.send().await.map_err(|e| http::cause(&e))?;
+    let status = response.status().as_u16();
+    if !matches!(status, 200 | 404) {
+        return Err(format!("answered {status}"));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| http::cause(&e))? {
+        if body.len() + chunk.len() > MAX_DOC {
+            return Err(format!("over the {} MiB bound", MAX_DOC >> 20));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Routes::from_doc(&body).unwrap_or(none))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,6 +425,7 @@ mod tests {
                 question_replies: true,
                 permission_replies: false,
                 known: true,
+                reading: false,
                 told: false
             })
         );

@@ -247,11 +247,8 @@ impl OpenCode {
     /// `/global/event`) the default instance plus every directory seen. A
     /// seen directory that fails is dropped alone.
     pub(super) async fn snapshot(&self) -> Result<Listing, BackendError> {
-        // The description is slow to make on a fresh server: read beside
-        // the classic listing.
-        let ((), classic) = tokio::join!(self.learn_routes(), self.live_classic(None));
-        let mut all = classic?;
-        all.add_built(self.list_next(None).await);
+        self.learn_routes();
+        let mut all = self.live(None).await?;
         if !self.global() {
             return Ok(all);
         }
