@@ -105,9 +105,15 @@ class Handler(BaseHTTPRequestHandler):
             REQUESTS.append({"last_role": last.get("role"), "tools": tools})
         user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
         said = text_of(user)
-        if last.get("role") == "tool":
-            with LOCK:
-                RECORDS.append({"tool_call_id": last.get("tool_call_id"), "content": text_of(last)})
+        # A tool result not seen before. OpenCode 1.18.34's new engine may
+        # send a user message (a skills reminder) after it, so it is not
+        # always the last message.
+        with LOCK:
+            seen = {r["tool_call_id"] for r in RECORDS}
+            fresh = [m for m in messages if m.get("role") == "tool" and m.get("tool_call_id") not in seen]
+            for m in fresh:
+                RECORDS.append({"tool_call_id": m.get("tool_call_id"), "content": text_of(m)})
+        if fresh:
             results = sum(1 for m in messages if m.get("role") == "tool")
             if "BASH:x2 " in said and results < 2:
                 command = said.split("BASH:x2 ", 1)[1].strip()

@@ -13,8 +13,13 @@
 //! It also reads the 1.x line as SDK 1.19 describes it (docs/opencode.md):
 //! `question.v2.*`, `sync` envelopes, `workspace` beside `directory`, and the
 //! dispose events, after which it reconnects and lists again.
+//!
+//! 1.18.34's second session engine (`next.rs`) asks on the same streams
+//! under `question.v2.*` / `permission.v2.*` and is answered and listed on
+//! its own `/api/…` routes, taken from the server's `/doc`.
 
 mod listing;
+mod next;
 mod pending;
 pub(super) mod prefilter;
 mod wire;
@@ -28,6 +33,7 @@ use futures_util::future::BoxFuture;
 use lru::LruCache;
 use serde_json::json;
 
+use self::next::{Engine, Routes};
 use self::wire::{OcEvent, parse_event};
 use super::http::{self, Answered, Peer};
 use super::stream::{Flow, Follow, follow};
@@ -40,7 +46,7 @@ use crate::text;
 /// The prompt an event asks, if any (for the fuzz target).
 pub(super) fn asked(data: &str, global: bool) -> Option<Prompt> {
     match parse_event(data, global).ok()?.event {
-        OcEvent::Asked(prompt) => Some(prompt),
+        OcEvent::Asked(prompt) | OcEvent::AskedNext(prompt) => Some(prompt),
         _ => None,
     }
 }
@@ -63,6 +69,10 @@ pub(crate) struct OpenCode {
     agents: Mutex<LruCache<String, String>>,
     /// Ids already reported as unusable, so a resync does not repeat it.
     reported: Mutex<LruCache<String, ()>>,
+    /// Which engine asked each prompt (1.18.34 runs two), for its routes.
+    engines: Mutex<LruCache<String, Engine>>,
+    /// The new engine's listing routes, from `/doc` at each connect.
+    routes: Arc<Mutex<Routes>>,
 }
 
 /// Tool calls seen, each with the resync listing it was last seen in (or
@@ -139,6 +149,9 @@ impl OpenCode {
             }),
             agents: lru(1024),
             reported: lru(1024),
+            // Every pending prompt's, and room for the classic twins.
+            engines: lru(2 * crate::broker::MAX_PENDING),
+            routes: Arc::default(),
         }
     }
 
@@ -239,7 +252,11 @@ impl OpenCode {
         };
         let directory = parsed.directory;
         let workspace = parsed.workspace;
-        let out = match parsed.event {
+        let (event, engine) = match parsed.event {
+            OcEvent::AskedNext(prompt) => (OcEvent::Asked(prompt), Engine::Next),
+            event => (event, Engine::Classic),
+        };
+        let out = match event {
             OcEvent::Asked(mut prompt) => {
                 if let Some(call) = &prompt.origin.tool_call {
                     self.seen_calls.lock().expect("not poisoned").put(call);
@@ -251,6 +268,14 @@ impl OpenCode {
                 prompt.origin.agent = self.agent(&prompt.session);
                 if !self.usable(&prompt.id, prompt.kind.name(), sink) {
                     return Flow::while_open(!sink.is_closed());
+                }
+                let engine = match engine {
+                    Engine::Classic => Engine::Classic,
+                    _ => self.v2_engine(&prompt.kind),
+                };
+                self.note_engine(&prompt.id, engine);
+                if engine == Engine::Next {
+                    self.check_listed(&prompt.kind, sink);
                 }
                 BackendEvent::Asked(prompt)
             }
@@ -298,7 +323,9 @@ impl OpenCode {
                 tracing::info!(server = %self.spec.name, directory = directory.as_deref().unwrap_or(""), "the server disposed an instance; reconnecting to list what is still pending");
                 return Flow::Reconnect;
             }
-            OcEvent::Connected | OcEvent::Heartbeat | OcEvent::Other => return Flow::Continue,
+            OcEvent::AskedNext(_) | OcEvent::Connected | OcEvent::Heartbeat | OcEvent::Other => {
+                return Flow::Continue;
+            }
         };
         Flow::while_open(sink.send(out).is_ok())
     }
@@ -385,6 +412,10 @@ impl Backend for OpenCode {
                 server: self.peer.label.clone(),
                 reason: reason.to_owned(),
             };
+            let engine = self.engine(&prompt.id);
+            if engine == Engine::Next {
+                return self.send_next(prompt, reply).await;
+            }
             let id = text::url_segment(&prompt.id).map_err(|e| refused(&e.to_string()))?;
             let directory = prompt.directory.as_deref();
             let request = match (&prompt.kind, reply) {
@@ -404,7 +435,12 @@ impl Backend for OpenCode {
                     let (body, allows) =
                         wire::permission_reply(permission, reply).map_err(refused)?;
                     if allows {
-                        self.check_session_running(prompt).await?;
+                        match self.check_session_running(prompt).await {
+                            Err(BackendError::NotFound { .. }) if engine == Engine::Either => {
+                                return self.send_next(prompt, reply).await;
+                            }
+                            checked => checked?,
+                        }
                     }
                     self.request(
                         reqwest::Method::POST,
@@ -415,12 +451,25 @@ impl Backend for OpenCode {
                 }
                 _ => return Err(refused("not an answer to these questions")),
             };
-            self.call(request).await.map(drop)
+            // Not applied there: the new engine's route is tried (at most one
+            // of them knows the id).
+            match (engine, self.call(request).await) {
+                (Engine::Either, Err(BackendError::NotFound { .. })) => {
+                    self.send_next(prompt, reply).await
+                }
+                (_, sent) => sent.map(drop),
+            }
         })
     }
 
     fn still_pending<'a>(&'a self, prompt: &'a Prompt) -> BoxFuture<'a, Option<bool>> {
         Box::pin(async move {
+            match self.engine(&prompt.id) {
+                Engine::Next => return self.still_pending_next(prompt).await,
+                // Which engine has it is not known.
+                Engine::Either => return None,
+                Engine::Classic => {}
+            }
             let directory = prompt.directory.as_deref();
             Some(match prompt.kind {
                 Kind::Questions(_) => self

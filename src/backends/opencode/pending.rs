@@ -114,7 +114,7 @@ impl OpenCode {
     }
 
     /// Items that cannot be read are skipped, each alone, with one log line.
-    fn skipped(&self, path: &str, skipped: Skipped) {
+    pub(super) fn skipped(&self, path: &str, skipped: Skipped) {
         if let Some(error) = skipped.first {
             let skipped = skipped.count;
             // serde quotes the value it refused: the server's text.
@@ -188,6 +188,15 @@ impl OpenCode {
     /// permissions are not: answering a dead session's permission can still
     /// run its command (captures/opencode-1.18.33/permission.txt, 10).
     async fn live(&self, directory: Option<&str>) -> Result<Listing, BackendError> {
+        let mut listed = self.live_classic(directory).await?;
+        // The new engine lists only what still waits (an interrupted run's
+        // prompts leave its listing), so nothing is filtered.
+        listed.add_built(self.list_next(directory).await);
+        Ok(listed)
+    }
+
+    /// [`OpenCode::live`] for the classic engine.
+    async fn live_classic(&self, directory: Option<&str>) -> Result<Listing, BackendError> {
         let mut listed = self.list(directory).await?;
         // Without a directory OpenCode lists no permissions: skip the call.
         if directory.or(self.spec.directory.as_deref()).is_some() {
@@ -241,6 +250,7 @@ impl OpenCode {
     /// `/global/event`) the default instance plus every directory seen. A
     /// seen directory that fails is dropped alone.
     pub(super) async fn snapshot(&self) -> Result<Listing, BackendError> {
+        self.learn_routes();
         let mut all = self.live(None).await?;
         if !self.global() {
             return Ok(all);

@@ -50,6 +50,8 @@ fn type_relevant(kind: &[u8], rest: &[u8]) -> bool {
         b"session.error" | b"session.idle" | b"session.deleted" | b"session.status" => true,
         // Which agent runs a session (for `agents` policies).
         b"session.created" | b"session.updated" => true,
+        // The new engine's tool calls ending (1.18.34).
+        b"session.next.tool.success" | b"session.next.tool.failed" => true,
         b"server.connected" | b"server.heartbeat" => true,
         b"server.instance.disposed" | b"global.disposed" => true,
         // SDK 1.19's envelope around a durable event: judged by the inner

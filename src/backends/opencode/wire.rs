@@ -41,6 +41,9 @@ pub(crate) enum OcEvent {
     /// gone, and `/event` ends.
     Disposed,
     Asked(Prompt),
+    /// `question.v2.asked` / `permission.v2.asked`: asked by 1.18.34's new
+    /// session engine, answered on its own routes (`super::next`).
+    AskedNext(Prompt),
     Replied {
         id: String,
     },
@@ -352,6 +355,47 @@ impl PermissionRequest {
     }
 }
 
+/// The new engine's permission request (`permission.v2.asked`, `GET
+/// /api/permission/request`), as the real 1.18.34 sends it: `action` is the
+/// tool, `resources` what it acts on (a shell command whole, as one item),
+/// `save` what "always" would approve.
+#[derive(Deserialize)]
+pub(super) struct PermissionV2Request {
+    id: String,
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    action: String,
+    resources: Vec<String>,
+    #[serde(default)]
+    save: Vec<String>,
+    #[serde(default)]
+    metadata: PermissionMetadata,
+    source: Option<ToolRef>,
+}
+
+impl PermissionV2Request {
+    pub(super) fn into_prompt(self, directory: Option<String>) -> Prompt {
+        let mut metadata = self.metadata;
+        // A shell command is its one resource, whole (1.18.34).
+        if matches!(self.action.as_str(), "bash" | "shell")
+            && metadata.command.is_none()
+            && let [command] = self.resources.as_slice()
+        {
+            metadata.command = Some(command.clone());
+        }
+        PermissionRequest {
+            id: self.id,
+            session_id: self.session_id,
+            permission: self.action,
+            patterns: self.resources,
+            metadata,
+            always: self.save,
+            tool: self.source,
+        }
+        .into_prompt(directory)
+    }
+}
+
 #[derive(Deserialize)]
 struct PermissionReplied {
     #[serde(rename = "requestID")]
@@ -429,6 +473,12 @@ struct ToolPart {
 }
 
 #[derive(Deserialize)]
+struct ToolEnded {
+    #[serde(rename = "callID")]
+    call_id: String,
+}
+
+#[derive(Deserialize)]
 struct ToolState {
     status: String,
 }
@@ -497,8 +547,14 @@ fn decode(
         // An instance (or every instance) was torn down with whatever it had
         // pending; `/event` ends after it.
         "server.instance.disposed" | "global.disposed" => OcEvent::Disposed,
-        "question.asked" | "question.v2.asked" => OcEvent::Asked(
+        "question.asked" => OcEvent::Asked(
             serde_json::from_str::<QuestionRequest>(props)?.into_prompt(directory.clone()),
+        ),
+        "question.v2.asked" => OcEvent::AskedNext(
+            serde_json::from_str::<QuestionRequest>(props)?.into_prompt(directory.clone()),
+        ),
+        "permission.v2.asked" => OcEvent::AskedNext(
+            serde_json::from_str::<PermissionV2Request>(props)?.into_prompt(directory.clone()),
         ),
         "question.replied" | "question.v2.replied" => OcEvent::Replied {
             id: serde_json::from_str::<RequestRef>(props)?.request_id,
@@ -509,7 +565,7 @@ fn decode(
         "permission.asked" => OcEvent::Asked(
             serde_json::from_str::<PermissionRequest>(props)?.into_prompt(directory.clone()),
         ),
-        "permission.replied" => {
+        "permission.replied" | "permission.v2.replied" => {
             let replied: PermissionReplied = serde_json::from_str(props)?;
             OcEvent::PermissionReplied {
                 id: replied.request_id,
@@ -534,6 +590,15 @@ fn decode(
                     }
                 }
                 _ => OcEvent::Other,
+            }
+        }
+        // The new engine's tool call ended (an interrupt fails it): its
+        // prompt is moot.
+        "session.next.tool.success" | "session.next.tool.failed" => {
+            let ended: ToolEnded = serde_json::from_str(props)?;
+            OcEvent::ToolEnded {
+                call_id: ended.call_id,
+                ok: kind == "session.next.tool.success",
             }
         }
         // A deleted session's permission stays listed and still runs if
@@ -1009,7 +1074,7 @@ mod tests {
         );
         assert_eq!(events[1], &OcEvent::Other, "a token delta");
         assert_eq!(events[2], &OcEvent::Other, "the tool part, pending");
-        let (OcEvent::Asked(v1), OcEvent::Asked(v2)) = (events[3], events[4]) else {
+        let (OcEvent::Asked(v1), OcEvent::AskedNext(v2)) = (events[3], events[4]) else {
             panic!("{events:?}")
         };
         assert_eq!(v1, v2, "question.asked and question.v2.asked read alike");
@@ -1021,7 +1086,7 @@ mod tests {
                 call_id: "call_fx1".into()
             }
         );
-        let OcEvent::Asked(only_v2) = events[6] else {
+        let OcEvent::AskedNext(only_v2) = events[6] else {
             panic!("{events:?}")
         };
         assert_eq!(only_v2.id, "que_fx2");
@@ -1053,6 +1118,65 @@ mod tests {
             parse_event(rejected, false).unwrap().event,
             OcEvent::Rejected { id: "que_1".into() }
         );
+    }
+
+    /// Lines from the real 1.18.34's `/event` (a new-engine session).
+    #[test]
+    fn new_engine_events_of_1_18_34() {
+        let asked = r#"{"id":"evt_2183df781002tKqpiVIpLkEAuB","type":"permission.v2.asked","properties":{"id":"per_2183df781001iTmQ2wpjz2OcKi","sessionID":"ses_de7c20db0ffemT7DhgfZhSTdW3","action":"bash","resources":["echo A1 && touch b1; git status | head -1"],"save":["echo A1 && touch b1; git status | head -1"],"source":{"type":"tool","messageID":"msg_2183df761001tHXu30r6DBJnan","callID":"call_mock_3"}}}"#;
+        let OcEvent::AskedNext(prompt) = parse_event(asked, false).unwrap().event else {
+            panic!()
+        };
+        assert_eq!(prompt.origin.tool_call.as_deref(), Some("call_mock_3"));
+        let Kind::Permission(permission) = prompt.kind else {
+            panic!()
+        };
+        assert_eq!(permission.action, "bash");
+        assert_eq!(
+            permission.command.as_deref(),
+            Some("echo A1 && touch b1; git status | head -1"),
+            "the one resource is the whole command"
+        );
+        assert_eq!(
+            permission.title,
+            "Run echo A1 && touch b1; git status | head -1"
+        );
+        assert!(
+            permission.choices[1]
+                .label
+                .starts_with("Allow always (echo A1")
+        );
+        // Several resources name no single command.
+        let edit = r#"{"id":"e","type":"permission.v2.asked","properties":{"id":"per_1","sessionID":"ses_1","action":"bash","resources":["a","b"]}}"#;
+        let OcEvent::AskedNext(prompt) = parse_event(edit, false).unwrap().event else {
+            panic!()
+        };
+        let Kind::Permission(permission) = prompt.kind else {
+            panic!()
+        };
+        assert_eq!(permission.command, None);
+        assert_eq!(permission.patterns, ["a", "b"]);
+        let replied = r#"{"id":"evt_2183dea030011v5I2cDMCYrD1s","type":"permission.v2.replied","properties":{"sessionID":"ses_de7c23944ffe1npmqFpzQQM6pV","requestID":"per_2183dcd2f0010MxTZMl2zoayxq","reply":"reject"}}"#;
+        assert_eq!(
+            parse_event(replied, false).unwrap().event,
+            OcEvent::PermissionReplied {
+                id: "per_2183dcd2f0010MxTZMl2zoayxq".into(),
+                rejected: true
+            }
+        );
+        let failed = r#"{"id":"evt_2183ef4f5001Tc7JXrf63esluj","type":"session.next.tool.failed","properties":{"sessionID":"ses_de7c11919ffeliK817rcVX9ax9","timestamp":"2026-11-26T14:25:08.853Z","assistantMessageID":"msg_2183eebcb001Qv6cKb0H1mhbrR","callID":"call_mock_5","error":{"type":"unknown","message":"Tool execution interrupted"},"provider":{"executed":false}}}"#;
+        assert_eq!(
+            parse_event(failed, false).unwrap().event,
+            OcEvent::ToolEnded {
+                call_id: "call_mock_5".into(),
+                ok: false
+            }
+        );
+        let question = r#"{"id":"evt_2183d8f85002X6H54ABpOgK14e","type":"question.v2.asked","properties":{"id":"que_2183d8f85001lztwin8oybKBss","sessionID":"ses_de7c277f4ffe4wKj2SJpLryQDM","questions":[{"question":"Which database?","header":"Database","options":[{"label":"Postgres","description":"Relational"},{"label":"SQLite","description":"Embedded"}]}],"tool":{"messageID":"msg_2183d8f380010bQBAlyccpVXs5","callID":"call_mock_1"}}}"#;
+        assert!(matches!(
+            parse_event(question, false).unwrap().event,
+            OcEvent::AskedNext(_)
+        ));
     }
 
     #[test]
