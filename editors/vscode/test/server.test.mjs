@@ -265,6 +265,7 @@ test('a form (ACP elicitation) arrives with its fields; the values built step by
 });
 
 test('a form cancelled by the agent cancels the request token; a link is consented with {} (never opened by ask-lsp)', async () => {
+  let shown = false;
   let cancelled = false;
   let link;
   const { connection } = await sidecar((params, token) => {
@@ -272,6 +273,7 @@ test('a form cancelled by the agent cancels the request token; a link is consent
       link = params.form.url;
       return logic.LINK_CONSENT;
     }
+    shown = true;
     return new Promise((resolve) => token.onCancellationRequested(() => {
       cancelled = true;
       resolve({ outcome: 'deferred' });
@@ -279,7 +281,9 @@ test('a form cancelled by the agent cancels the request token; a link is consent
   }, acp('cancel'));
   const start = (await http('GET', '/_sim/log')).length;
   const id = await elicit('cancel', formParams);
-  await new Promise((r) => setTimeout(r, 300));
+  // Cancelled before it is shown (while ask-lsp still reads the server's
+  // history), it would never reach the editor: wait until it has.
+  await waitFor(() => shown, 'the form shown');
   await http('POST', '/_sim/acp/cancel', { jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
   await waitFor(() => cancelled, 'the cancellation');
   const url = 'https://github.com@login.example.com/oauth/authorize?state=xyz';
