@@ -59,7 +59,13 @@ async fn the_registered_service_is_followed_and_answered_when_nothing_is_configu
             sim.url()
         ))
     );
-    let status = client.status().await;
+    // Connected once the first listing is in, which may follow the message.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut status = client.status().await;
+    while status["servers"][0]["connected"] != true && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        status = client.status().await;
+    }
     assert_eq!(
         status["servers"],
         json!([{"name": "default", "backend": "opencode", "url": sim.url(), "connected": true,
