@@ -1,0 +1,167 @@
+//! The real OpenCode, offline: its own home and config in a temporary
+//! directory, the mock LLM (`mock_llm.py`) as its only provider, the plugin
+//! package from `install.sh` so nothing is installed at start. Shared by
+//! `tests/real_opencode.rs` (1.18.33) and `tests/real_opencode_next.rs`
+//! (1.18.34's new engine), which each add their own way of asking.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::process::{Child, Command};
+
+use crate::common::WAIT;
+
+pub const STARTUP: Duration = Duration::from_secs(60);
+
+/// One real OpenCode at a time: several at once on a small machine make a
+/// first turn take longer than the harness waits for a message.
+static ONE_AT_A_TIME: std::sync::LazyLock<std::sync::Arc<tokio::sync::Mutex<()>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// The binary named by `bin_var` and the plugin directory, or `None` (the
+/// test says SKIP) when not installed; CI sets `ASK_LSP_REQUIRE_E2E` so that
+/// a missing install fails instead.
+pub fn installed(bin_var: &str) -> Option<(PathBuf, PathBuf)> {
+    let found = std::env::var_os(bin_var).zip(std::env::var_os("ASK_LSP_OPENCODE_PLUGIN_DIR"));
+    if found.is_none() {
+        if std::env::var_os("ASK_LSP_REQUIRE_E2E").is_some() {
+            panic!(
+                "ASK_LSP_REQUIRE_E2E is set but {bin_var} / ASK_LSP_OPENCODE_PLUGIN_DIR are not (tests/opencode/install.sh)"
+            );
+        }
+        eprintln!(
+            "SKIP: {bin_var} / ASK_LSP_OPENCODE_PLUGIN_DIR not set (run tests/opencode/install.sh)"
+        );
+    }
+    found.map(|(bin, plugin)| (bin.into(), plugin.into()))
+}
+
+/// What a server runs in: its directories, the running mock LLM, and the
+/// turn it holds (one real OpenCode at a time).
+pub struct Offline {
+    pub root: tempfile::TempDir,
+    pub llm: Child,
+    pub llm_url: String,
+    pub turn: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl Offline {
+    pub async fn prepare(plugin: &Path) -> Offline {
+        let turn = ONE_AT_A_TIME.clone().lock_owned().await;
+        let root = tempfile::tempdir().unwrap();
+        for dir in [
+            "home",
+            "config/opencode",
+            "data",
+            "cache",
+            "state",
+            "project",
+        ] {
+            std::fs::create_dir_all(root.path().join(dir)).unwrap();
+        }
+        let port_file = root.path().join("llm.port");
+        let llm = Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/opencode/mock_llm.py"))
+            .arg(&port_file)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("python3 runs the mock LLM");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        let llm_port = loop {
+            if let Ok(port) = std::fs::read_to_string(&port_file)
+                && !port.is_empty()
+            {
+                break port;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "mock LLM did not start"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let llm_url = format!("http://127.0.0.1:{llm_port}");
+        let config = root.path().join("config/opencode");
+        std::fs::write(
+            config.join("opencode.json"),
+            json!({
+                "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+                    "options": {"baseURL": format!("{llm_url}/v1"), "apiKey": "mock"},
+                    "models": {"mock-model": {"name": "Mock"}}}},
+                "model": "mock/mock-model", "small_model": "mock/mock-model",
+                "autoupdate": false, "share": "disabled",
+                "permission": {"bash": "ask", "edit": "ask"}
+            })
+            .to_string(),
+        )
+        .unwrap();
+        // The plugin package, so OpenCode does not npm-install it at start.
+        for file in ["package.json", "package-lock.json"] {
+            std::fs::copy(plugin.join(file), config.join(file)).unwrap();
+        }
+        std::os::unix::fs::symlink(plugin.join("node_modules"), config.join("node_modules"))
+            .unwrap();
+        Offline {
+            root,
+            llm,
+            llm_url,
+            turn,
+        }
+    }
+}
+
+/// `opencode serve` in `root`'s directories and nothing of this machine's.
+pub fn spawn_server(
+    bin: &Path,
+    root: &Path,
+    hostname: &str,
+    port: u16,
+    password: Option<&str>,
+) -> Child {
+    let mut command = Command::new(bin);
+    command
+        .args(["serve", "--hostname", hostname, "--port", &port.to_string()])
+        .current_dir(root.join("project"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", root.join("home"))
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env("XDG_DATA_HOME", root.join("data"))
+        .env("XDG_CACHE_HOME", root.join("cache"))
+        .env("XDG_STATE_HOME", root.join("state"))
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
+        .env("OPENCODE_CLIENT", "cli")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    if let Some(password) = password {
+        command.env("OPENCODE_SERVER_PASSWORD", password);
+    }
+    command.spawn().expect("opencode starts")
+}
+
+/// Until `probe` (a `GET /global/health`) answers 2xx. Early requests can
+/// hang while the server starts: short timeouts.
+pub async fn wait_healthy(server: &mut Child, probe: reqwest::RequestBuilder) {
+    let deadline = tokio::time::Instant::now() + STARTUP;
+    loop {
+        let answered = (probe.try_clone().expect("a GET clones"))
+            .timeout(Duration::from_secs(1))
+            .send()
+            .await;
+        if answered.is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        if let Ok(Some(status)) = server.try_wait() {
+            panic!("opencode exited during start-up: {status}");
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "opencode not healthy within {STARTUP:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
