@@ -17,7 +17,6 @@ pub mod lsp;
 mod notify;
 mod policy;
 mod prompt;
-mod sse;
 pub mod status;
 pub mod terminal;
 mod text;
@@ -26,7 +25,7 @@ mod text;
 #[doc(hidden)]
 pub mod fuzzing {
     pub use crate::backends::fuzzing::{Dechunker, http_head, opencode_prefilter};
-    pub use crate::sse::{SseDecoder, SseItem};
+    pub use crate::backends::net::sse::{SseDecoder, SseItem};
 
     /// Parses an OpenCode event; a prompt in it is checked and answered the
     /// way the broker would. Never panics.

@@ -14,14 +14,14 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 
-use super::http::Peer;
+use super::net::http::Peer;
+use super::net::stream::{Flow, Follow, follow};
 use super::opencode::OpenCode;
 use super::opencode2::OpenCode2;
-use super::stream::{Flow, Follow, follow};
 use super::{Backend, BackendError, EventSink, Source, Timing};
+use crate::backends::net::sse::SseEvent;
 use crate::config::ServerSpec;
 use crate::prompt::{Prompt, Reply};
-use crate::sse::SseEvent;
 use crate::text;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,18 +3,17 @@
 //! replies back in the server's own shapes. What a backend needs to route a
 //! reply (OpenCode's directory, ACP's JSON-RPC ids) stays inside it.
 //!
-//! The HTTP exchange ([`http`]) and the event-stream loop with reconnect,
-//! backoff and stall watchdog ([`stream`]) are shared.
+//! The plumbing they share is in [`net`]: the HTTP exchange, the
+//! event-stream loop with reconnect, backoff and stall watchdog, and the SSE
+//! decoder.
 
 mod generation;
-mod h1;
 #[cfg(unix)]
 pub(crate) mod hook;
-mod http;
+pub(crate) mod net;
 mod opencode;
 mod opencode2;
 mod sandbox_agent;
-mod stream;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,12 +38,12 @@ pub(crate) fn with_hook(
 pub(crate) mod fuzzing {
     use crate::prompt::Prompt;
 
-    pub use super::h1::Dechunker;
+    pub use super::net::h1::Dechunker;
 
     /// Parses a response head as the event stream's reader does; true when
     /// it is complete and well formed.
     pub fn http_head(bytes: &[u8]) -> bool {
-        super::h1::head_is_complete(bytes)
+        super::net::h1::head_is_complete(bytes)
     }
 
     /// The prompt in an OpenCode event, if it has one.

@@ -34,15 +34,15 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::http::{self, Peer};
+use super::net::http::{self, Peer};
+use super::net::stream::{Flow, Follow, follow};
 use super::opencode::QuestionInfo;
-use super::stream::{Flow, Follow, follow};
 use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing, id_within};
+use crate::backends::net::sse::SseEvent;
 use crate::config::Secret;
 use crate::prompt::{
     Answer, Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question, Reply,
 };
-use crate::sse::SseEvent;
 
 const PERMISSION: &str = "session/request_permission";
 const QUESTION: &str = "_sandboxagent/session/request_question";

@@ -35,12 +35,12 @@ use serde_json::json;
 
 use self::next::{Engine, Routes};
 use self::wire::{OcEvent, parse_event};
-use super::http::{self, Answered, Peer};
-use super::stream::{Flow, Follow, follow};
+use super::net::http::{self, Answered, Peer};
+use super::net::stream::{Flow, Follow, follow};
 use super::{Backend, BackendError, BackendEvent, EventSink, Snapshot, Source, Timing, id_within};
+use crate::backends::net::sse::SseEvent;
 use crate::config::ServerSpec;
 use crate::prompt::{Answer, Kind, Prompt, Reply};
-use crate::sse::SseEvent;
 use crate::text;
 
 /// The prompt an event asks, if any (for the fuzz target).

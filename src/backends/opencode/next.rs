@@ -29,7 +29,8 @@ use serde_json::value::RawValue;
 use super::OpenCode;
 use super::listing::Skipped;
 use super::wire::{self, PermissionV2Request, QuestionRequest};
-use crate::backends::{BackendError, BackendEvent, EventSink, http};
+use crate::backends::net::http;
+use crate::backends::{BackendError, BackendEvent, EventSink};
 use crate::prompt::{Answer, Kind, Prompt, Reply};
 use crate::text;
 

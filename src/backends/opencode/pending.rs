@@ -12,7 +12,7 @@ use super::OpenCode;
 use super::listing::{ListedKind, Listing, Skipped};
 use super::wire::{PermissionRequest, array_items};
 use crate::backends::BackendError;
-use crate::backends::http::{self, Answered};
+use crate::backends::net::http::{self, Answered};
 use crate::prompt::Prompt;
 use crate::text;
 

@@ -7,8 +7,8 @@ use serde_json::json;
 use super::wire::{
     FormInfo, ServerInfo, Shape, V2Event, form_answer, listed, parse_event, question_answer,
 };
+use crate::backends::net::sse::{SseDecoder, SseItem};
 use crate::prompt::{Effect, FieldKind, FieldValue, FormValues, Kind, Prompt, TextFormat};
-use crate::sse::{SseDecoder, SseItem};
 
 macro_rules! fixture {
     ($name:literal) => {

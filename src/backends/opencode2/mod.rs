@@ -24,13 +24,13 @@ use lru::LruCache;
 use serde_json::{Value, json};
 
 use self::wire::{FormInfo, PermissionRequest, ServerInfo, Shape, V2Event, parse_event};
-use super::http::{self, Answered, Peer};
+use super::net::http::{self, Answered, Peer};
+use super::net::stream::{Flow, Follow};
 use super::opencode::permission_reply;
-use super::stream::{Flow, Follow};
 use super::{BackendError, BackendEvent, EventSink, Timing, id_within};
+use crate::backends::net::sse::{MAX_EVENT_BYTES, SseEvent};
 use crate::config::ServerSpec;
 use crate::prompt::{Answer, Kind, Prompt, Reply};
-use crate::sse::{MAX_EVENT_BYTES, SseEvent};
 use crate::text;
 
 /// How many sessions are remembered for the resync, and how many forms'

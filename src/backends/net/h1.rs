@@ -40,13 +40,13 @@ thread_local! {
 }
 
 /// What the server answered before the body.
-pub(super) struct Head {
+pub(in crate::backends) struct Head {
     pub status: u16,
     pub content_type: String,
 }
 
 /// Why an event stream could not be opened (here or through reqwest).
-pub(super) enum OpenError {
+pub(in crate::backends) enum OpenError {
     /// Connecting or writing the request failed: the server is not there.
     Connect(String),
     /// It answered something that is not an HTTP/1.1 response, or the
@@ -56,7 +56,7 @@ pub(super) enum OpenError {
 
 /// Opens `request` (a GET without a body, to an `http://` URL) on a
 /// connection of its own and reads the response head.
-pub(super) async fn open(
+pub(in crate::backends) async fn open(
     request: &reqwest::Request,
     connect_bound: Duration,
 ) -> Result<(Head, Body), OpenError> {
@@ -199,7 +199,7 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(Head, Framing, usize)>, OpenError>
 }
 
 /// For the fuzz target: whether `bytes` hold a whole, well-formed head.
-pub(super) fn head_is_complete(bytes: &[u8]) -> bool {
+pub(in crate::backends) fn head_is_complete(bytes: &[u8]) -> bool {
     matches!(parse_head(bytes), Ok(Some(_)))
 }
 
@@ -221,7 +221,7 @@ impl Framing {
 }
 
 /// The response body, read as it arrives.
-pub(super) struct Body {
+pub(in crate::backends) struct Body {
     socket: TcpStream,
     /// Body bytes that came with the head, handed on first.
     early: Vec<u8>,

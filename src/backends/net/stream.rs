@@ -11,11 +11,11 @@ use tokio::time::Instant;
 
 use super::h1::{self, OpenError};
 use super::http::Peer;
-use super::{BackendError, BackendEvent, EventSink, Timing};
-use crate::sse::{SseDecoder, SseEvent, SseItem};
+use crate::backends::net::sse::{SseDecoder, SseEvent, SseItem};
+use crate::backends::{BackendError, BackendEvent, EventSink, Timing};
 
 /// A server whose event stream [`follow`] reads.
-pub(super) trait Follow: Send + Sync + 'static {
+pub(in crate::backends) trait Follow: Send + Sync + 'static {
     fn peer(&self) -> &Peer;
     fn timing(&self) -> &Timing;
     /// Which events (by their raw `data`) can matter; the rest are dropped
@@ -38,7 +38,7 @@ pub(super) trait Follow: Send + Sync + 'static {
 
 /// What follows an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Flow {
+pub(in crate::backends) enum Flow {
     Continue,
     /// The server dropped what it had pending (OpenCode's dispose events):
     /// reconnect (after the shortest backoff), which resyncs.
@@ -66,7 +66,7 @@ enum End {
 }
 
 /// Follows the server until the sink closes.
-pub(super) async fn follow<F: Follow>(server: Arc<F>, sink: EventSink) {
+pub(in crate::backends) async fn follow<F: Follow>(server: Arc<F>, sink: EventSink) {
     let timing = *server.timing();
     let mut backoff = timing.backoff_min;
     // A starting server can accept connections and not answer for a while;
@@ -330,7 +330,7 @@ impl EventStream {
                     SseItem::Oversized => {
                         tracing::warn!(
                             "skipped an event over the {} MiB bound",
-                            crate::sse::MAX_EVENT_BYTES >> 20
+                            crate::backends::net::sse::MAX_EVENT_BYTES >> 20
                         );
                         None
                     }

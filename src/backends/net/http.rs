@@ -3,10 +3,10 @@
 
 use futures_util::StreamExt;
 
-use super::{BackendError, Timing};
+use crate::backends::{BackendError, Timing};
 
 /// Whom errors name, and the advice each backend gives.
-pub(super) struct Peer {
+pub(in crate::backends) struct Peer {
     /// "OpenCode at http://127.0.0.1:4096"
     pub label: String,
     /// "an OpenCode server"
@@ -19,9 +19,9 @@ pub(super) struct Peer {
 
 /// The largest response body read (a listing of every pending prompt fits
 /// many times over); a larger one is an error, not a memory spike.
-pub(super) const MAX_BODY: usize = 16 << 20;
+pub(in crate::backends) const MAX_BODY: usize = 16 << 20;
 
-pub(super) fn client(timing: &Timing) -> reqwest::Client {
+pub(in crate::backends) fn client(timing: &Timing) -> reqwest::Client {
     reqwest::Client::builder()
         .connect_timeout(timing.request)
         // Only the configured URL is ever contacted: no redirect is
@@ -35,7 +35,7 @@ pub(super) fn client(timing: &Timing) -> reqwest::Client {
 }
 
 /// What a server answered, body read (within [`MAX_BODY`]).
-pub(super) struct Answered {
+pub(in crate::backends) struct Answered {
     pub status: u16,
     pub content_type: String,
     pub body: bytes::Bytes,
@@ -132,7 +132,7 @@ impl Peer {
 }
 
 /// The response's `Content-Type`, empty when it has none.
-pub(super) fn content_type(response: &reqwest::Response) -> String {
+pub(in crate::backends) fn content_type(response: &reqwest::Response) -> String {
     response
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
@@ -143,7 +143,7 @@ pub(super) fn content_type(response: &reqwest::Response) -> String {
 
 /// The innermost cause of a reqwest error ("connection refused"): the outer
 /// layers repeat the URL and say "error sending request".
-pub(super) fn cause(error: &reqwest::Error) -> String {
+pub(in crate::backends) fn cause(error: &reqwest::Error) -> String {
     if error.is_timeout() {
         return "timed out".into();
     }
@@ -156,7 +156,7 @@ pub(super) fn cause(error: &reqwest::Error) -> String {
 
 /// An error's text as shown to people: lower case, without the OS's error
 /// number.
-pub(super) fn cause_text(text: &str) -> String {
+pub(in crate::backends) fn cause_text(text: &str) -> String {
     let text = match text.find(" (os error") {
         Some(at) => &text[..at],
         None => text,
@@ -172,7 +172,10 @@ pub(super) fn cause_text(text: &str) -> String {
 /// is "not found", a 400 carries the server's message, and anything else
 /// that is not JSON (a web app's HTML page for an unknown route) is named
 /// for what it is instead of being read as a success. 204 has no body.
-pub(super) fn json_answer(peer: &Peer, answered: Answered) -> Result<Answered, BackendError> {
+pub(in crate::backends) fn json_answer(
+    peer: &Peer,
+    answered: Answered,
+) -> Result<Answered, BackendError> {
     let is_json = serde_json::from_slice::<serde::de::IgnoredAny>(&answered.body).is_ok();
     // Read for the message alone: an error body of 16 MiB builds no tree.
     let message = || {

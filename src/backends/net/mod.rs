@@ -1,0 +1,8 @@
+//! Plumbing the adapters share: the HTTP exchange ([`http`]), the HTTP/1.1
+//! event reader ([`h1`]), the event-stream loop with reconnect, backoff and
+//! stall watchdog ([`stream`]) and the SSE decoder ([`sse`]).
+
+pub(crate) mod h1;
+pub(crate) mod http;
+pub(crate) mod sse;
+pub(crate) mod stream;
