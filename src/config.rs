@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::discovery::{self, Found, Places};
+use crate::backends::discovery::{self, Found, Places};
 use crate::notify::{self, NotifyError};
 use crate::policy::{Policies, PolicyError};
 

@@ -10,7 +10,6 @@
 mod backends;
 mod broker;
 mod config;
-mod discovery;
 #[cfg(unix)]
 pub mod hook;
 pub mod lsp;

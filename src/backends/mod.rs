@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
+pub(crate) use self::opencode::discovery;
 use crate::config::{BackendKind, ServerSpec};
 use crate::prompt::{Prompt, Reply};
 

@@ -21,12 +21,12 @@ use tower_lsp_server::{Client, LanguageServer, LspService};
 
 use self::presenter::Presenter;
 pub(crate) use self::to_proto::{field_hint, link_text};
+use crate::backends::discovery::{self, Places};
 use crate::backends::{Timing, factory, with_hook};
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome};
 use crate::config::{
     Config, ConfigError, EnvDefaults, ServerSpec, UrlSource, merge_settings, names_servers,
 };
-use crate::discovery::{self, Places};
 use crate::notify;
 
 /// What the client can do, reduced once at `initialize`.

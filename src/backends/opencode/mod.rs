@@ -18,6 +18,7 @@
 //! under `question.v2.*` / `permission.v2.*` and is answered and listed on
 //! its own `/api/…` routes, taken from the server's `/doc`.
 
+pub(crate) mod discovery;
 mod listing;
 mod next;
 mod pending;
