@@ -3,19 +3,18 @@
 //!
 //! Data flows one way: a backend ([`backends`]) turns an agent server's events
 //! into prompts of ask-lsp's own model ([`prompt`]), the [`broker`] owns the
-//! pending ones and applies [`policy`], a presenter ([`lsp`] or [`terminal`])
+//! pending ones and applies [`settings::policy`], a presenter ([`lsp`] or [`terminal`])
 //! shows them, and decisions go back through the broker to the backend
 //! exactly once.
 
 mod backends;
 mod broker;
-mod config;
 #[cfg(unix)]
 pub mod hook;
 pub mod lsp;
 mod notify;
-mod policy;
 mod prompt;
+mod settings;
 pub mod status;
 pub mod terminal;
 mod text;

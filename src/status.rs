@@ -10,8 +10,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::backends::{BackendEvent, Timing, factory};
-use crate::config::{BackendKind, EnvDefaults, ServerSpec, UrlSource, servers_from_flags};
 use crate::prompt::Prompt;
+use crate::settings::{BackendKind, EnvDefaults, ServerSpec, UrlSource, servers_from_flags};
 use crate::text;
 
 /// What to look at, for [`status`]: the same servers `watch` would follow.

@@ -15,10 +15,10 @@ use tokio::sync::mpsc;
 
 use crate::backends::{Timing, factory, with_hook};
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
-use crate::config::{EnvDefaults, UrlSource, servers_from_flags};
 use crate::notify;
-use crate::policy::Policies;
 use crate::prompt::{Answer, Effect, FormValues, Kind, Question};
+use crate::settings::policy::Policies;
+use crate::settings::{EnvDefaults, UrlSource, servers_from_flags};
 use crate::text;
 
 mod form;

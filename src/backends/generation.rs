@@ -20,8 +20,8 @@ use super::opencode::OpenCode;
 use super::opencode2::OpenCode2;
 use super::{Backend, BackendError, EventSink, Source, Timing};
 use crate::backends::net::sse::SseEvent;
-use crate::config::ServerSpec;
 use crate::prompt::{Prompt, Reply};
+use crate::settings::ServerSpec;
 use crate::text;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,8 +26,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
 use super::{Backend, BackendError, BackendEvent, EventSink, Source};
-use crate::config::{BackendKind, ServerSpec, UrlSource};
 use crate::prompt::{Answer, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Reply};
+use crate::settings::{BackendKind, ServerSpec, UrlSource};
 
 /// The most a hook input may be: Claude's is a few KiB; more is not one.
 pub(crate) const MAX_INPUT: usize = 1 << 20;

@@ -21,8 +21,8 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 
 pub(crate) use self::opencode::discovery;
-use crate::config::{BackendKind, ServerSpec};
 use crate::prompt::{Prompt, Reply};
+use crate::settings::{BackendKind, ServerSpec};
 
 #[cfg(unix)]
 pub(crate) use hook::with_hook;

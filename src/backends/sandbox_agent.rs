@@ -39,10 +39,10 @@ use super::net::stream::{Flow, Follow, follow};
 use super::opencode::QuestionInfo;
 use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing, id_within};
 use crate::backends::net::sse::SseEvent;
-use crate::config::Secret;
 use crate::prompt::{
     Answer, Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question, Reply,
 };
+use crate::settings::Secret;
 
 const PERMISSION: &str = "session/request_permission";
 const QUESTION: &str = "_sandboxagent/session/request_question";

@@ -14,9 +14,9 @@ use super::{
     Counters, Input, Listed, MAX_PENDING, Pending, Reason, Resolution, State, Status, Update,
 };
 use crate::backends::{BackendEvent, Factory};
-use crate::config::ServerSpec;
-use crate::policy::{Decision, Policies, Scope};
 use crate::prompt::{Prompt, Refused, Reply, limits};
+use crate::settings::ServerSpec;
+use crate::settings::policy::{Decision, Policies, Scope};
 
 /// Resolved keys remembered so that late events and stale listings do not
 /// bring them back.

@@ -25,9 +25,9 @@ pub(crate) use store::tests::pending as test_pending;
 pub(crate) use updates::Updates;
 
 use crate::backends::{BackendError, Factory, Source};
-use crate::config::ServerSpec;
-use crate::policy::Policies;
 use crate::prompt::{Answer, FieldValue, FormValues, Prompt, PromptError};
+use crate::settings::ServerSpec;
+use crate::settings::policy::Policies;
 
 /// More pending prompts than this are not taken in (they stay on the server).
 pub(crate) const MAX_PENDING: usize = 10_000;

@@ -9,7 +9,7 @@ use tokio::task::JoinHandle;
 
 use super::ServerStatus;
 use crate::backends::{Backend, BackendEvent, Factory};
-use crate::config::{BackendKind, ServerSpec, UrlSource};
+use crate::settings::{BackendKind, ServerSpec, UrlSource};
 
 struct Server {
     spec: ServerSpec,

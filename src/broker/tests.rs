@@ -10,8 +10,8 @@ use tokio::sync::Semaphore;
 
 use super::*;
 use crate::backends::{Backend, BackendEvent, EventSink};
-use crate::config::Config;
 use crate::prompt::{Choice, Kind, Origin, Question, Reply};
+use crate::settings::Config;
 
 /// A backend whose events the test emits and whose sends it scripts.
 #[derive(Default)]

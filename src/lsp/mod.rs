@@ -24,10 +24,10 @@ pub(crate) use self::to_proto::{field_hint, link_text};
 use crate::backends::discovery::{self, Places};
 use crate::backends::{Timing, factory, with_hook};
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome};
-use crate::config::{
+use crate::notify;
+use crate::settings::{
     Config, ConfigError, EnvDefaults, ServerSpec, UrlSource, merge_settings, names_servers,
 };
-use crate::notify;
 
 /// What the client can do, reduced once at `initialize`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

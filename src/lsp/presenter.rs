@@ -18,8 +18,8 @@ use super::queue::Queue;
 use super::{ext, to_proto};
 use crate::backends::BackendError;
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome, Pending, Reason, Update, Updates};
-use crate::config::Surface;
 use crate::prompt::Kind;
+use crate::settings::Surface;
 use crate::text;
 
 pub(crate) enum Input {

@@ -40,8 +40,8 @@ use super::net::http::{self, Answered, Peer};
 use super::net::stream::{Flow, Follow, follow};
 use super::{Backend, BackendError, BackendEvent, EventSink, Snapshot, Source, Timing, id_within};
 use crate::backends::net::sse::SseEvent;
-use crate::config::ServerSpec;
 use crate::prompt::{Answer, Kind, Prompt, Reply};
+use crate::settings::ServerSpec;
 use crate::text;
 
 /// The prompt an event asks, if any (for the fuzz target).

@@ -29,8 +29,8 @@ use super::net::stream::{Flow, Follow};
 use super::opencode::permission_reply;
 use super::{BackendError, BackendEvent, EventSink, Timing, id_within};
 use crate::backends::net::sse::{MAX_EVENT_BYTES, SseEvent};
-use crate::config::ServerSpec;
 use crate::prompt::{Answer, Kind, Prompt, Reply};
+use crate::settings::ServerSpec;
 use crate::text;
 
 /// How many sessions are remembered for the resync, and how many forms'

@@ -34,7 +34,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use self::sockets::{Table, listening, loopback_of, owner, reaches};
-use crate::config::Secret;
+use crate::settings::Secret;
 
 /// A server found running.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,15 +1,17 @@
 //! Configuration from `initializationOptions`, `didChangeConfiguration` or
 //! command-line flags, checked once into typed values.
 
+pub(crate) mod policy;
+
 use std::fmt;
 use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
 
+use self::policy::{Policies, PolicyError};
 use crate::backends::discovery::{self, Found, Places};
 use crate::notify::{self, NotifyError};
-use crate::policy::{Policies, PolicyError};
 
 pub const DEFAULT_URL: &str = "http://127.0.0.1:4096";
 
