@@ -73,8 +73,11 @@ pub async fn watch(
     )
     .map_err(|e| e.to_string())?;
     let policies = Policies::from_json(options.policy.as_ref()).map_err(|e| e.to_string())?;
-    let notify = notify::Settings::from_json(options.notify.as_ref(), notify::Host::Watch)
-        .map_err(|e| e.to_string())?;
+    let notify = crate::settings::notify::Settings::from_json(
+        options.notify.as_ref(),
+        crate::settings::notify::Host::Watch,
+    )
+    .map_err(|e| e.to_string())?;
     let mut output = output;
     for server in &servers {
         let found = match &server.url_source {

@@ -80,7 +80,7 @@ struct Front {
     /// reads settings and discovers wait for it.
     started: tokio::sync::watch::Sender<bool>,
     presenter: OnceLock<mpsc::UnboundedSender<presenter::Input>>,
-    notify: OnceLock<tokio::sync::watch::Sender<notify::Settings>>,
+    notify: OnceLock<tokio::sync::watch::Sender<crate::settings::notify::Settings>>,
     /// Handed from `initialize` to `initialized`, where presenting starts.
     startup: Mutex<Option<Startup>>,
     /// The configuration object in force, which updates are merged into.

@@ -1,6 +1,7 @@
 //! Configuration from `initializationOptions`, `didChangeConfiguration` or
 //! command-line flags, checked once into typed values.
 
+pub(crate) mod notify;
 pub(crate) mod policy;
 
 use std::fmt;
@@ -9,9 +10,9 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
+use self::notify::NotifyError;
 use self::policy::{Policies, PolicyError};
 use crate::backends::discovery::{self, Found, Places};
-use crate::notify::{self, NotifyError};
 
 pub const DEFAULT_URL: &str = "http://127.0.0.1:4096";
 
