@@ -68,7 +68,8 @@ pub async fn run(
 /// recent that takes the connection; the first decision wins. Returning
 /// drops the other connections, which withdraws the prompt there.
 async fn ask(cwd: Option<&Path>, request: &[u8]) -> Result<Value, String> {
-    let dir = socket_dir(false).map_err(|e| format!("no ask-lsp running ({e})"))?;
+    let dir = socket_dir(crate::app::hook_socket_dir(), false)
+        .map_err(|e| format!("no ask-lsp running ({e})"))?;
     let (holding, others) = instances(&dir, cwd);
     if holding.is_empty() && others.is_empty() {
         return Err("no ask-lsp running".into());

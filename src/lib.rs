@@ -7,6 +7,7 @@
 //! shows them, and decisions go back through the broker to the backend
 //! exactly once.
 
+pub mod app;
 mod backends;
 mod broker;
 #[cfg(unix)]
@@ -22,15 +23,25 @@ mod text;
 /// For the fuzz target (`fuzz/`): not an API.
 #[doc(hidden)]
 pub mod fuzzing {
-    pub use crate::backends::fuzzing::{Dechunker, http_head, opencode_prefilter};
+    pub use crate::backends::net::h1::Dechunker;
     pub use crate::backends::net::sse::{SseDecoder, SseItem};
+
+    /// Parses a response head as the event stream's reader does; true when
+    /// it is complete and well formed.
+    pub fn http_head(bytes: &[u8]) -> bool {
+        crate::backends::net::h1::head_is_complete(bytes)
+    }
+
+    /// Whether the OpenCode prefilter keeps an event.
+    pub fn opencode_prefilter(data: &[u8], global: bool) -> bool {
+        crate::backends::opencode::prefilter::opencode(data, global)
+    }
 
     /// Parses an OpenCode event; a prompt in it is checked and answered the
     /// way the broker would. Never panics.
     pub fn opencode_event(data: &str, global: bool) {
-        use crate::backends::fuzzing::parse_opencode;
         use crate::prompt::{Answer, Kind, Reply};
-        if let Some(prompt) = parse_opencode(data, global)
+        if let Some(prompt) = crate::backends::opencode::asked(data, global)
             && let Ok(prompt) = prompt.into_checked()
         {
             let answers = match &prompt.kind {

@@ -131,7 +131,7 @@ fn main() -> ExitCode {
     match command {
         // The terminal is the conversation (`watch`), or the agent's
         // (`hook`): a log line would land in it; logs only when asked for.
-        Command::Watch | Command::Hook if std::env::var_os("ASK_LSP_LOG").is_none() => {}
+        Command::Watch | Command::Hook if !ask_lsp::app::logs_asked() => {}
         _ => init_logs(matches!(command, Command::Lsp)),
     }
     // One thread: the work is a few sockets and one editor, and wake-ups
@@ -343,8 +343,8 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
 async fn hook_command(args: &[String]) -> ExitCode {
     let parsed = match args {
         [agent, rest @ ..] => flags(rest, &["--timeout-ms"], HOOK_USAGE).and_then(|pairs| {
-            let from_env = std::env::var("ASK_LSP_HOOK_TIMEOUT_MS").ok();
-            let timeout = match pairs.last().map(|(_, v)| *v).or(from_env.as_deref()) {
+            let from_env = ask_lsp::app::hook_timeout_ms();
+            let timeout = match pairs.last().map(|(_, v)| *v).or(from_env) {
                 Some(value) => Some(Duration::from_millis(milliseconds("--timeout-ms", value)?)),
                 None => None,
             };

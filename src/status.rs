@@ -6,12 +6,10 @@
 use std::io::Write;
 
 use serde::Serialize;
-use tokio::sync::mpsc;
-use tokio::time::Instant;
 
-use crate::backends::{BackendEvent, Timing, factory};
+use crate::app::{self, Probed};
 use crate::prompt::Prompt;
-use crate::settings::{BackendKind, EnvDefaults, ServerSpec, UrlSource, servers_from_flags};
+use crate::settings::{BackendKind, ServerSpec, UrlSource, servers_from_flags};
 use crate::text;
 
 /// What to look at, for [`status`]: the same servers `watch` would follow.
@@ -33,14 +31,10 @@ pub async fn status(options: StatusOptions, mut out: impl Write) -> Result<bool,
         options.servers,
         options.directory,
         options.sandbox_agent,
-        &EnvDefaults::from_process()
-            .discovering_here(nothing_named)
-            .await,
+        &app::env_defaults_here(nothing_named).await,
     )
     .map_err(|e| e.to_string())?;
-    let timing = Timing::from_env();
-    let reports =
-        futures_util::future::join_all(servers.iter().map(|spec| probe(spec, timing))).await;
+    let reports = futures_util::future::join_all(servers.iter().map(probe)).await;
     let all_reachable = reports.iter().all(|r| r.error.is_none());
     let written = if options.json {
         serde_json::to_writer_pretty(&mut out, &Reports { servers: &reports })
@@ -203,64 +197,16 @@ impl Report {
 
 /// Follows one server just long enough to know its state and what is
 /// pending; each step is bounded by the backend's own timeouts.
-async fn probe(spec: &ServerSpec, timing: Timing) -> Report {
-    let backend = factory(timing)(spec);
-    let (sink, mut events) = mpsc::unbounded_channel();
-    let following = tokio::spawn(backend.clone().run(sink));
-    // Every backend ends its catch-up with a listing (sandbox-agent: what
-    // its replayed history leaves open).
-    let bound = Instant::now() + timing.request;
-    let mut connected = false;
-    let mut error = None;
-    let mut pending: Vec<Prompt> = Vec::new();
-    let mut hidden = 0;
-    let mut problems = Vec::new();
-    loop {
-        let event = match tokio::time::timeout_at(bound, events.recv()).await {
-            Ok(Some(event)) => event,
-            Ok(None) => break,
-            Err(_) if connected => {
-                error = Some(format!(
-                    "connected, but the list of pending prompts did not come within {:?}",
-                    timing.request
-                ));
-                break;
-            }
-            Err(_) => {
-                error = Some(format!("no answer within {:?}", timing.request));
-                break;
-            }
-        };
-        match event {
-            BackendEvent::Connected => connected = true,
-            BackendEvent::Disconnected { error: why } => {
-                connected = false;
-                error = Some(why);
-                break;
-            }
-            BackendEvent::Snapshot(all) => {
-                // Listed: the stream is open (`Connected` follows).
-                connected = true;
-                hidden = all.hidden();
-                pending = all.into_prompts();
-                break;
-            }
-            BackendEvent::Asked(prompt) => {
-                pending.retain(|p| p.id != prompt.id);
-                pending.push(prompt);
-            }
-            BackendEvent::ResolvedElsewhere { id, .. } | BackendEvent::Withdrawn { id } => {
-                pending.retain(|p| p.id != id)
-            }
-            BackendEvent::ToolEnded { call_id, .. } => {
-                pending.retain(|p| p.origin.tool_call.as_deref() != Some(call_id.as_str()))
-            }
-            BackendEvent::SessionEnded { session } => pending.retain(|p| p.session != session),
-            BackendEvent::Invalid { error } => problems.push(error),
-        }
-    }
-    following.abort();
-    let generation = Generation::of(spec, backend.source().generation);
+async fn probe(spec: &ServerSpec) -> Report {
+    let Probed {
+        connected,
+        error,
+        pending,
+        hidden,
+        mut problems,
+        source,
+    } = app::probe(spec).await;
+    let generation = Generation::of(spec, source.generation);
     let mut listed = Vec::with_capacity(pending.len());
     for prompt in pending {
         let id = text::for_display(&prompt.id, text::DISPLAY_ID_CHARS).into_owned();

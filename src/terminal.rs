@@ -13,9 +13,8 @@ use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::mpsc;
 
-use crate::backends::{Timing, factory, with_hook};
+use crate::app;
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
-use crate::notify;
 use crate::prompt::{Answer, Effect, FormValues, Kind, Question};
 use crate::settings::policy::Policies;
 use crate::settings::{EnvDefaults, UrlSource, servers_from_flags};
@@ -49,20 +48,15 @@ pub async fn watch(
     input: impl AsyncBufRead + Unpin + Send + 'static,
     output: impl Write,
 ) -> Result<(), String> {
-    let mut env = if options.environment {
-        EnvDefaults::from_process()
+    let env = if options.environment {
+        app::env_defaults_here(options.servers.is_empty() && options.sandbox_agent.is_none()).await
     } else {
         EnvDefaults::default()
     };
-    if options.environment {
-        env = env
-            .discovering_here(options.servers.is_empty() && options.sandbox_agent.is_none())
-            .await;
-    }
     // The workspace `ask-lsp hook` matches an agent's directory against.
     let root = match &options.directory {
         Some(directory) => std::path::PathBuf::from(directory),
-        None => std::env::current_dir().unwrap_or_default(),
+        None => app::current_dir().unwrap_or_default(),
     };
     let roots = vec![std::fs::canonicalize(&root).unwrap_or(root)];
     let servers = servers_from_flags(
@@ -90,16 +84,9 @@ pub async fn watch(
             server.url
         );
     }
-    let (observer, observed) = tokio::sync::mpsc::unbounded_channel();
-    let (broker, updates) = BrokerHandle::spawn(
-        with_hook(servers, roots),
-        policies,
-        factory(Timing::from_env()),
-        Some(observer),
-    );
-    let _settings = notify::spawn(observed, notify, broker.clone());
-    Watch::new(broker, output, options.exit_on_eof)
-        .run(updates, input)
+    let started = app::start(servers, roots, policies, notify);
+    Watch::new(started.broker, output, options.exit_on_eof)
+        .run(started.updates, input)
         .await;
     Ok(())
 }

@@ -217,7 +217,11 @@ fn is_ident(c: char) -> bool {
 /// The module paths a file's code names, resolved to absolute paths
 /// (`crate::…`, `super::…`, `self::…`, a child module's name), with the
 /// inline modules (`mod tests { … }`) it declares taken into account.
-fn referenced_paths(file_module: &[String], code: &str, exists: &dyn Fn(&[String]) -> bool) -> Vec<Vec<String>> {
+fn referenced_paths(
+    file_module: &[String],
+    code: &str,
+    exists: &dyn Fn(&[String]) -> bool,
+) -> Vec<Vec<String>> {
     let chars: Vec<char> = code.chars().collect();
     let mut found = Vec::new();
     // Inline modules as (name, brace depth inside them).
@@ -351,7 +355,11 @@ fn branch(prefix: &[String], item: &str) -> Vec<String> {
 
 /// An absolute module path for `path` named in module `here`, or `None`
 /// when it is not one of the crate's (std, a dependency, a local name).
-fn resolve(here: &[String], path: &[String], exists: &dyn Fn(&[String]) -> bool) -> Option<Vec<String>> {
+fn resolve(
+    here: &[String],
+    path: &[String],
+    exists: &dyn Fn(&[String]) -> bool,
+) -> Option<Vec<String>> {
     let (mut base, rest): (Vec<String>, &[String]) = match path[0].as_str() {
         "crate" => (Vec::new(), &path[1..]),
         "self" => (here.to_vec(), &path[1..]),
@@ -503,7 +511,12 @@ fn no_import_cycle_between_folders() {
         for pair in cycle.windows(2) {
             let files = &graph[&pair[0]][&pair[1]];
             let files: Vec<&str> = files.iter().map(String::as_str).collect();
-            why.push_str(&format!("\n  {} → {} ({})", pair[0], pair[1], files.join(", ")));
+            why.push_str(&format!(
+                "\n  {} → {} ({})",
+                pair[0],
+                pair[1],
+                files.join(", ")
+            ));
         }
         panic!("import cycle: {}{why}", cycle.join(" → "));
     }
@@ -527,7 +540,10 @@ fn imports_go_down_the_floors() {
                         && !UPWARD_FOR_NOW.contains(&(from.as_str(), target.as_str())) =>
                 {
                     let files: Vec<&str> = files.iter().map(String::as_str).collect();
-                    wrong.push(format!("{from} imports {target}, a floor above it ({})", files.join(", ")));
+                    wrong.push(format!(
+                        "{from} imports {target}, a floor above it ({})",
+                        files.join(", ")
+                    ));
                 }
                 Some(_) => {}
             }
@@ -543,13 +559,24 @@ fn no_file_is_over_the_line_limit() {
     rust_files(&root, &mut files);
     let mut long = Vec::new();
     for file in files {
-        let relative = file.strip_prefix(&root).expect("under src").display().to_string();
-        let lines = fs::read_to_string(&file).expect("readable source").lines().count();
+        let relative = file
+            .strip_prefix(&root)
+            .expect("under src")
+            .display()
+            .to_string();
+        let lines = fs::read_to_string(&file)
+            .expect("readable source")
+            .lines()
+            .count();
         if lines > MAX_LINES && !LONG_FOR_NOW.contains(&relative.as_str()) {
             long.push(format!("src/{relative}: {lines} lines"));
         }
     }
-    assert!(long.is_empty(), "over {MAX_LINES} lines:\n{}", long.join("\n"));
+    assert!(
+        long.is_empty(),
+        "over {MAX_LINES} lines:\n{}",
+        long.join("\n")
+    );
 }
 
 #[test]
@@ -557,10 +584,22 @@ fn only_app_reads_the_environment() {
     let root = src();
     let mut files = Vec::new();
     rust_files(&root, &mut files);
-    let reads = ["env::var(", "env::var_os(", "env::vars(", "env::vars_os(", "env::current_dir(", "env::home_dir(", "env::temp_dir("];
+    let reads = [
+        "env::var(",
+        "env::var_os(",
+        "env::vars(",
+        "env::vars_os(",
+        "env::current_dir(",
+        "env::home_dir(",
+        "env::temp_dir(",
+    ];
     let mut found = Vec::new();
     for file in files {
-        let relative = file.strip_prefix(&root).expect("under src").display().to_string();
+        let relative = file
+            .strip_prefix(&root)
+            .expect("under src")
+            .display()
+            .to_string();
         if relative == ENVIRONMENT_READER {
             continue;
         }
@@ -586,7 +625,10 @@ mod finder {
     fn graph(edges: &[(&str, &str)]) -> BTreeMap<String, BTreeSet<String>> {
         let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (from, to) in edges {
-            graph.entry((*from).to_owned()).or_default().insert((*to).to_owned());
+            graph
+                .entry((*from).to_owned())
+                .or_default()
+                .insert((*to).to_owned());
             graph.entry((*to).to_owned()).or_default();
         }
         graph
@@ -594,14 +636,32 @@ mod finder {
 
     #[test]
     fn a_planted_cycle_is_found_and_a_layered_graph_passes() {
-        let layered = graph(&[("lsp", "app"), ("app", "broker"), ("broker", "settings"), ("lsp", "settings")]);
+        let layered = graph(&[
+            ("lsp", "app"),
+            ("app", "broker"),
+            ("broker", "settings"),
+            ("lsp", "settings"),
+        ]);
         assert_eq!(find_cycle(&layered), None);
-        let planted = graph(&[("lsp", "app"), ("app", "broker"), ("broker", "settings"), ("settings", "app")]);
+        let planted = graph(&[
+            ("lsp", "app"),
+            ("app", "broker"),
+            ("broker", "settings"),
+            ("settings", "app"),
+        ]);
         assert_eq!(
             find_cycle(&planted),
-            Some(vec!["app".into(), "broker".into(), "settings".into(), "app".into()])
+            Some(vec![
+                "app".into(),
+                "broker".into(),
+                "settings".into(),
+                "app".into()
+            ])
         );
-        assert_eq!(find_cycle(&graph(&[("a", "a")])), Some(vec!["a".into(), "a".into()]));
+        assert_eq!(
+            find_cycle(&graph(&[("a", "a")])),
+            Some(vec!["a".into(), "a".into()])
+        );
     }
 
     #[test]
@@ -628,7 +688,9 @@ mod finder {
              mod tests { use super::*; use crate::broker::Fake; }\n",
         );
         let module: Vec<String> = vec!["backends".into(), "opencode".into()];
-        let found: BTreeSet<Vec<String>> = referenced_paths(&module, &code, &exists).into_iter().collect();
+        let found: BTreeSet<Vec<String>> = referenced_paths(&module, &code, &exists)
+            .into_iter()
+            .collect();
         let want: BTreeSet<Vec<String>> = [
             vec!["backends", "net", "http"],
             vec!["prompt"],

@@ -48,14 +48,10 @@ const DEFAULT_DENIAL: &str = "The person rejected this in their editor (ask-lsp)
 /// an id the broker remembers as resolved.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The directory the sockets live in: `$XDG_RUNTIME_DIR/ask-lsp`, else
-/// `/tmp/ask-lsp-<uid>`. Created 0700; refused unless it is a directory (not
-/// a link) owned by this user and closed to others.
-pub(crate) fn socket_dir(create: bool) -> io::Result<PathBuf> {
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        Some(runtime) => PathBuf::from(runtime).join("ask-lsp"),
-        None => std::env::temp_dir().join(format!("ask-lsp-{}", euid())),
-    };
+/// The directory the sockets live in (`crate::app::hook_socket_dir`).
+/// Created 0700; refused unless it is a directory (not a link) owned by this
+/// user and closed to others.
+pub(crate) fn socket_dir(dir: PathBuf, create: bool) -> io::Result<PathBuf> {
     if create {
         match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
             Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
@@ -118,13 +114,10 @@ pub(crate) fn same_user(stream: &UnixStream) -> bool {
     stream.peer_cred().is_ok_and(|cred| cred.uid() == euid())
 }
 
-/// The hook socket's spec, added to every instance's servers; `None` when
-/// `ASK_LSP_HOOK=0` turns it off.
-pub(crate) fn spec(roots: Vec<PathBuf>) -> Option<ServerSpec> {
-    if std::env::var("ASK_LSP_HOOK").is_ok_and(|v| v == "0") {
-        return None;
-    }
-    Some(ServerSpec {
+/// The hook socket's spec, added to every instance's servers unless
+/// `ASK_LSP_HOOK=0` turns it off (`crate::app::with_hook`).
+pub(crate) fn spec(roots: Vec<PathBuf>) -> ServerSpec {
+    ServerSpec {
         name: HOOK_SERVER.into(),
         url: format!("unix:ask-lsp-{}.sock", std::process::id()),
         directory: None,
@@ -132,13 +125,7 @@ pub(crate) fn spec(roots: Vec<PathBuf>) -> Option<ServerSpec> {
         password: None,
         backend: BackendKind::Hook { roots },
         url_source: UrlSource::BuiltIn,
-    })
-}
-
-/// `servers` and the hook socket.
-pub(crate) fn with_hook(mut servers: Vec<ServerSpec>, roots: Vec<PathBuf>) -> Vec<ServerSpec> {
-    servers.extend(spec(roots));
-    servers
+    }
 }
 
 /// A prompt waiting for its decision, and its connection.
@@ -151,19 +138,22 @@ struct Waiting {
 
 pub(crate) struct HookListener {
     roots: Vec<PathBuf>,
+    /// Where the socket goes.
+    dir: PathBuf,
     waiting: Mutex<HashMap<String, Waiting>>,
 }
 
 impl HookListener {
-    pub fn new(roots: Vec<PathBuf>) -> Self {
+    pub fn new(roots: Vec<PathBuf>, dir: PathBuf) -> Self {
         HookListener {
             roots,
+            dir,
             waiting: Mutex::new(HashMap::new()),
         }
     }
 
     fn bind(&self) -> io::Result<(UnixListener, Cleanup)> {
-        let dir = socket_dir(true)?;
+        let dir = socket_dir(self.dir.clone(), true)?;
         remove_stale(&dir);
         let pid = std::process::id();
         let socket = dir.join(format!("ask-lsp-{pid}.sock"));

@@ -7,56 +7,21 @@
 //! event-stream loop with reconnect, backoff and stall watchdog, and the SSE
 //! decoder.
 
-mod generation;
+pub(crate) mod generation;
 #[cfg(unix)]
 pub(crate) mod hook;
 pub(crate) mod net;
-mod opencode;
+pub(crate) mod opencode;
 mod opencode2;
-mod sandbox_agent;
+pub(crate) mod sandbox_agent;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-pub(crate) use self::opencode::discovery;
 use crate::prompt::{Prompt, Reply};
-use crate::settings::{BackendKind, ServerSpec};
-
-#[cfg(unix)]
-pub(crate) use hook::with_hook;
-
-/// No hook socket off Unix (docs/hook.md).
-#[cfg(not(unix))]
-pub(crate) fn with_hook(
-    servers: Vec<ServerSpec>,
-    _roots: Vec<std::path::PathBuf>,
-) -> Vec<ServerSpec> {
-    servers
-}
-
-pub(crate) mod fuzzing {
-    use crate::prompt::Prompt;
-
-    pub use super::net::h1::Dechunker;
-
-    /// Parses a response head as the event stream's reader does; true when
-    /// it is complete and well formed.
-    pub fn http_head(bytes: &[u8]) -> bool {
-        super::net::h1::head_is_complete(bytes)
-    }
-
-    /// The prompt in an OpenCode event, if it has one.
-    pub fn parse_opencode(data: &str, global: bool) -> Option<Prompt> {
-        super::opencode::asked(data, global)
-    }
-
-    /// Whether the OpenCode prefilter keeps an event.
-    pub fn opencode_prefilter(data: &[u8], global: bool) -> bool {
-        super::opencode::prefilter::opencode(data, global)
-    }
-}
+use crate::settings::ServerSpec;
 
 /// Whether a server's id (request, session, tool call) may be remembered or
 /// acted on: one over [`crate::prompt::limits::ID_LEN`] bytes is not one of
@@ -265,22 +230,6 @@ pub(crate) trait Backend: Send + Sync {
 /// Builds the backend for a configured server (tests hand in fakes).
 pub(crate) type Factory = Arc<dyn Fn(&ServerSpec) -> Arc<dyn Backend> + Send + Sync>;
 
-/// The real backends, by configured kind.
-pub(crate) fn factory(timing: Timing) -> Factory {
-    Arc::new(move |spec: &ServerSpec| -> Arc<dyn Backend> {
-        match &spec.backend {
-            BackendKind::OpenCode => Arc::new(generation::OpenCodeAny::new(spec.clone(), timing)),
-            BackendKind::SandboxAgent { server_id, token } => Arc::new(
-                sandbox_agent::SandboxAgent::new(&spec.url, server_id, token.clone(), timing),
-            ),
-            #[cfg(unix)]
-            BackendKind::Hook { roots } => Arc::new(hook::HookListener::new(roots.clone())),
-            #[cfg(not(unix))]
-            BackendKind::Hook { .. } => unreachable!("with_hook adds no hook socket off Unix"),
-        }
-    })
-}
-
 /// Timing knobs; the defaults suit a real server (heartbeat every 10 s).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Timing {
@@ -302,25 +251,5 @@ impl Default for Timing {
             backoff_min: Duration::from_millis(200),
             backoff_max: Duration::from_secs(1),
         }
-    }
-}
-
-impl Timing {
-    /// Defaults, with `ASK_LSP_STALL_MS` / `ASK_LSP_REQUEST_TIMEOUT_MS` overrides.
-    pub fn from_env() -> Self {
-        let ms = |name: &str| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse::<u64>().ok())
-                .map(Duration::from_millis)
-        };
-        let mut timing = Timing::default();
-        if let Some(stall) = ms("ASK_LSP_STALL_MS") {
-            timing.stall = stall;
-        }
-        if let Some(request) = ms("ASK_LSP_REQUEST_TIMEOUT_MS") {
-            timing.request = request;
-        }
-        timing
     }
 }

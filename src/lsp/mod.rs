@@ -21,10 +21,8 @@ use tower_lsp_server::{Client, LanguageServer, LspService};
 
 use self::presenter::Presenter;
 pub(crate) use self::to_proto::{field_hint, link_text};
-use crate::backends::discovery::{self, Places};
-use crate::backends::{Timing, factory, with_hook};
+use crate::app;
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome};
-use crate::notify;
 use crate::settings::{
     Config, ConfigError, EnvDefaults, ServerSpec, UrlSource, merge_settings, names_servers,
 };
@@ -108,7 +106,7 @@ struct Startup {
 /// How long `initialized` waits for the client's workspace settings.
 const PULL_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long a request waits for `initialized` to start the broker.
-const START_TIMEOUT: Duration = PULL_TIMEOUT.saturating_add(discovery::TIME_BOUND);
+const START_TIMEOUT: Duration = PULL_TIMEOUT.saturating_add(app::DISCOVERY_BOUND);
 
 impl Front {
     fn new(client: Client) -> Self {
@@ -130,12 +128,8 @@ impl Front {
     /// The environment's defaults for a configuration object, with the
     /// servers found running for the workspace when it names none.
     async fn env_for(&self, settings: &Value) -> EnvDefaults {
-        let mut env = EnvDefaults::from_process();
-        if env.wants_discovery(settings) {
-            let roots = self.roots.lock().expect("not poisoned").clone();
-            env.discovered = discovery::discover(Places::of_this_system(), roots).await;
-        }
-        env
+        let roots = self.roots.lock().expect("not poisoned").clone();
+        app::env_defaults_discovering(!names_servers(settings), roots).await
     }
 
     /// Merges a configuration update into the settings in force (keys it does
@@ -206,7 +200,7 @@ impl Front {
     /// for here, after `initialize` has answered, bounded in time.
     async fn discover_for_startup(&self) {
         let settings = self.settings.lock().expect("not poisoned").clone();
-        if !EnvDefaults::from_process().wants_discovery(&settings) {
+        if !app::env_defaults().wants_discovery(&settings) {
             return;
         }
         if let Err(error) = self.update_settings(&Value::Null).await {
@@ -335,7 +329,7 @@ impl LanguageServer for Front {
         let options = params.initialization_options.unwrap_or_default();
         // Discovery waits for `initialized`: nothing it meets may hold up
         // the answer.
-        let config = Config::from_json(Some(&options), &EnvDefaults::from_process())
+        let config = Config::from_json(Some(&options), &app::env_defaults())
             .map_err(|e| invalid_params(self.config_error(&e)))?;
         *self.settings.lock().expect("not poisoned") = options;
         *self.startup.lock().expect("not poisoned") = Some(Startup {
@@ -384,23 +378,19 @@ impl LanguageServer for Front {
             let servers = startup.config.servers.clone();
             // Backends start only now, with presenting, so that no prompt
             // (and no automatic decision) comes before the client can be told.
-            let (observer, observed) = mpsc::unbounded_channel();
-            let (broker, updates) = BrokerHandle::spawn(
-                with_hook(
-                    startup.config.servers,
-                    self.roots.lock().expect("not poisoned").clone(),
-                ),
+            let app::Started {
+                broker,
+                updates,
+                notify,
+            } = app::start(
+                startup.config.servers,
+                self.roots.lock().expect("not poisoned").clone(),
                 startup.config.policies,
-                factory(Timing::from_env()),
-                Some(observer),
+                startup.config.notify,
             );
             let _ = self.broker.set(broker.clone());
             self.started.send_replace(true);
-            let _ = self.notify.set(notify::spawn(
-                observed,
-                startup.config.notify,
-                broker.clone(),
-            ));
+            let _ = self.notify.set(notify);
             let (inputs, inputs_rx) = mpsc::unbounded_channel();
             let presenter = Presenter::new(
                 self.client.clone(),
@@ -430,7 +420,7 @@ impl LanguageServer for Front {
                 let servers = config.servers.clone();
                 if let Some(broker) = self.broker.get() {
                     let roots = self.roots.lock().expect("not poisoned").clone();
-                    broker.configure(with_hook(config.servers, roots), config.policies);
+                    broker.configure(app::with_hook(config.servers, roots), config.policies);
                 }
                 if let Some(presenter) = self.presenter.get() {
                     let _ = presenter.send(presenter::Input::Surface(config.surface));

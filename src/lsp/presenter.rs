@@ -115,10 +115,9 @@ impl Presenter {
             kinds,
             queue: Queue::default(),
             shown: None,
-            rotate_after: std::env::var("ASK_LSP_ROTATE_MS")
-                .ok()
-                .and_then(|ms| ms.parse().ok())
-                .map_or(ROTATE_AFTER, Duration::from_millis),
+            rotate_after: crate::app::environment()
+                .rotate_after
+                .unwrap_or(ROTATE_AFTER),
             several_servers: false,
             pop_ups: PopUps::default(),
         }

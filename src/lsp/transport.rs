@@ -121,10 +121,9 @@ where
     I: AsyncRead + Unpin + Send + 'static,
 {
     let shared = Arc::new(Shared {
-        cancelled_grace: std::env::var("ASK_LSP_CANCELLED_GRACE_MS")
-            .ok()
-            .and_then(|ms| ms.parse().ok())
-            .map_or(CANCELLED_GRACE, Duration::from_millis),
+        cancelled_grace: crate::app::environment()
+            .cancelled_grace
+            .unwrap_or(CANCELLED_GRACE),
         ..Shared::default()
     });
     let (out_tx, out_rx) = mpsc::channel(QUEUE);

@@ -12,7 +12,6 @@ use serde_json::Value;
 
 use self::notify::NotifyError;
 use self::policy::{Policies, PolicyError};
-use crate::backends::discovery::{self, Found, Places};
 
 pub const DEFAULT_URL: &str = "http://127.0.0.1:4096";
 
@@ -35,6 +34,18 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// A server found running (by the OpenCode backend's discovery).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub url: String,
+    /// The 1.x instance to follow (the process's working directory).
+    pub directory: Option<String>,
+    /// What the registration carries; never the person's own password.
+    pub password: Option<Secret>,
+    /// Where it was found, for status and logs.
+    pub from: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerSpec {
     pub name: Arc<str>,
@@ -54,7 +65,7 @@ pub enum UrlSource {
     Configuration,
     /// `$ASK_LSP_URL`.
     Environment,
-    /// Found running ([`crate::discovery`]); says where.
+    /// Found running ([`crate::backends::opencode::discovery`]); says where.
     Discovered(Arc<str>),
     /// [`DEFAULT_URL`].
     BuiltIn,
@@ -154,29 +165,6 @@ pub struct EnvDefaults {
 }
 
 impl EnvDefaults {
-    /// With the OpenCode servers running for the current directory
-    /// (docs/discovery.md) when the command line names no server and
-    /// `$ASK_LSP_URL` is unset.
-    pub async fn discovering_here(mut self, nothing_named: bool) -> Self {
-        if nothing_named
-            && self.url.is_none()
-            && let Ok(here) = std::env::current_dir()
-        {
-            self.discovered = discovery::discover(Places::of_this_system(), vec![here]).await;
-        }
-        self
-    }
-
-    pub fn from_process() -> Self {
-        let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
-        EnvDefaults {
-            url: var("ASK_LSP_URL"),
-            username: var("OPENCODE_SERVER_USERNAME"),
-            password: var("OPENCODE_SERVER_PASSWORD"),
-            discovered: Vec::new(),
-        }
-    }
-
     /// Whether discovery can matter for this configuration object: it names
     /// no servers and `$ASK_LSP_URL` is unset.
     pub fn wants_discovery(&self, value: &Value) -> bool {
@@ -187,7 +175,7 @@ impl EnvDefaults {
 impl Config {
     /// Reads the configuration object; `{"askLsp": {...}}` (the shape of
     /// `didChangeConfiguration` settings) is unwrapped. `null` or absent means
-    /// the servers found running (see [`crate::discovery`]), else one server
+    /// the servers found running (see [`crate::backends::opencode::discovery`]), else one server
     /// at `$ASK_LSP_URL` or the default URL.
     pub fn from_json(value: Option<&Value>, env: &EnvDefaults) -> Result<Config, ConfigError> {
         let raw: RawConfig = match value.map(section) {

@@ -199,7 +199,7 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(Head, Framing, usize)>, OpenError>
 }
 
 /// For the fuzz target: whether `bytes` hold a whole, well-formed head.
-pub(in crate::backends) fn head_is_complete(bytes: &[u8]) -> bool {
+pub(crate) fn head_is_complete(bytes: &[u8]) -> bool {
     matches!(parse_head(bytes), Ok(Some(_)))
 }
 

@@ -22,7 +22,7 @@ pub(crate) mod discovery;
 mod listing;
 mod next;
 mod pending;
-pub(super) mod prefilter;
+pub(crate) mod prefilter;
 mod wire;
 
 pub(super) use self::wire::{QuestionInfo, permission_reply};
@@ -45,7 +45,7 @@ use crate::settings::ServerSpec;
 use crate::text;
 
 /// The prompt an event asks, if any (for the fuzz target).
-pub(super) fn asked(data: &str, global: bool) -> Option<Prompt> {
+pub(crate) fn asked(data: &str, global: bool) -> Option<Prompt> {
     match parse_event(data, global).ok()?.event {
         OcEvent::Asked(prompt) | OcEvent::AskedNext(prompt) => Some(prompt),
         _ => None,

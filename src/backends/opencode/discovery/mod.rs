@@ -34,19 +34,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use self::sockets::{Table, listening, loopback_of, owner, reaches};
-use crate::settings::Secret;
-
-/// A server found running.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Found {
-    pub url: String,
-    /// The 1.x instance to follow (the process's working directory).
-    pub directory: Option<String>,
-    /// What the registration carries; never the person's own password.
-    pub password: Option<Secret>,
-    /// Where it was found, for status and logs.
-    pub from: String,
-}
+use crate::settings::{Found, Secret};
 
 /// Where the system says things are; tests point these at their own files.
 pub(crate) struct Places {
@@ -54,19 +42,6 @@ pub(crate) struct Places {
     pub service_file: Option<PathBuf>,
     /// The process table (`/proc`), with `net/tcp` and `net/tcp6`.
     pub processes: PathBuf,
-}
-
-impl Places {
-    pub fn of_this_system() -> Places {
-        let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
-        let state = var("XDG_STATE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| var("HOME").map(|home| Path::new(&home).join(".local/state")));
-        Places {
-            service_file: state.map(|state| state.join("opencode/service.json")),
-            processes: PathBuf::from("/proc"),
-        }
-    }
 }
 
 /// More servers than this for one workspace are not followed.

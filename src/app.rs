@@ -1,0 +1,300 @@
+//! The one wiring place. It reads the environment once ([`Environment`]),
+//! turns settings into the servers to follow (running discovery when nothing
+//! is named), builds the real backends, and starts the broker with the
+//! notifier beside it. The faces (`lsp`, `terminal`, `status`, `hook`) start
+//! through here; nothing else reads the environment or names an adapter.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use crate::backends::opencode::discovery::{self, Places};
+use crate::backends::{Backend, BackendEvent, EventSink, Factory, Timing, generation};
+use crate::backends::{Source, sandbox_agent};
+use crate::broker::{BrokerHandle, Updates};
+use crate::notify;
+use crate::prompt::Prompt;
+use crate::settings::notify::Settings as NotifySettings;
+use crate::settings::policy::Policies;
+use crate::settings::{BackendKind, EnvDefaults, ServerSpec};
+
+/// Every environment variable ask-lsp reads, read once.
+pub(crate) struct Environment {
+    /// `$ASK_LSP_URL`, `$OPENCODE_SERVER_USERNAME`, `$OPENCODE_SERVER_PASSWORD`.
+    defaults: EnvDefaults,
+    /// `$XDG_STATE_HOME`, else `~/.local/state`: where OpenCode 2 registers.
+    state_home: Option<PathBuf>,
+    /// `$ASK_LSP_STALL_MS`, `$ASK_LSP_REQUEST_TIMEOUT_MS` over the defaults.
+    pub timing: Timing,
+    /// `$ASK_LSP_ROTATE_MS`: how long the LSP surface shows one prompt of several.
+    pub rotate_after: Option<Duration>,
+    /// `$ASK_LSP_CANCELLED_GRACE_MS`: how long a cancelled request's answer is awaited.
+    pub cancelled_grace: Option<Duration>,
+    /// The hook socket is on unless `$ASK_LSP_HOOK=0`.
+    hook: bool,
+    /// `$XDG_RUNTIME_DIR`: where the hook sockets live.
+    runtime_dir: Option<PathBuf>,
+    /// `$ASK_LSP_LOG` is set.
+    log: bool,
+    /// `$ASK_LSP_HOOK_TIMEOUT_MS`, unparsed (the command line says what is wrong).
+    hook_timeout_ms: Option<String>,
+    /// The working directory: the workspace of `watch` and `status`.
+    current_dir: Option<PathBuf>,
+}
+
+impl Environment {
+    fn read() -> Environment {
+        let text = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
+        let path = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+        let ms = |name| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(Duration::from_millis)
+        };
+        let mut timing = Timing::default();
+        if let Some(stall) = ms("ASK_LSP_STALL_MS") {
+            timing.stall = stall;
+        }
+        if let Some(request) = ms("ASK_LSP_REQUEST_TIMEOUT_MS") {
+            timing.request = request;
+        }
+        Environment {
+            defaults: EnvDefaults {
+                url: text("ASK_LSP_URL"),
+                username: text("OPENCODE_SERVER_USERNAME"),
+                password: text("OPENCODE_SERVER_PASSWORD"),
+                discovered: Vec::new(),
+            },
+            state_home: path("XDG_STATE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| path("HOME").map(|home| PathBuf::from(home).join(".local/state"))),
+            timing,
+            rotate_after: ms("ASK_LSP_ROTATE_MS"),
+            cancelled_grace: ms("ASK_LSP_CANCELLED_GRACE_MS"),
+            hook: std::env::var("ASK_LSP_HOOK").map_or(true, |v| v != "0"),
+            runtime_dir: path("XDG_RUNTIME_DIR").map(PathBuf::from),
+            log: std::env::var_os("ASK_LSP_LOG").is_some(),
+            hook_timeout_ms: std::env::var("ASK_LSP_HOOK_TIMEOUT_MS").ok(),
+            current_dir: std::env::current_dir().ok(),
+        }
+    }
+
+    /// Where OpenCode servers register and the process table is.
+    fn places(&self) -> Places {
+        Places {
+            service_file: self
+                .state_home
+                .as_ref()
+                .map(|state| state.join("opencode/service.json")),
+            processes: PathBuf::from("/proc"),
+        }
+    }
+}
+
+/// The environment, read the first time it is asked for.
+pub(crate) fn environment() -> &'static Environment {
+    static ENVIRONMENT: OnceLock<Environment> = OnceLock::new();
+    ENVIRONMENT.get_or_init(Environment::read)
+}
+
+/// Whether `$ASK_LSP_LOG` asks for logs (`watch` and `hook` log only then).
+pub fn logs_asked() -> bool {
+    environment().log
+}
+
+/// `$ASK_LSP_HOOK_TIMEOUT_MS`, for `ask-lsp hook` without `--timeout-ms`.
+pub fn hook_timeout_ms() -> Option<&'static str> {
+    environment().hook_timeout_ms.as_deref()
+}
+
+/// The working directory, when it can be read.
+pub(crate) fn current_dir() -> Option<PathBuf> {
+    environment().current_dir.clone()
+}
+
+/// The directory the hook sockets live in: `$XDG_RUNTIME_DIR/ask-lsp`, else
+/// `/tmp/ask-lsp-<uid>`.
+#[cfg(unix)]
+pub(crate) fn hook_socket_dir() -> PathBuf {
+    match &environment().runtime_dir {
+        Some(runtime) => runtime.join("ask-lsp"),
+        None => std::env::temp_dir().join(format!("ask-lsp-{}", crate::backends::hook::euid())),
+    }
+}
+
+/// How long discovery may take at most.
+pub(crate) const DISCOVERY_BOUND: Duration = discovery::TIME_BOUND;
+
+/// The environment's defaults, without discovery.
+pub(crate) fn env_defaults() -> EnvDefaults {
+    environment().defaults.clone()
+}
+
+/// The environment's defaults with the OpenCode servers running for `roots`
+/// (docs/discovery.md) when `wanted` and `$ASK_LSP_URL` is unset.
+pub(crate) async fn env_defaults_discovering(wanted: bool, roots: Vec<PathBuf>) -> EnvDefaults {
+    let mut env = env_defaults();
+    if wanted && env.url.is_none() {
+        env.discovered = discovery::discover(environment().places(), roots).await;
+    }
+    env
+}
+
+/// The environment's defaults with the servers running for the current
+/// directory when the command line names no server.
+pub(crate) async fn env_defaults_here(nothing_named: bool) -> EnvDefaults {
+    let roots = current_dir().into_iter().collect();
+    env_defaults_discovering(nothing_named && current_dir().is_some(), roots).await
+}
+
+/// `servers` and, on Unix unless `$ASK_LSP_HOOK=0`, the hook socket for
+/// this workspace (docs/hook.md).
+pub(crate) fn with_hook(servers: Vec<ServerSpec>, roots: Vec<PathBuf>) -> Vec<ServerSpec> {
+    #[cfg(unix)]
+    if environment().hook {
+        let mut servers = servers;
+        servers.push(crate::backends::hook::spec(roots));
+        return servers;
+    }
+    let _ = roots;
+    servers
+}
+
+/// The real backends, by configured kind.
+pub(crate) fn factory() -> Factory {
+    let timing = environment().timing;
+    Arc::new(move |spec: &ServerSpec| -> Arc<dyn Backend> {
+        match &spec.backend {
+            BackendKind::OpenCode => Arc::new(generation::OpenCodeAny::new(spec.clone(), timing)),
+            BackendKind::SandboxAgent { server_id, token } => Arc::new(
+                sandbox_agent::SandboxAgent::new(&spec.url, server_id, token.clone(), timing),
+            ),
+            #[cfg(unix)]
+            BackendKind::Hook { roots } => Arc::new(crate::backends::hook::HookListener::new(
+                roots.clone(),
+                hook_socket_dir(),
+            )),
+            #[cfg(not(unix))]
+            BackendKind::Hook { .. } => unreachable!("with_hook adds no hook socket off Unix"),
+        }
+    })
+}
+
+/// A running broker with its notifier.
+pub(crate) struct Started {
+    pub broker: BrokerHandle,
+    pub updates: Updates,
+    /// Changes the notifier's settings.
+    pub notify: watch::Sender<NotifySettings>,
+}
+
+/// Starts following `servers` (and the hook socket for `roots`) with the
+/// real backends, deciding by `policies`, with the notifier beside it.
+pub(crate) fn start(
+    servers: Vec<ServerSpec>,
+    roots: Vec<PathBuf>,
+    policies: Policies,
+    notify: NotifySettings,
+) -> Started {
+    let (observer, observed) = mpsc::unbounded_channel();
+    let (broker, updates) = BrokerHandle::spawn(
+        with_hook(servers, roots),
+        policies,
+        factory(),
+        Some(observer),
+    );
+    let notify = notify::spawn(observed, notify, broker.clone());
+    Started {
+        broker,
+        updates,
+        notify,
+    }
+}
+
+/// What one server showed when followed once, for `ask-lsp status`.
+pub(crate) struct Probed {
+    pub connected: bool,
+    /// Why it is not connected, with advice.
+    pub error: Option<String>,
+    pub pending: Vec<Prompt>,
+    /// Listed by the server but left out: their session is not running.
+    pub hidden: usize,
+    /// What the server sent that cannot be shown.
+    pub problems: Vec<String>,
+    /// What the backend found the server to be.
+    pub source: Source,
+}
+
+/// Follows `spec` with the real backend, no broker, until its listing of
+/// what is pending has come (or the request bound has passed).
+pub(crate) async fn probe(spec: &ServerSpec) -> Probed {
+    let timing = environment().timing;
+    let backend = factory()(spec);
+    let (sink, mut events): (EventSink, _) = mpsc::unbounded_channel();
+    let following = tokio::spawn(backend.clone().run(sink));
+    // Every backend ends its catch-up with a listing (sandbox-agent: what
+    // its replayed history leaves open).
+    let bound = Instant::now() + timing.request;
+    let mut connected = false;
+    let mut error = None;
+    let mut pending: Vec<Prompt> = Vec::new();
+    let mut hidden = 0;
+    let mut problems = Vec::new();
+    loop {
+        let event = match tokio::time::timeout_at(bound, events.recv()).await {
+            Ok(Some(event)) => event,
+            Ok(None) => break,
+            Err(_) if connected => {
+                error = Some(format!(
+                    "connected, but the list of pending prompts did not come within {:?}",
+                    timing.request
+                ));
+                break;
+            }
+            Err(_) => {
+                error = Some(format!("no answer within {:?}", timing.request));
+                break;
+            }
+        };
+        match event {
+            BackendEvent::Connected => connected = true,
+            BackendEvent::Disconnected { error: why } => {
+                connected = false;
+                error = Some(why);
+                break;
+            }
+            BackendEvent::Snapshot(all) => {
+                // Listed: the stream is open (`Connected` follows).
+                connected = true;
+                hidden = all.hidden();
+                pending = all.into_prompts();
+                break;
+            }
+            BackendEvent::Asked(prompt) => {
+                pending.retain(|p| p.id != prompt.id);
+                pending.push(prompt);
+            }
+            BackendEvent::ResolvedElsewhere { id, .. } | BackendEvent::Withdrawn { id } => {
+                pending.retain(|p| p.id != id)
+            }
+            BackendEvent::ToolEnded { call_id, .. } => {
+                pending.retain(|p| p.origin.tool_call.as_deref() != Some(call_id.as_str()))
+            }
+            BackendEvent::SessionEnded { session } => pending.retain(|p| p.session != session),
+            BackendEvent::Invalid { error } => problems.push(error),
+        }
+    }
+    following.abort();
+    Probed {
+        connected,
+        error,
+        pending,
+        hidden,
+        problems,
+        source: backend.source(),
+    }
+}
