@@ -10,9 +10,7 @@ use tokio::task::JoinHandle;
 use super::registry::{Registry, Transition};
 use super::store::Store;
 use super::updates::UpdateSender;
-use super::{
-    Counters, Input, Listed, MAX_PENDING, Pending, Reason, Resolution, State, Status, Update,
-};
+use super::{Counters, Input, Listed, Pending, Reason, Resolution, State, Status, Update};
 use crate::backends::{BackendEvent, Factory};
 use crate::prompt::{Prompt, Refused, Reply, limits};
 use crate::settings::ServerSpec;
@@ -297,12 +295,13 @@ impl Broker {
                 return None;
             }
         };
-        if self.store.len() >= MAX_PENDING {
+        if self.store.len() >= limits::PENDING {
             // Said once per time the store fills, not for every prompt (nor
             // again at every resync).
             if !std::mem::replace(&mut self.cap_noticed, true) {
                 self.notice(format!(
-                    "{MAX_PENDING} prompts are already pending; more are not taken in until some are answered."
+                    "{} prompts are already pending; more are not taken in until some are answered.",
+                    limits::PENDING
                 ));
             }
             tracing::debug!(%key, "not taken in: the pending store is full");

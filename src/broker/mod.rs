@@ -29,9 +29,6 @@ use crate::prompt::{Answer, FieldValue, FormValues, Prompt, PromptError};
 use crate::settings::ServerSpec;
 use crate::settings::policy::Policies;
 
-/// More pending prompts than this are not taken in (they stay on the server).
-pub(crate) const MAX_PENDING: usize = 10_000;
-
 /// A pending prompt as presenters see it.
 #[derive(Debug)]
 pub(crate) struct Pending {

@@ -42,6 +42,8 @@ pub(crate) mod limits {
     pub const URL_LEN: usize = 8_000;
     /// How much of a title editors get.
     pub const TITLE_CHARS: usize = 80;
+    /// More pending prompts than this are not taken in (they stay on the server).
+    pub const PENDING: usize = 10_000;
 }
 
 /// One request from an agent for a person's decision.

@@ -144,14 +144,14 @@ impl OpenCode {
             // fell out of this would cost a full listing.
             seen_calls: Mutex::new(SeenCalls {
                 calls: LruCache::sparse(
-                    NonZeroUsize::new(crate::broker::MAX_PENDING).expect("non-zero"),
+                    NonZeroUsize::new(crate::prompt::limits::PENDING).expect("non-zero"),
                 ),
                 listing: 0,
             }),
             agents: lru(1024),
             reported: lru(1024),
             // Every pending prompt's, and room for the classic twins.
-            engines: lru(2 * crate::broker::MAX_PENDING),
+            engines: lru(2 * crate::prompt::limits::PENDING),
             routes: Arc::default(),
         }
     }

@@ -272,7 +272,7 @@ impl OpenCode2 {
     /// there). A session the server no longer knows is forgotten.
     async fn snapshot(&self, sink: &EventSink) -> Result<Vec<Listed>, BackendError> {
         let mut budget = Budget {
-            prompts: crate::broker::MAX_PENDING,
+            prompts: crate::prompt::limits::PENDING,
             bytes: SNAPSHOT_BYTES,
             left_out: 0,
         };
@@ -329,7 +329,7 @@ impl OpenCode2 {
             all.extend(found.into_iter().filter(|(p, _)| ids.insert(p.id.clone())));
         }
         if budget.left_out > 0 {
-            tracing::warn!(server = %self.spec.name, "the listings held more than one resync takes in ({} prompts, {} MiB, {} MiB each): {} item(s) left out", crate::broker::MAX_PENDING, SNAPSHOT_BYTES >> 20, MAX_EVENT_BYTES >> 20, budget.left_out);
+            tracing::warn!(server = %self.spec.name, "the listings held more than one resync takes in ({} prompts, {} MiB, {} MiB each): {} item(s) left out", crate::prompt::limits::PENDING, SNAPSHOT_BYTES >> 20, MAX_EVENT_BYTES >> 20, budget.left_out);
         }
         Ok(all)
     }
