@@ -14,6 +14,7 @@ pub(crate) mod net;
 pub(crate) mod opencode;
 mod opencode2;
 pub(crate) mod sandbox_agent;
+mod shared;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -36,7 +36,7 @@ use serde_json::{Value, json};
 
 use super::net::http::{self, Peer};
 use super::net::stream::{Flow, Follow, follow};
-use super::opencode::QuestionInfo;
+use super::shared::QuestionInfo;
 use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing, id_within};
 use crate::backends::net::sse::SseEvent;
 use crate::prompt::{

@@ -25,8 +25,6 @@ mod pending;
 pub(crate) mod prefilter;
 mod wire;
 
-pub(super) use self::wire::{QuestionInfo, permission_reply};
-
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
@@ -38,6 +36,7 @@ use self::next::{Engine, Routes};
 use self::wire::{OcEvent, parse_event};
 use super::net::http::{self, Answered, Peer};
 use super::net::stream::{Flow, Follow, follow};
+use super::shared::permission_reply;
 use super::{Backend, BackendError, BackendEvent, EventSink, Snapshot, Source, Timing, id_within};
 use crate::backends::net::sse::SseEvent;
 use crate::prompt::{Answer, Kind, Prompt, Reply};
@@ -433,8 +432,7 @@ impl Backend for OpenCode {
                     directory,
                 ),
                 (Kind::Permission(permission), reply) => {
-                    let (body, allows) =
-                        wire::permission_reply(permission, reply).map_err(refused)?;
+                    let (body, allows) = permission_reply(permission, reply).map_err(refused)?;
                     if allows {
                         match self.check_session_running(prompt).await {
                             Err(BackendError::NotFound { .. }) if engine == Engine::Either => {

@@ -28,7 +28,7 @@ use serde_json::value::RawValue;
 
 use super::OpenCode;
 use super::listing::Skipped;
-use super::wire::{self, PermissionV2Request, QuestionRequest};
+use super::wire::{PermissionV2Request, QuestionRequest};
 use crate::backends::net::http;
 use crate::backends::{BackendError, BackendEvent, EventSink};
 use crate::prompt::{Answer, Kind, Prompt, Reply};
@@ -310,7 +310,8 @@ impl OpenCode {
                 &format!("{base}/question/{id}/reject"),
             ),
             (Kind::Permission(permission), reply) => {
-                let (body, allows) = wire::permission_reply(permission, reply).map_err(refused)?;
+                let (body, allows) = crate::backends::shared::permission_reply(permission, reply)
+                    .map_err(refused)?;
                 if allows {
                     self.check_next_permission_pending(&base, id).await?;
                 }

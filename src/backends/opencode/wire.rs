@@ -27,9 +27,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::prompt::{
-    Answer, Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question, Reply,
-};
+use crate::backends::shared::{QuestionInfo, default_true};
+use crate::prompt::{Effect, Kind, Origin, Permission, PermissionChoice, Prompt};
 use crate::text;
 
 /// An OpenCode event, reduced to what matters for prompts.
@@ -92,32 +91,6 @@ pub(super) struct QuestionRequest {
     tool: Option<ToolRef>,
 }
 
-/// One question as OpenCode writes it (sandbox-agent forwards this shape too).
-#[derive(Deserialize)]
-pub(in crate::backends) struct QuestionInfo {
-    question: String,
-    #[serde(default)]
-    header: String,
-    #[serde(default)]
-    options: Vec<QuestionOption>,
-    #[serde(default)]
-    multiple: bool,
-    /// OpenCode's default is `true`: typed answers unless the agent said no.
-    #[serde(default = "default_true")]
-    custom: bool,
-}
-
-fn default_true() -> bool {
-    true
-}
-
-#[derive(Deserialize)]
-struct QuestionOption {
-    label: String,
-    #[serde(default)]
-    description: String,
-}
-
 #[derive(Deserialize)]
 struct ToolRef {
     #[serde(rename = "callID")]
@@ -163,7 +136,7 @@ struct QuestionInfoCheck {
     _custom: bool,
 }
 
-/// [`QuestionOption`]'s shape, checked.
+/// The shape of a question's option (`shared::QuestionOption`), checked.
 #[derive(Deserialize)]
 struct QuestionOptionCheck {
     #[serde(rename = "label")]
@@ -243,22 +216,6 @@ impl QuestionRequest {
                     .map(QuestionInfo::into_question)
                     .collect(),
             ),
-        }
-    }
-}
-
-impl QuestionInfo {
-    pub(in crate::backends) fn into_question(self) -> Question {
-        Question {
-            header: self.header,
-            text: self.question,
-            options: self
-                .options
-                .into_iter()
-                .map(|o| Choice::new(o.label, o.description))
-                .collect(),
-            multiple: self.multiple,
-            custom: self.custom,
         }
     }
 }
@@ -658,44 +615,11 @@ pub(super) fn array_items(json: &str) -> Option<Vec<&str>> {
     Some(items)
 }
 
-/// OpenCode's permission reply (both generations): `once`, `always` or
-/// `reject`, with the person's message where there is one; the flag says
-/// whether it allows anything.
-pub(in crate::backends) fn permission_reply(
-    permission: &Permission,
-    reply: &Reply,
-) -> Result<(serde_json::Value, bool), &'static str> {
-    match reply {
-        Reply::Answer(Answer::Permission { choice }) => {
-            let effect = permission
-                .choices
-                .iter()
-                .find(|c| &c.id == choice)
-                .map(|c| c.effect)
-                .ok_or("not one of the permission's choices")?;
-            let (reply, allows) = match effect {
-                Effect::AllowOnce => ("once", true),
-                Effect::AllowAlways => ("always", true),
-                Effect::RejectOnce | Effect::RejectAlways => ("reject", false),
-            };
-            Ok((serde_json::json!({ "reply": reply }), allows))
-        }
-        Reply::Reject {
-            message: Some(message),
-        } => Ok((
-            serde_json::json!({ "reply": "reject", "message": message }),
-            false,
-        )),
-        Reply::Reject { message: None } | Reply::Cancel => {
-            Ok((serde_json::json!({ "reply": "reject" }), false))
-        }
-        Reply::Answer(_) => Err("not an answer to a permission"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backends::shared::permission_reply;
+    use crate::prompt::{Answer, Reply};
 
     // Lines copied from captures/opencode-1.18.33.
     const ASKED: &str = r#"{"id":"evt_20377fa670029JW7vvWBU0fEBc","type":"question.asked","properties":{"id":"que_20377fa670012yFjmtDQ35vRZs","sessionID":"ses_dfc8806f9ffegvgSo6J0BvqL16","questions":[{"question":"Which color should the button be?","header":"Button color","options":[{"label":"Red","description":"Warm and loud"},{"label":"Blue","description":"Calm and default"}]}],"tool":{"messageID":"msg_20377f962001VbBJYD07q1vo5X","callID":"call_mock_5"}}}"#;

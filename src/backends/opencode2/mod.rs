@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use self::wire::{FormInfo, PermissionRequest, ServerInfo, Shape, V2Event, parse_event};
 use super::net::http::{self, Answered, Peer};
 use super::net::stream::{Flow, Follow};
-use super::opencode::permission_reply;
+use super::shared::permission_reply;
 use super::{BackendError, BackendEvent, EventSink, Timing, id_within};
 use crate::backends::net::sse::{MAX_EVENT_BYTES, SseEvent};
 use crate::prompt::{Answer, Kind, Prompt, Reply};
