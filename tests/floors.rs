@@ -57,7 +57,8 @@ const FACES: &[&str] = &["lsp", "terminal", "status", "hook"];
 /// client shares the socket protocol with its listener (`backends/hook`);
 /// the LSP presenter reads a backend error until the presentation branch
 /// (#29) has the broker emit reasons. The lead empties this list at merge.
-const FACES_INTO_BACKENDS_FOR_NOW: &[(&str, &str)] = &[("hook", "backends/hook"), ("lsp", "backends")];
+const FACES_INTO_BACKENDS_FOR_NOW: &[(&str, &str)] =
+    &[("hook", "backends/hook"), ("lsp", "backends")];
 
 /// Imports that go up a floor today and are being moved by the presentation
 /// branch (#29): the terminal borrows the LSP surface's hints, the presenter
@@ -562,7 +563,10 @@ fn imports_go_down_the_floors() {
                 && !FACES_INTO_BACKENDS_FOR_NOW.contains(&(from.as_str(), target.as_str()))
             {
                 let files: Vec<&str> = files.iter().map(String::as_str).collect();
-                wrong.push(format!("{from} imports {target} instead of starting through app ({})", files.join(", ")));
+                wrong.push(format!(
+                    "{from} imports {target} instead of starting through app ({})",
+                    files.join(", ")
+                ));
             }
         }
     }
