@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::app::{self, Probed};
 use crate::prompt::Prompt;
-use crate::settings::{BackendKind, ServerSpec, UrlSource, servers_from_flags};
+use crate::settings::{ServerKind, ServerSpec, UrlSource, servers_from_flags};
 use crate::text;
 
 /// What to look at, for [`status`]: the same servers `watch` would follow.
@@ -47,49 +47,6 @@ pub async fn status(options: StatusOptions, mut out: impl Write) -> Result<bool,
     Ok(all_reachable)
 }
 
-/// Which kind of agent server a configured one is.
-///
-/// Today the configuration decides; a backend that finds out by asking the
-/// server (OpenCode 1.x or 2) reports it here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-enum Generation {
-    /// OpenCode, not reached: which generation is not known.
-    #[serde(rename = "opencode")]
-    OpenCode,
-    #[serde(rename = "opencode-1")]
-    OpenCode1,
-    #[serde(rename = "opencode-2")]
-    OpenCode2,
-    SandboxAgent,
-    /// `ask-lsp hook`'s socket (never configured by flags).
-    Hook,
-}
-
-impl Generation {
-    /// What the backend found at connect (OpenCode says which generation it
-    /// is), else what the configuration names.
-    fn of(spec: &ServerSpec, found: Option<&str>) -> Generation {
-        match (&spec.backend, found) {
-            (BackendKind::OpenCode, Some("2")) => Generation::OpenCode2,
-            (BackendKind::OpenCode, Some(_)) => Generation::OpenCode1,
-            (BackendKind::OpenCode, None) => Generation::OpenCode,
-            (BackendKind::SandboxAgent { .. }, _) => Generation::SandboxAgent,
-            (BackendKind::Hook { .. }, _) => Generation::Hook,
-        }
-    }
-
-    fn label(self) -> &'static str {
-        match self {
-            Generation::OpenCode => "OpenCode",
-            Generation::OpenCode1 => "OpenCode 1.x",
-            Generation::OpenCode2 => "OpenCode 2.x",
-            Generation::SandboxAgent => "sandbox-agent (ACP)",
-            Generation::Hook => "ask-lsp hook socket",
-        }
-    }
-}
-
 #[derive(Serialize)]
 struct Reports<'a> {
     servers: &'a [Report],
@@ -104,7 +61,7 @@ struct Report {
     defaulted: bool,
     #[serde(skip)]
     url_source: UrlSource,
-    generation: Generation,
+    generation: ServerKind,
     connected: bool,
     /// Why it is not connected, with advice (401: which password).
     error: Option<String>,
@@ -206,7 +163,6 @@ async fn probe(spec: &ServerSpec) -> Report {
         mut problems,
         source,
     } = app::probe(spec).await;
-    let generation = Generation::of(spec, source.generation);
     let mut listed = Vec::with_capacity(pending.len());
     for prompt in pending {
         let id = text::for_display(&prompt.id, text::DISPLAY_ID_CHARS).into_owned();
@@ -220,7 +176,7 @@ async fn probe(spec: &ServerSpec) -> Report {
         url: spec.url.clone(),
         defaulted: spec.url_source != UrlSource::Configuration,
         url_source: spec.url_source.clone(),
-        generation,
+        generation: source.kind,
         connected: connected && error.is_none(),
         error: error.map(|e| text::for_display(&e, text::DISPLAY_MESSAGE_CHARS).into_owned()),
         pending: listed,

@@ -407,15 +407,15 @@ impl<W: Write> Watch<W> {
             }
             Update::Status(status) => {
                 for server in &status.servers {
-                    let Some(generation) = server.generation else {
+                    let Some(generation) = server.kind.generation() else {
                         continue;
                     };
                     if self.generations.insert(server.name.clone(), generation) != Some(generation)
                     {
                         self.say(format!(
-                            "· {}: {} {generation}.x at {}",
+                            "· {}: {} at {}",
                             server.name,
-                            backend_name(server.backend),
+                            server.kind.label(),
                             server.url
                         ));
                         self.reprompt();
@@ -683,13 +683,6 @@ fn prompts(count: usize) -> String {
 }
 
 /// A backend as people call it.
-fn backend_name(backend: &str) -> &str {
-    match backend {
-        "opencode" => "OpenCode",
-        other => other,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

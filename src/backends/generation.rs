@@ -21,7 +21,7 @@ use super::opencode2::OpenCode2;
 use super::{Backend, BackendError, EventSink, Source, Timing};
 use crate::backends::net::sse::SseEvent;
 use crate::prompt::{Prompt, Reply};
-use crate::settings::ServerSpec;
+use crate::settings::{ServerKind, ServerSpec};
 use crate::text;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,11 +31,10 @@ enum Generation {
 }
 
 impl Generation {
-    /// As status shows it.
-    fn name(self) -> &'static str {
+    fn kind(self) -> ServerKind {
         match self {
-            Generation::One => "1",
-            Generation::Two => "2",
+            Generation::One => ServerKind::OpenCode1,
+            Generation::Two => ServerKind::OpenCode2,
         }
     }
 }
@@ -80,7 +79,7 @@ impl OpenCodeAny {
         if before != Some(generation) {
             tracing::info!(
                 url = %self.url,
-                generation = generation.name(),
+                generation = generation.kind().generation(),
                 version = info
                     .as_ref()
                     .map(|i| text::for_display(&i.version, text::DISPLAY_ID_CHARS).into_owned()),
@@ -125,9 +124,8 @@ impl Follow for OpenCodeAny {
 impl Backend for OpenCodeAny {
     fn source(&self) -> Source {
         Source {
-            backend: "opencode",
+            kind: self.found().map_or(ServerKind::OpenCode, Generation::kind),
             url: self.url.clone(),
-            generation: self.found().map(Generation::name),
         }
     }
 
@@ -138,14 +136,14 @@ impl Backend for OpenCodeAny {
     ) -> BoxFuture<'a, Result<(), BackendError>> {
         match self.found() {
             Some(Generation::Two) => Box::pin(self.two.send(prompt, reply)),
-            _ => self.one.send(prompt, reply),
+            _ => Box::pin(self.one.send(prompt, reply)),
         }
     }
 
     fn still_pending<'a>(&'a self, prompt: &'a Prompt) -> BoxFuture<'a, Option<bool>> {
         match self.found() {
             Some(Generation::Two) => Box::pin(self.two.still_pending(prompt)),
-            _ => self.one.still_pending(prompt),
+            _ => Box::pin(self.one.still_pending(prompt)),
         }
     }
 

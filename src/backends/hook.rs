@@ -27,7 +27,7 @@ use tokio::task::JoinSet;
 
 use super::{Backend, BackendError, BackendEvent, EventSink, Source};
 use crate::prompt::{Answer, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Reply};
-use crate::settings::{BackendKind, ServerSpec, UrlSource};
+use crate::settings::{BackendKind, ServerKind, ServerSpec, UrlSource};
 
 /// The most a hook input may be: Claude's is a few KiB; more is not one.
 pub(crate) const MAX_INPUT: usize = 1 << 20;
@@ -411,9 +411,8 @@ fn decision(reply: &Reply, suggestions: Option<Value>) -> Value {
 impl Backend for HookListener {
     fn source(&self) -> Source {
         Source {
-            backend: "hook",
+            kind: ServerKind::Hook,
             url: format!("unix:ask-lsp-{}.sock", std::process::id()),
-            generation: None,
         }
     }
 

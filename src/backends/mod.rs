@@ -22,7 +22,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 
 use crate::prompt::{Prompt, Reply};
-use crate::settings::ServerSpec;
+use crate::settings::{ServerKind, ServerSpec};
 
 /// Whether a server's id (request, session, tool call) may be remembered or
 /// acted on: one over [`crate::prompt::limits::ID_LEN`] bytes is not one of
@@ -205,11 +205,8 @@ impl BackendError {
 /// Describes a server for status and editors.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Source {
-    pub backend: &'static str,
+    pub kind: ServerKind,
     pub url: String,
-    /// Which generation of the server was found there (OpenCode: "1" or
-    /// "2"), once known.
-    pub generation: Option<&'static str>,
 }
 
 pub(crate) trait Backend: Send + Sync {

@@ -42,7 +42,7 @@ use crate::backends::net::sse::SseEvent;
 use crate::prompt::{
     Answer, Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question, Reply,
 };
-use crate::settings::Secret;
+use crate::settings::{Secret, ServerKind};
 
 const PERMISSION: &str = "session/request_permission";
 const QUESTION: &str = "_sandboxagent/session/request_question";
@@ -841,9 +841,8 @@ impl Follow for SandboxAgent {
 impl Backend for SandboxAgent {
     fn source(&self) -> Source {
         Source {
-            backend: "sandbox-agent",
+            kind: ServerKind::SandboxAgent,
             url: self.endpoint.clone(),
-            generation: None,
         }
     }
 

@@ -26,8 +26,8 @@ pub(crate) use updates::Updates;
 
 use crate::backends::{BackendError, Factory, Source};
 use crate::prompt::{Answer, FieldValue, FormValues, Prompt, PromptError};
-use crate::settings::ServerSpec;
 use crate::settings::policy::Policies;
+use crate::settings::{ServerKind, ServerSpec};
 
 /// A pending prompt as presenters see it.
 #[derive(Debug)]
@@ -84,12 +84,11 @@ pub(crate) struct Resolution {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ServerStatus {
     pub name: String,
-    pub backend: &'static str,
+    /// What it is: the backend and, once found, OpenCode's generation.
+    pub kind: ServerKind,
     pub url: String,
     pub connected: bool,
     pub error: Option<String>,
-    /// Which generation of the server was found (OpenCode: "1" or "2").
-    pub generation: Option<&'static str>,
     /// The configuration gave no URL: ask-lsp follows a server found
     /// running, `$ASK_LSP_URL` or the built-in default.
     pub defaulted: bool,

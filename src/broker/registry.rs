@@ -146,8 +146,7 @@ impl Registry {
             .filter(|s| !matches!(s.spec.backend, BackendKind::Hook { .. }))
             .map(|s| ServerStatus {
                 name: s.spec.name.to_string(),
-                backend: s.backend.source().backend,
-                generation: s.backend.source().generation,
+                kind: s.backend.source().kind,
                 url: s.spec.url.clone(),
                 connected: s.connected,
                 error: s.error.clone(),

@@ -245,6 +245,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::backends::Source;
     use crate::prompt::{Origin, Prompt, Question};
+    use crate::settings::ServerKind;
 
     pub(crate) fn pending(
         server: &str,
@@ -274,9 +275,8 @@ pub(crate) mod tests {
             },
             title: "H".into(),
             source: Source {
-                backend: "test",
+                kind: ServerKind::OpenCode,
                 url: "http://test".into(),
-                generation: None,
             },
             timeout: None,
             unshowable: None,

@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 use super::*;
 use crate::backends::{Backend, BackendEvent, EventSink};
 use crate::prompt::{Choice, Kind, Origin, Question, Reply};
-use crate::settings::Config;
+use crate::settings::{Config, ServerKind};
 
 /// A backend whose events the test emits and whose sends it scripts.
 #[derive(Default)]
@@ -28,9 +28,8 @@ struct Fake {
 impl Backend for Fake {
     fn source(&self) -> Source {
         Source {
-            backend: "fake",
+            kind: ServerKind::OpenCode,
             url: "http://fake".into(),
-            generation: None,
         }
     }
 

@@ -91,7 +91,7 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
         kind,
         title: pending.title.clone(),
         source: ext::Source {
-            backend: pending.source.backend.to_owned(),
+            backend: pending.source.kind.backend().to_owned(),
             url: pending.source.url.clone(),
             directory: prompt
                 .directory
@@ -350,13 +350,13 @@ pub(crate) fn status_params(status: &Status) -> ext::StatusParams {
             .iter()
             .map(|s: &ServerStatus| ext::ServerStatus {
                 name: s.name.clone(),
-                backend: s.backend.to_owned(),
+                backend: s.kind.backend().to_owned(),
                 url: s.url.clone(),
                 connected: s.connected,
                 error: s.error.clone(),
                 defaulted: s.defaulted,
                 discovered: s.discovered.clone(),
-                generation: s.generation.map(str::to_owned),
+                generation: s.kind.generation().map(str::to_owned),
             })
             .collect(),
         counters: ext::Counters {

@@ -7,7 +7,7 @@ pub(crate) mod policy;
 use std::fmt;
 use std::sync::Arc;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use self::notify::NotifyError;
@@ -56,6 +56,56 @@ pub struct ServerSpec {
     pub password: Option<Secret>,
     pub backend: BackendKind,
     pub url_source: UrlSource,
+}
+
+/// Which kind of agent server one is: the configured backend and, for
+/// OpenCode, the generation found running there once known. Status and
+/// editors name it by these strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub(crate) enum ServerKind {
+    /// OpenCode, not reached yet: which generation is not known.
+    #[serde(rename = "opencode")]
+    OpenCode,
+    #[serde(rename = "opencode-1")]
+    OpenCode1,
+    #[serde(rename = "opencode-2")]
+    OpenCode2,
+    #[serde(rename = "sandbox-agent")]
+    SandboxAgent,
+    /// `ask-lsp hook`'s socket (never configured).
+    #[serde(rename = "hook")]
+    Hook,
+}
+
+impl ServerKind {
+    /// The configured backend: "opencode", "sandbox-agent" or "hook".
+    pub fn backend(self) -> &'static str {
+        match self {
+            ServerKind::OpenCode | ServerKind::OpenCode1 | ServerKind::OpenCode2 => "opencode",
+            ServerKind::SandboxAgent => "sandbox-agent",
+            ServerKind::Hook => "hook",
+        }
+    }
+
+    /// Which generation of OpenCode was found: "1" or "2".
+    pub fn generation(self) -> Option<&'static str> {
+        match self {
+            ServerKind::OpenCode1 => Some("1"),
+            ServerKind::OpenCode2 => Some("2"),
+            ServerKind::OpenCode | ServerKind::SandboxAgent | ServerKind::Hook => None,
+        }
+    }
+
+    /// For people.
+    pub fn label(self) -> &'static str {
+        match self {
+            ServerKind::OpenCode => "OpenCode",
+            ServerKind::OpenCode1 => "OpenCode 1.x",
+            ServerKind::OpenCode2 => "OpenCode 2.x",
+            ServerKind::SandboxAgent => "sandbox-agent (ACP)",
+            ServerKind::Hook => "ask-lsp hook socket",
+        }
+    }
 }
 
 /// Where a server's URL came from: a URL the configuration did not give is a

@@ -35,9 +35,9 @@ use serde_json::json;
 use self::next::{Engine, Routes};
 use self::wire::{OcEvent, parse_event};
 use super::net::http::{self, Answered, Peer};
-use super::net::stream::{Flow, Follow, follow};
+use super::net::stream::{Flow, Follow};
 use super::shared::permission_reply;
-use super::{Backend, BackendError, BackendEvent, EventSink, Snapshot, Source, Timing, id_within};
+use super::{BackendError, BackendEvent, EventSink, Snapshot, Timing, id_within};
 use crate::backends::net::sse::SseEvent;
 use crate::prompt::{Answer, Kind, Prompt, Reply};
 use crate::settings::ServerSpec;
@@ -393,21 +393,12 @@ impl Follow for OpenCode {
     }
 }
 
-impl Backend for OpenCode {
-    fn source(&self) -> Source {
-        Source {
-            backend: "opencode",
-            url: self.spec.url.clone(),
-            generation: Some("1"),
-        }
-    }
-
-    fn send<'a>(
-        &'a self,
-        prompt: &'a Prompt,
-        reply: &'a Reply,
-    ) -> BoxFuture<'a, Result<(), BackendError>> {
-        Box::pin(async move {
+/// What `OpenCodeAny` (backends/generation.rs) sends through while 1.x
+/// runs at the URL; OpenCode 2's adapter has the same two.
+impl OpenCode {
+    /// Sends a decision on a prompt this backend produced.
+    pub(super) async fn send(&self, prompt: &Prompt, reply: &Reply) -> Result<(), BackendError> {
+        {
             let refused = |reason: &str| BackendError::Refused {
                 server: self.peer.label.clone(),
                 reason: reason.to_owned(),
@@ -458,11 +449,12 @@ impl Backend for OpenCode {
                 }
                 (_, sent) => sent.map(drop),
             }
-        })
+        }
     }
 
-    fn still_pending<'a>(&'a self, prompt: &'a Prompt) -> BoxFuture<'a, Option<bool>> {
-        Box::pin(async move {
+    /// Whether the server still lists the prompt; `None`: cannot tell.
+    pub(super) async fn still_pending(&self, prompt: &Prompt) -> Option<bool> {
+        {
             match self.engine(&prompt.id) {
                 Engine::Next => return self.still_pending_next(prompt).await,
                 // Which engine has it is not known.
@@ -485,11 +477,7 @@ impl Backend for OpenCode {
                     .any(|p| p.id == prompt.id),
                 Kind::Form(_) => return None,
             })
-        })
-    }
-
-    fn run(self: Arc<Self>, sink: EventSink) -> BoxFuture<'static, ()> {
-        Box::pin(follow(self, sink))
+        }
     }
 }
 
