@@ -1,4 +1,4 @@
-//! The event stream's HTTP/1.1 reader (src/backends/h1.rs) on arbitrary
+//! The event stream's HTTP/1.1 reader (src/backends/net/h1.rs) on arbitrary
 //! bytes: the response head never panics; the chunked framing taken apart
 //! in arbitrary pieces gives what it gives whole (the same body bytes, then
 //! the same end or error); any body framed in chunks of any size comes back

@@ -210,7 +210,7 @@ async fn connect_once<F: Follow>(
 }
 
 /// Sends the subscription: status, content type and the body to read. A
-/// plain `http://` stream is read off its own socket (src/backends/h1.rs);
+/// plain `http://` stream is read off its own socket (src/backends/net/h1.rs);
 /// over `https://` reqwest does the TLS.
 async fn subscribe(
     request: reqwest::RequestBuilder,
