@@ -34,8 +34,10 @@ pub(crate) struct Environment {
     /// `$ASK_LSP_CANCELLED_GRACE_MS`: how long a cancelled request's answer is awaited.
     pub cancelled_grace: Option<Duration>,
     /// The hook socket is on unless `$ASK_LSP_HOOK=0`.
+    #[cfg(unix)]
     hook: bool,
     /// `$XDG_RUNTIME_DIR`: where the hook sockets live.
+    #[cfg(unix)]
     runtime_dir: Option<PathBuf>,
     /// `$ASK_LSP_LOG` is set.
     log: bool,
@@ -75,7 +77,9 @@ impl Environment {
             timing,
             rotate_after: ms("ASK_LSP_ROTATE_MS"),
             cancelled_grace: ms("ASK_LSP_CANCELLED_GRACE_MS"),
+            #[cfg(unix)]
             hook: std::env::var("ASK_LSP_HOOK").map_or(true, |v| v != "0"),
+            #[cfg(unix)]
             runtime_dir: path("XDG_RUNTIME_DIR").map(PathBuf::from),
             log: std::env::var_os("ASK_LSP_LOG").is_some(),
             hook_timeout_ms: std::env::var("ASK_LSP_HOOK_TIMEOUT_MS").ok(),
