@@ -1,18 +1,29 @@
-//! The stream writer for `scripts/bench`'s throughput part: serves a
-//! pre-built event stream (the file the bench wrote: OpenCode's chunked
-//! framing and event mix) to every `GET /event`, as fast as the reader
-//! takes it; other requests (ask-lsp's resync) find nothing pending.
-//! Prints its address, the stream's size, then for each stream the time
-//! its body started (wall clock, Python's `time.time()`). A connection
-//! stays open after the stream until its reader closes it, as an idle
-//! OpenCode stream would.
+//! The stream writer for `scripts/bench`:
 //!
-//! Usage: replay_stream STREAM_FILE
+//! - `replay_stream STREAM_FILE` (the bulk part) serves a pre-built event
+//!   stream (the file the bench wrote: OpenCode's chunked framing and event
+//!   mix) to every `GET /event`, as fast as the reader takes it. Prints its
+//!   address, the stream's size, then for each stream the time its body
+//!   started (wall clock, Python's `time.time()`).
+//! - `replay_stream --paced STREAM_FILE RATE SUBSCRIBERS` (the per-event
+//!   part) waits for SUBSCRIBERS streams (printing its address, then
+//!   `ready`), then for a line on stdin, then writes the file's chunks at
+//!   RATE events/s, each in one `send()` to each subscriber, as OpenCode
+//!   does while a model streams. Prints `done EVENTS SECONDS LATE`: how
+//!   long the writing took, and how many events went out over a millisecond
+//!   after their time.
+//! - `replay_stream --idle SERVERS HEARTBEAT_S` (the wake-up part) serves
+//!   SERVERS ports (printed on one line) whose streams send only a
+//!   `server.heartbeat` every HEARTBEAT_S seconds, as an idle OpenCode does.
+//!
+//! Other requests (ask-lsp's resync) find nothing pending. A connection
+//! stays open after its stream until its reader closes it.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
 cache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n";
@@ -20,10 +31,27 @@ const CONNECTED: &str = r#"{"id":"evt_c","type":"server.connected","properties":
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [path] = &args[..] else {
-        eprintln!("usage: replay_stream STREAM_FILE");
-        std::process::exit(2);
-    };
+    match &args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        [path] if !path.starts_with("--") => bulk(path),
+        ["--paced", path, rate, subscribers] => paced(path, number(rate), number(subscribers)),
+        ["--idle", servers, heartbeat] => idle(number(servers), number(heartbeat)),
+        _ => {
+            eprintln!(
+                "usage: replay_stream STREAM_FILE | --paced STREAM_FILE RATE SUBSCRIBERS | --idle SERVERS HEARTBEAT_S"
+            );
+            std::process::exit(2);
+        }
+    }
+}
+
+fn number(text: &str) -> u64 {
+    text.parse().unwrap_or_else(|_| {
+        eprintln!("replay_stream: not a number: {text}");
+        std::process::exit(2)
+    })
+}
+
+fn bulk(path: &str) {
     let stream: Arc<[u8]> = std::fs::read(path).expect("stream file").into();
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     println!("{}", listener.local_addr().expect("address"));
@@ -35,23 +63,120 @@ fn main() {
     }
 }
 
-fn serve(connection: TcpStream, stream: &[u8]) {
+/// The file's chunks (`LEN\r\nEVENT\r\n`), each whole.
+fn chunks(stream: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < stream.len() {
+        let line = stream[at..].iter().position(|&b| b == b'\r').expect("chunk size");
+        let size = std::str::from_utf8(&stream[at..at + line]).expect("hex");
+        let size = usize::from_str_radix(size, 16).expect("hex");
+        let end = at + line + 2 + size + 2;
+        out.push(&stream[at..end]);
+        at = end;
+    }
+    out
+}
+
+fn paced(path: &str, rate: u64, subscribers: u64) {
+    let stream = std::fs::read(path).expect("stream file");
+    let chunks = chunks(&stream);
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    println!("{}", listener.local_addr().expect("address"));
+    let (opened, streams) = mpsc::channel();
+    std::thread::spawn(move || {
+        for connection in listener.incoming() {
+            let Ok(connection) = connection else { continue };
+            let opened = opened.clone();
+            std::thread::spawn(move || {
+                if let Some((reader, writer)) = open_stream(connection) {
+                    let _ = opened.send(writer);
+                    hold(reader);
+                }
+            });
+        }
+    });
+    let mut writers: Vec<TcpStream> = streams.iter().take(subscribers as usize).collect();
+    println!("ready");
+    let mut go = String::new();
+    std::io::stdin().read_line(&mut go).expect("stdin");
+    let interval = Duration::from_secs_f64(1.0 / rate as f64);
+    let started = Instant::now();
+    let mut late = 0;
+    for (n, chunk) in chunks.iter().enumerate() {
+        let due = started + interval * n as u32;
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        } else if now - due > Duration::from_millis(1) {
+            late += 1;
+        }
+        for writer in &mut writers {
+            // One event, one send(); a reader that went is left out.
+            let _ = writer.write_all(chunk);
+        }
+    }
+    println!("done {} {:.3} {late}", chunks.len(), started.elapsed().as_secs_f64());
+    // Held open until the bench is done reading the consumers.
+    let mut sink = String::new();
+    while matches!(std::io::stdin().read_line(&mut sink), Ok(n) if n > 0) {}
+}
+
+fn idle(servers: u64, heartbeat: u64) {
+    let listeners: Vec<TcpListener> = (0..servers)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("bind"))
+        .collect();
+    let addresses: Vec<String> = listeners
+        .iter()
+        .map(|l| l.local_addr().expect("address").to_string())
+        .collect();
+    println!("{}", addresses.join(" "));
+    let beat = chunk_of(HEARTBEAT);
+    for listener in listeners {
+        let beat = beat.clone();
+        std::thread::spawn(move || {
+            for connection in listener.incoming() {
+                let Ok(connection) = connection else { continue };
+                let beat = beat.clone();
+                std::thread::spawn(move || {
+                    let Some((_reader, mut writer)) = open_stream(connection) else {
+                        return;
+                    };
+                    loop {
+                        std::thread::sleep(Duration::from_secs(heartbeat));
+                        if writer.write_all(beat.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+    }
+    let mut sink = String::new();
+    while matches!(std::io::stdin().read_line(&mut sink), Ok(n) if n > 0) {}
+}
+
+const HEARTBEAT: &str = r#"{"id":"evt_h","type":"server.heartbeat","properties":{}}"#;
+
+fn chunk_of(data: &str) -> String {
+    let event = format!("data: {data}\n\n");
+    format!("{:x}\r\n{event}\r\n", event.len())
+}
+
+/// Answers requests until one asks for the stream, then sends its head and
+/// `server.connected`: the connection's two halves, or `None` if it went.
+fn open_stream(connection: TcpStream) -> Option<(BufReader<TcpStream>, TcpStream)> {
     connection.set_nodelay(true).ok();
-    let mut reader = BufReader::new(connection.try_clone().expect("clone"));
+    let mut reader = BufReader::new(connection.try_clone().ok()?);
     let mut writer = connection;
-    // Requests on a kept-alive connection until one asks for the stream.
     loop {
-        let Some((method, path, length)) = request(&mut reader) else {
-            return;
-        };
+        let (method, path, length) = request(&mut reader)?;
         if method == "GET" && path.starts_with("/event") {
             break;
         }
         // ask-lsp's resync and replies: nothing pending, nobody busy.
         let mut body = vec![0; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
+        reader.read_exact(&mut body).ok()?;
         let answer = match (method.as_str(), path.split('?').next()) {
             ("POST", _) => "true",
             (_, Some("/session/status")) => "{}",
@@ -61,18 +186,23 @@ fn serve(connection: TcpStream, stream: &[u8]) {
             "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
             answer.len()
         );
-        if writer.write_all(response.as_bytes()).is_err() {
-            return;
-        }
+        writer.write_all(response.as_bytes()).ok()?;
     }
-    let connected = format!("data: {CONNECTED}\n\n");
-    let first = format!("{:x}\r\n{connected}\r\n", connected.len());
-    if writer
-        .write_all(&[HEAD, first.as_bytes()].concat())
-        .is_err()
-    {
+    let first = chunk_of(CONNECTED);
+    writer.write_all(&[HEAD, first.as_bytes()].concat()).ok()?;
+    Some((reader, writer))
+}
+
+/// Holds a stream open until its reader goes.
+fn hold(mut reader: BufReader<TcpStream>) {
+    let mut sink = [0u8; 1024];
+    while matches!(reader.read(&mut sink), Ok(n) if n > 0) {}
+}
+
+fn serve(connection: TcpStream, stream: &[u8]) {
+    let Some((reader, mut writer)) = open_stream(connection) else {
         return;
-    }
+    };
     println!(
         "{}",
         SystemTime::now()
@@ -83,9 +213,7 @@ fn serve(connection: TcpStream, stream: &[u8]) {
     if writer.write_all(stream).is_err() {
         return;
     }
-    // Held open until the reader goes.
-    let mut sink = [0u8; 1024];
-    while matches!(reader.read(&mut sink), Ok(n) if n > 0) {}
+    hold(reader);
 }
 
 /// One request's method, path and `content-length`; `None` at the end.

@@ -1,6 +1,7 @@
 // The official SDK's event consumer doing ask-lsp's filtering: find
 // question.asked events and question tool parts in /event, stop at the
-// sentinel question. Prints one JSON line of figures.
+// sentinel question. Prints one JSON line of figures. With BENCH_HOLD set
+// it then waits for stdin to close (the bench reads its CPU while it lives).
 import { createOpencodeClient } from '@opencode-ai/sdk';
 
 const [url, sentinel] = process.argv.slice(2);
@@ -24,4 +25,9 @@ for await (const event of events.stream) {
 const wall = Number(process.hrtime.bigint() - start) / 1e9;
 const cpu = process.cpuUsage(cpu0);
 console.log(JSON.stringify({ events: count, questions, toolParts, wall_s: wall, cpu_s: (cpu.user + cpu.system) / 1e6 }));
-process.exit(0);
+if (process.env.BENCH_HOLD) {
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.resume();
+} else {
+  process.exit(0);
+}

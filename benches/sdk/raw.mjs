@@ -3,7 +3,8 @@
 // framing apart), events split on blank lines, a streamed token told on its
 // raw text (`{"id":"…","type":"message.part.delta"`, ask-lsp's prefilter)
 // before any JSON.parse, the rest parsed and looked at as consume.mjs does.
-// Stops at the sentinel question; prints one JSON line of figures.
+// Stops at the sentinel question; prints one JSON line of figures (with
+// BENCH_HOLD set it then waits for stdin to close, as consume.mjs does).
 import http from 'node:http';
 
 const [url, sentinel] = process.argv.slice(2);
@@ -23,7 +24,12 @@ function isTokenDelta(data) {
 function finish() {
   const wall = Number(process.hrtime.bigint() - start) / 1e9;
   console.log(JSON.stringify({ events: count, questions, toolParts, wall_s: wall }));
-  process.exit(0);
+  if (process.env.BENCH_HOLD) {
+    process.stdin.on('end', () => process.exit(0));
+    process.stdin.resume();
+  } else {
+    process.exit(0);
+  }
 }
 
 http.get(`${url}/event`, { headers: { accept: 'text/event-stream' } }, (response) => {

@@ -4,7 +4,9 @@
 It streams a `question` tool call when the last user message contains
 `ASK:<scenario>`, a `bash` tool call for `BASH:<command>` (`BASH:x2 <command>`
 calls it again after the first result, for `always`), a `write` tool call for
-`WRITE:<file name>`, and records the tool result OpenCode sends back (what the
+`WRITE:<file name>`, COUNT text tokens at RATE per second, each in a write
+of its own as a model's arrive, for `STREAM:<COUNT>@<RATE>` (scripts/bench's
+real-OpenCode set), and records the tool result OpenCode sends back (what the
 agent "received") so tests can assert on it: `GET /_mock/records`.
 
 Usage: mock_llm.py PORT_FILE   (listens on a free 127.0.0.1 port, writes it to PORT_FILE)
@@ -134,6 +136,10 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(request, tool_call=(self.call_id(), json.dumps(
                 {"filePath": name, "content": "hello\nworld\n"}), "write"))
             return
+        if "STREAM:" in said and "question" in tools:
+            count, rate = said.split("STREAM:", 1)[1].split()[0].split("@")
+            self.reply(request, text="", pace=(int(count), float(rate)))
+            return
         scenario = None
         if "ASK:" in said and "question" in tools:
             scenario = said.split("ASK:", 1)[1].split()[0].strip(" .,")
@@ -148,7 +154,7 @@ class Handler(BaseHTTPRequestHandler):
             CALLS[0] += 1
             return "call_mock_%d" % CALLS[0]
 
-    def reply(self, request, text=None, tool_call=None):
+    def reply(self, request, text=None, tool_call=None, pace=None):
         usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
         if not request.get("stream"):
             message = {"role": "assistant", "content": text or ""}
@@ -173,13 +179,26 @@ class Handler(BaseHTTPRequestHandler):
                                                  "function": {"name": name, "arguments": ""}}]}))
             frames.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}))
             frames.append(chunk({}, "tool_calls"))
-        else:
+        elif not pace:
             frames.append(chunk({"content": text}))
+        if not tool_call:
             frames.append(chunk({}, "stop"))
         final = chunk({})
         final["choices"] = []
         final["usage"] = usage
         frames.append(final)
+        if pace:
+            count, rate = pace
+            started = time.perf_counter()
+            self.wfile.write(b"data: " + json.dumps(frames[0]).encode() + b"\n\n")
+            for n in range(count):
+                delay = started + n / rate - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
+                token = b"data: " + json.dumps(chunk({"content": "word%d " % n})).encode() + b"\n\n"
+                self.wfile.write(token)
+                self.wfile.flush()
+            frames = frames[1:]
         for frame in frames:
             self.wfile.write(b"data: " + json.dumps(frame).encode() + b"\n\n")
         self.wfile.write(b"data: [DONE]\n\n")

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
-use tokio::time::Instant;
 
 use super::h1::{self, OpenError};
 use super::http::Peer;
@@ -272,18 +271,12 @@ struct EventStream {
     /// Events it rejects (on their raw bytes) are dropped undecoded.
     relevant: fn(&[u8]) -> bool,
     stall: Duration,
-    /// One deadline for the whole stream, firing every quarter of the stall
-    /// bound: the common path (bytes arrive) only sets `got_bytes`, with
-    /// no timer work and no clock read. Four quarters in a row without
-    /// bytes are a stall, so silence is noticed within 1 to 1.25 bounds.
-    deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
-    got_bytes: bool,
-    silent_quarters: u32,
+    /// This stream's place in the shared watchdog: the common path (bytes
+    /// arrive) only sets a flag, with no timer work and no clock read.
+    watch: Arc<watchdog::Watch>,
     /// The body ended with the last batch.
     ended: bool,
 }
-
-const QUARTERS: u32 = 4;
 
 impl EventStream {
     fn new(source: Source, stall: Duration, relevant: fn(&[u8]) -> bool) -> Self {
@@ -292,9 +285,7 @@ impl EventStream {
             decoder: SseDecoder::default(),
             relevant,
             stall,
-            deadline: Box::pin(tokio::time::sleep(stall / QUARTERS)),
-            got_bytes: false,
-            silent_quarters: 0,
+            watch: watchdog::watch(stall),
             ended: false,
         }
     }
@@ -308,21 +299,12 @@ impl EventStream {
             let more = tokio::select! {
                 biased;
                 more = self.source.read(&mut self.decoder, self.relevant, &mut items) => more?,
-                () = &mut self.deadline => {
-                    if std::mem::take(&mut self.got_bytes) {
-                        self.silent_quarters = 0;
-                    } else {
-                        self.silent_quarters += 1;
-                        if self.silent_quarters >= QUARTERS {
-                            return Err(format!("no event or heartbeat for {:?}", self.stall));
-                        }
-                    }
-                    self.deadline.as_mut().reset(Instant::now() + self.stall / QUARTERS);
-                    continue;
+                () = self.watch.stalled() => {
+                    return Err(format!("no event or heartbeat for {:?}", self.stall));
                 }
             };
             self.ended = !more;
-            self.got_bytes = true;
+            self.watch.got_bytes();
             let events: Vec<SseEvent> = items
                 .drain(..)
                 .filter_map(|item| match item {
@@ -341,6 +323,149 @@ impl EventStream {
             }
         }
         Ok(None)
+    }
+}
+
+/// One stall watchdog for every stream of the process: a thread that looks
+/// at each stream once a tick and sleeps in between, so idle streams cost
+/// one wake-up per tick together (a timer per stream woke the process for
+/// each of them; docs/performance.md). A tick is a quarter of the shortest
+/// stall bound (7.5 s by default): silence is noticed within one bound and
+/// one tick (1 to 1.25 bounds). The thread runs while streams are watched.
+mod watchdog {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
+    use std::task::Poll;
+    use std::time::{Duration, Instant};
+
+    use futures_util::task::AtomicWaker;
+
+    const QUARTERS: u32 = 4;
+
+    /// A stream's side of the watchdog.
+    pub(super) struct Watch {
+        stall: Duration,
+        /// Set on every read with bytes, taken by the watchdog each tick.
+        got_bytes: AtomicBool,
+        stalled: AtomicBool,
+        waker: AtomicWaker,
+    }
+
+    impl Watch {
+        pub(super) fn got_bytes(&self) {
+            self.got_bytes.store(true, Ordering::Relaxed);
+        }
+
+        /// Ready once the stream has been silent for its bound.
+        pub(super) async fn stalled(&self) {
+            std::future::poll_fn(|cx| {
+                if !self.stalled.load(Ordering::Acquire) {
+                    self.waker.register(cx.waker());
+                    if !self.stalled.load(Ordering::Acquire) {
+                        return Poll::Pending;
+                    }
+                }
+                Poll::Ready(())
+            })
+            .await;
+        }
+    }
+
+    struct Watched {
+        /// Dropped with its stream, which then leaves at the next tick.
+        watch: Weak<Watch>,
+        /// Silence seen so far, counted in ticks from the first one that
+        /// found no bytes.
+        quiet: Duration,
+    }
+
+    struct Registry {
+        watched: Vec<Watched>,
+        /// The current tick, while the thread runs.
+        tick: Option<Duration>,
+    }
+
+    static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+        watched: Vec::new(),
+        tick: None,
+    });
+    /// Wakes the thread early when a stream with a shorter bound arrives.
+    static SHORTER: Condvar = Condvar::new();
+
+    fn registry() -> MutexGuard<'static, Registry> {
+        REGISTRY.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn tick_for(stall: Duration) -> Duration {
+        (stall / QUARTERS).max(Duration::from_millis(1))
+    }
+
+    /// Watches a new stream: silent for `stall` from now on, it is stalled.
+    pub(super) fn watch(stall: Duration) -> Arc<Watch> {
+        let watch = Arc::new(Watch {
+            stall,
+            // Counted from now, as if bytes had just arrived.
+            got_bytes: AtomicBool::new(true),
+            stalled: AtomicBool::new(false),
+            waker: AtomicWaker::new(),
+        });
+        let mut registry = registry();
+        registry.watched.push(Watched {
+            watch: Arc::downgrade(&watch),
+            quiet: Duration::ZERO,
+        });
+        let tick = tick_for(stall);
+        match registry.tick {
+            Some(current) if current <= tick => {}
+            Some(_) => {
+                registry.tick = Some(tick);
+                SHORTER.notify_one();
+            }
+            None => match std::thread::Builder::new()
+                .name("ask-lsp-watchdog".to_owned())
+                .spawn(run)
+            {
+                Ok(_) => registry.tick = Some(tick),
+                // Without the thread nothing is declared stalled; the next
+                // stream tries again.
+                Err(error) => tracing::error!("no stall watchdog: {error}"),
+            },
+        }
+        watch
+    }
+
+    fn run() {
+        let mut registry = registry();
+        let mut last = Instant::now();
+        while let Some(tick) = registry.tick {
+            registry = SHORTER
+                .wait_timeout(registry, tick)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+            let now = Instant::now();
+            let elapsed = now - last;
+            last = now;
+            let mut shortest = None::<Duration>;
+            registry.watched.retain_mut(|watched| {
+                let Some(watch) = watched.watch.upgrade() else {
+                    return false;
+                };
+                if watch.got_bytes.swap(false, Ordering::Relaxed) {
+                    watched.quiet = Duration::ZERO;
+                } else {
+                    watched.quiet += elapsed;
+                    if watched.quiet >= watch.stall {
+                        watch.stalled.store(true, Ordering::Release);
+                        watch.waker.wake();
+                        return false;
+                    }
+                }
+                let tick = tick_for(watch.stall);
+                shortest = Some(shortest.map_or(tick, |s| s.min(tick)));
+                true
+            });
+            registry.tick = shortest;
+        }
     }
 }
 
@@ -395,6 +520,32 @@ mod tests {
         let waited = started.elapsed();
         assert!(waited >= Duration::from_millis(450), "{waited:?}");
         assert!(waited < Duration::from_millis(2_000), "{waited:?}");
+    }
+
+    #[tokio::test]
+    async fn the_shared_watchdog_tells_each_stream_by_its_own_silence() {
+        // Many streams on the one watchdog at once: each silent one is
+        // noticed after its own bound, one that keeps talking never.
+        let bound = Duration::from_millis(300);
+        let started = std::time::Instant::now();
+        let silent = (0..20).map(|_| {
+            let chunks = vec![(0, "data: a\n\n"), (60_000, "data: late\n\n")];
+            let mut events = EventStream::new(source(chunks), bound, |_| true);
+            tokio::spawn(async move {
+                assert_eq!(data(&mut events).await, Ok(Some(vec!["a".to_owned()])));
+                (data(&mut events).await, started.elapsed())
+            })
+        });
+        let silent: Vec<_> = silent.collect();
+        let talking = (0..10).map(|_| (100, ": ping\n\n")).chain([(0, "data: b\n\n")]);
+        let mut talking = EventStream::new(source(talking.collect()), bound, |_| true);
+        assert_eq!(data(&mut talking).await, Ok(Some(vec!["b".to_owned()])));
+        for stream in silent {
+            let (result, waited) = stream.await.unwrap();
+            assert_eq!(result, Err("no event or heartbeat for 300ms".to_owned()));
+            assert!(waited >= bound, "{waited:?}");
+            assert!(waited < Duration::from_millis(3_000), "{waited:?}");
+        }
     }
 
     #[tokio::test]
