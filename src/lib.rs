@@ -16,6 +16,7 @@ pub mod hook;
 pub mod lsp;
 mod notify;
 mod policy;
+mod present;
 mod prompt;
 mod sse;
 pub mod status;

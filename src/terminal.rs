@@ -18,7 +18,9 @@ use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
 use crate::config::{EnvDefaults, UrlSource, servers_from_flags};
 use crate::notify;
 use crate::policy::Policies;
-use crate::prompt::{Answer, Effect, FormValues, Kind, Question};
+use crate::present::prompt_text::{self, Layout};
+use crate::present::{sentences, who};
+use crate::prompt::{Answer, FormValues, Kind, Question};
 use crate::text;
 
 mod form;
@@ -405,7 +407,9 @@ impl<W: Write> Watch<W> {
                         }),
                         Reason::AnsweredHere,
                     ) => format!("{decided} \"{}\"", pending.title),
-                    _ => resolution.message,
+                    _ => {
+                        sentences::resolution(&resolution.title, resolution.reason, &resolution.why)
+                    }
                 };
                 self.say(format!("{mark} {message}"));
                 let was_current = was_current.is_some();
@@ -439,9 +443,8 @@ impl<W: Write> Watch<W> {
                 }
                 self.reprompt();
             }
-            Update::Notice { error, message } => {
-                let mark = if error { "!" } else { "·" };
-                self.say(format!("{mark} {message}"));
+            Update::Notice(notice) => {
+                self.say(format!("! {}", sentences::notice(&notice)));
                 self.reprompt();
             }
         }
@@ -461,10 +464,7 @@ impl<W: Write> Watch<W> {
             Kind::Form(form) if form.url.is_some() => "Link".to_owned(),
             Kind::Form(_) => "Form".to_owned(),
         };
-        let from = match &pending.prompt.directory {
-            Some(directory) => format!("{} · {}", pending.server, text::one_line(directory)),
-            None => pending.server.to_string(),
-        };
+        let from = who::server_and_project(&pending.server, &pending.prompt);
         self.say(format!(
             "\n── {what} from {from} (session {}) ──",
             text::for_display(&pending.prompt.session, text::DISPLAY_ID_CHARS)
@@ -510,16 +510,7 @@ impl<W: Write> Watch<W> {
                     question_text(&mut text, &questions[index], index, questions.len());
                 }
                 Kind::Permission(permission) => {
-                    text.push_str(&format!("[{}] {}", permission.action, permission.title));
-                    if let Some(command) = &permission.command {
-                        text.push_str(&format!("\n  $ {command}"));
-                    }
-                    for pattern in &permission.patterns {
-                        text.push_str(&format!("\n  Pattern: {pattern}"));
-                    }
-                    if let Some(diff) = &permission.diff {
-                        text.push_str(&format!("\n{diff}"));
-                    }
+                    prompt_text::permission(&mut text, permission);
                     for (n, choice) in permission.choices.iter().enumerate() {
                         text.push_str(&format!("\n  {}. {}", n + 1, choice.label));
                     }
@@ -621,11 +612,8 @@ impl<W: Write> Watch<W> {
                         {
                             Some(n) => {
                                 current.answers.push(vec![line.to_owned()]);
-                                current.allowed = match permission.choices[n - 1].effect {
-                                    Effect::AllowOnce => Some("Allowed once"),
-                                    Effect::AllowAlways => Some("Allowed always"),
-                                    Effect::RejectOnce | Effect::RejectAlways => None,
-                                };
+                                current.allowed =
+                                    prompt_text::allowed(permission.choices[n - 1].effect);
                                 Human::Answer(Answer::Permission {
                                     choice: permission.choices[n - 1].id.clone(),
                                 })
@@ -652,19 +640,7 @@ impl<W: Write> Watch<W> {
 }
 
 fn question_text(text: &mut String, question: &Question, index: usize, total: usize) {
-    if total > 1 {
-        text.push_str(&format!("({}/{total}) ", index + 1));
-    }
-    if !question.header.is_empty() {
-        text.push_str(&format!("[{}] ", question.header));
-    }
-    text.push_str(&question.text);
-    for (n, option) in question.options.iter().enumerate() {
-        text.push_str(&format!("\n  {}. {}", n + 1, option.label));
-        if !option.description.is_empty() {
-            text.push_str(&format!(" — {}", option.description));
-        }
-    }
+    prompt_text::question(text, question, index, total, Layout::Numbered);
     let how = match (question.multiple, question.custom) {
         (true, true) => "Numbers separated by commas, or type your own answer",
         (true, false) => "Numbers separated by commas",

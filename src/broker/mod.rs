@@ -27,7 +27,8 @@ pub(crate) use updates::Updates;
 use crate::backends::{BackendError, Factory, Source};
 use crate::config::ServerSpec;
 use crate::policy::Policies;
-use crate::prompt::{Answer, FieldValue, FormValues, Prompt, PromptError};
+use crate::prompt::{Answer, FieldValue, FormValues, Notice, Prompt, PromptError, Why};
+pub(crate) use crate::prompt::{Reason, State};
 
 /// More pending prompts than this are not taken in (they stay on the server).
 pub(crate) const MAX_PENDING: usize = 10_000;
@@ -49,38 +50,14 @@ pub(crate) struct Pending {
     pub unshowable: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum State {
-    Replied,
-    Rejected,
-    Dismissed,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reason {
-    AnsweredHere,
-    AnsweredElsewhere,
-    Policy,
-    Timeout,
-    RejectedHere,
-    RejectedElsewhere,
-    SessionEnded,
-    Gone,
-}
-
-impl Reason {
-    /// The person answered or rejected it through ask-lsp.
-    pub fn here(self) -> bool {
-        matches!(self, Reason::AnsweredHere | Reason::RejectedHere)
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Resolution {
     pub key: String,
     pub state: State,
     pub reason: Reason,
-    pub message: String,
+    pub why: Why,
+    /// The prompt's title ([`Pending::title`]).
+    pub title: String,
     pub pending: usize,
 }
 
@@ -123,11 +100,8 @@ pub(crate) enum Update {
     Resolved(Resolution),
     Status(Status),
     /// Something the person should know (a prompt that cannot be shown, a
-    /// failed automatic decision).
-    Notice {
-        error: bool,
-        message: String,
-    },
+    /// failed automatic decision); always a problem.
+    Notice(Notice),
     /// A server's connection was lost (`error`) or is back (`None`); sent
     /// once per change, not for every retry.
     Connection {
@@ -164,6 +138,13 @@ pub(crate) enum BrokerError {
     Backend(#[from] BackendError),
     #[error("ask-lsp is shutting down")]
     Closed,
+}
+
+impl BrokerError {
+    /// The server no longer has the prompt: showing it again is pointless.
+    pub fn prompt_gone(&self) -> bool {
+        matches!(self, BrokerError::Backend(BackendError::NotFound { .. }))
+    }
 }
 
 fn shown_key(key: &str) -> std::borrow::Cow<'_, str> {
@@ -221,7 +202,7 @@ enum Input {
         policies: Policies,
     },
     /// Something the person should know, from beside the broker.
-    Notice(String),
+    Notice(Notice),
 }
 
 #[derive(Clone)]
@@ -282,8 +263,8 @@ impl BrokerHandle {
         let _ = self.inbox.send(Input::Configure { servers, policies });
     }
 
-    /// Tells the person through the presenter (`Update::Notice`, an error).
-    pub fn notice(&self, message: String) {
-        let _ = self.inbox.send(Input::Notice(message));
+    /// Tells the person through the presenter (`Update::Notice`).
+    pub fn notice(&self, notice: Notice) {
+        let _ = self.inbox.send(Input::Notice(notice));
     }
 }
