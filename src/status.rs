@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::backends::{BackendEvent, Timing, factory};
+use crate::broker::ends;
 use crate::config::{BackendKind, EnvDefaults, ServerSpec, UrlSource, servers_from_flags};
 use crate::prompt::Prompt;
 use crate::text;
@@ -249,13 +250,14 @@ async fn probe(spec: &ServerSpec, timing: Timing) -> Report {
                 pending.retain(|p| p.id != prompt.id);
                 pending.push(prompt);
             }
-            BackendEvent::ResolvedElsewhere { id, .. } | BackendEvent::Withdrawn { id } => {
-                pending.retain(|p| p.id != id)
+            BackendEvent::ResolvedElsewhere { .. }
+            | BackendEvent::Withdrawn { .. }
+            | BackendEvent::ToolEnded { .. }
+            | BackendEvent::SessionEnded { .. } => {
+                if let Some(ends) = ends(&event) {
+                    pending.retain(|p| !ends.covers(p));
+                }
             }
-            BackendEvent::ToolEnded { call_id, .. } => {
-                pending.retain(|p| p.origin.tool_call.as_deref() != Some(call_id.as_str()))
-            }
-            BackendEvent::SessionEnded { session } => pending.retain(|p| p.session != session),
             BackendEvent::Invalid { error } => problems.push(error),
         }
     }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::ending::{self, Which};
 use super::registry::{Registry, Transition};
 use super::store::Store;
 use super::updates::UpdateSender;
@@ -196,33 +197,28 @@ impl Broker {
                     self.emit_status();
                 }
             }
-            BackendEvent::ResolvedElsewhere { id, rejected } => {
-                if let Some(key) = key_for(&server, &id) {
-                    let state = if rejected {
-                        State::Rejected
-                    } else {
-                        State::Replied
-                    };
-                    self.resolved_elsewhere(key, state);
-                }
-            }
-            BackendEvent::Withdrawn { id } => {
-                if let Some(key) = key_for(&server, &id) {
-                    self.dismiss_ended(&key);
-                }
-            }
-            BackendEvent::ToolEnded { call_id, ok } => {
-                if let Some(key) = self.store.by_call(&server, &call_id).map(str::to_owned) {
-                    if ok {
-                        self.resolved_elsewhere(key, State::Replied);
-                    } else {
-                        self.dismiss_ended(&key);
+            BackendEvent::ResolvedElsewhere { .. }
+            | BackendEvent::Withdrawn { .. }
+            | BackendEvent::ToolEnded { .. }
+            | BackendEvent::SessionEnded { .. } => {
+                let Some(ends) = ending::ends(&event) else {
+                    return;
+                };
+                let keys: Vec<String> = match ends.which {
+                    Which::Id(id) => key_for(&server, id).into_iter().collect(),
+                    Which::Call(call) => self
+                        .store
+                        .by_call(&server, call)
+                        .map(str::to_owned)
+                        .into_iter()
+                        .collect(),
+                    Which::Session(session) => self.store.in_session(&server, session),
+                };
+                for key in keys {
+                    match ends.elsewhere {
+                        Some(state) => self.resolved_elsewhere(key, state),
+                        None => self.dismiss_ended(&key),
                     }
-                }
-            }
-            BackendEvent::SessionEnded { session } => {
-                for key in self.store.in_session(&server, &session) {
-                    self.dismiss_ended(&key);
                 }
             }
             BackendEvent::Invalid { error } => self.notice(Notice::Invalid {
@@ -396,7 +392,10 @@ impl Broker {
         let Some(entry) = self.store.get(key) else {
             return;
         };
-        tracing::info!(%key, "automatic decision: {by:?}");
+        let (Decider::Policy { explanation } | Decider::Timeout { explanation, .. }) = &by else {
+            return; // a person's decision is not automatic
+        };
+        tracing::info!(%key, ?reason, "automatic decision: {explanation}");
         match entry.pending.prompt.validate(reply) {
             Ok(reply) => self.start_send(key, reply, reason, by, None),
             Err(e) => {

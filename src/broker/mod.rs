@@ -8,6 +8,7 @@
 //! [`registry`].
 
 mod actor;
+mod ending;
 mod registry;
 mod send;
 mod store;
@@ -20,6 +21,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
+pub(crate) use ending::ends;
 #[cfg(test)]
 pub(crate) use store::tests::pending as test_pending;
 pub(crate) use updates::Updates;

@@ -210,3 +210,38 @@ pub(crate) fn allowed(effect: Effect) -> Option<&'static str> {
         Effect::RejectOnce | Effect::RejectAlways => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prompt::Choice;
+
+    #[test]
+    fn one_question_renderer_lays_options_out_for_buttons_or_typing() {
+        let question = Question {
+            header: "Database".into(),
+            text: "Which?".into(),
+            options: ["Postgres", "SQLite"]
+                .map(|label| Choice {
+                    label: label.into(),
+                    description: if label == "SQLite" { "Embedded" } else { "" }.into(),
+                    value: label.into(),
+                })
+                .into(),
+            multiple: false,
+            custom: true,
+        };
+        let mut buttons = String::new();
+        super::question(&mut buttons, &question, 0, 2, Layout::Buttons);
+        assert_eq!(
+            buttons,
+            "(1 of 2) [Database] Which?\n  Postgres\n  SQLite: Embedded"
+        );
+        let mut numbered = String::new();
+        super::question(&mut numbered, &question, 1, 2, Layout::Numbered);
+        assert_eq!(
+            numbered,
+            "(2/2) [Database] Which?\n  1. Postgres\n  2. SQLite — Embedded"
+        );
+    }
+}

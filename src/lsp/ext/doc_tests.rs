@@ -491,3 +491,76 @@ fn every_method_and_command_is_documented() {
         "\"askQuestions\": {{ \"version\": {EXTENSION_VERSION} }}"
     )));
 }
+
+const PROTOCOL_TS: &str = include_str!("../../../editors/vscode/src/protocol.ts");
+
+/// protocol.ts's interfaces: field → (optional, nullable), comments left out.
+fn typescript_interfaces() -> BTreeMap<String, BTreeMap<String, (bool, bool)>> {
+    let mut code = String::new();
+    let mut rest = PROTOCOL_TS;
+    while let Some(at) = rest.find("/*") {
+        code.push_str(&rest[..at]);
+        rest = rest[at..].split_once("*/").expect("comment ends").1;
+    }
+    code.push_str(rest);
+    let code: String = code
+        .lines()
+        .map(|line| line.split("//").next().unwrap_or("").to_owned() + "\n")
+        .collect();
+    let mut interfaces = BTreeMap::new();
+    for body in code.split("export interface ").skip(1) {
+        let open = body.find('{').expect("interface body");
+        let close = body.find('}').expect("interface end");
+        let fields = body[open + 1..close]
+            .split(';')
+            .filter(|f| !f.trim().is_empty())
+            .map(|field| {
+                let (name, ty) = field.split_once(':').expect("name: type");
+                let name = name.trim();
+                let nullable = ty.split('|').any(|t| t.trim() == "null");
+                (
+                    name.trim_end_matches('?').to_owned(),
+                    (name.ends_with('?'), nullable),
+                )
+            })
+            .collect();
+        interfaces.insert(body[..open].trim().to_owned(), fields);
+    }
+    interfaces
+}
+
+/// The VS Code extension's types against docs/protocol.md: every interface
+/// it declares is one the doc has, with only fields the server sends; where
+/// the server may leave a field out or send `null`, the client must say so
+/// too. A client may be more lenient than that: take a field the server
+/// always sends as optional (servers of protocol version 1 leave those out).
+#[test]
+fn vscode_protocol_ts_agrees_with_the_doc() {
+    let doc = documented();
+    // protocol.ts's own name for a doc interface.
+    let doc_name = |name: &str| match name {
+        "QuestionInfo" => "Question".to_owned(),
+        other => other.to_owned(),
+    };
+    let mut problems = Vec::new();
+    for (name, fields) in typescript_interfaces() {
+        let Some(documented) = doc.interfaces.get(&doc_name(&name)) else {
+            problems.push(format!("{name}: not in docs/protocol.md"));
+            continue;
+        };
+        for (field, &(optional, nullable)) in &fields {
+            match documented.get(field) {
+                None => problems.push(format!("{name}.{field}: the server never sends it")),
+                Some(&(doc_optional, doc_nullable)) => {
+                    if doc_optional && !optional {
+                        problems.push(format!("{name}.{field}: the server may leave it out"));
+                    }
+                    if doc_nullable && !nullable {
+                        problems.push(format!("{name}.{field}: the server may send null"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "protocol.ts: {problems:#?}");
+}
