@@ -282,13 +282,14 @@ pub(crate) async fn probe(spec: &ServerSpec) -> Probed {
                 pending.retain(|p| p.id != prompt.id);
                 pending.push(prompt);
             }
-            BackendEvent::ResolvedElsewhere { id, .. } | BackendEvent::Withdrawn { id } => {
-                pending.retain(|p| p.id != id)
+            BackendEvent::ResolvedElsewhere { .. }
+            | BackendEvent::Withdrawn { .. }
+            | BackendEvent::ToolEnded { .. }
+            | BackendEvent::SessionEnded { .. } => {
+                if let Some(ends) = crate::broker::ends(&event) {
+                    pending.retain(|p| !ends.covers(p));
+                }
             }
-            BackendEvent::ToolEnded { call_id, .. } => {
-                pending.retain(|p| p.origin.tool_call.as_deref() != Some(call_id.as_str()))
-            }
-            BackendEvent::SessionEnded { session } => pending.retain(|p| p.session != session),
             BackendEvent::Invalid { error } => problems.push(error),
         }
     }

@@ -14,6 +14,7 @@ mod broker;
 pub mod hook;
 pub mod lsp;
 mod notify;
+mod present;
 mod prompt;
 mod settings;
 pub mod status;

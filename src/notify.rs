@@ -23,9 +23,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::broker::{BrokerHandle, Pending, Update};
-use crate::prompt::Kind;
+use crate::present::who;
+use crate::prompt::{Kind, Notice};
 use crate::settings::notify::{Osc, Settings};
-use crate::text;
 
 /// Prompts named in a summary; the rest are counted.
 const LISTED: usize = 3;
@@ -57,9 +57,9 @@ pub(crate) fn spawn(
                 },
                 () = sleep_until(deadline), if deadline.is_some() => {
                     if let Some(message) = notifier.fire(Instant::now())
-                        && let Some(problem) = notifier.deliver(&message)
+                        && let Some(error) = notifier.deliver(&message)
                     {
-                        broker.notice(problem);
+                        broker.notice(Notice::NotificationsFailed { error });
                     }
                 }
             }
@@ -159,9 +159,9 @@ impl Notifier {
         }
         match desktop(message) {
             Ok(()) => None,
-            Err(error) if !std::mem::replace(&mut self.told_failure, true) => Some(format!(
-                "desktop notifications (notify.desktop) do not work: {error}"
-            )),
+            Err(error) if !std::mem::replace(&mut self.told_failure, true) => {
+                Some(error.to_string())
+            }
             Err(error) => {
                 tracing::debug!("notify-send: {error}");
                 None
@@ -194,28 +194,9 @@ fn message(due: &[Arc<Pending>]) -> Message {
     }
 }
 
-/// "question from build in myproject (default)": the kind, the agent, the
-/// project directory's last component and the server's name.
+/// Who asks, as a notification names it.
 fn origin(pending: &Pending) -> String {
-    let shown = |s: &str| text::for_display(s, text::DISPLAY_ID_CHARS).into_owned();
-    let agent = match &pending.prompt.origin.agent {
-        Some(agent) => shown(agent),
-        None => "the agent".to_owned(),
-    };
-    let mut text = format!("{} from {agent}", pending.prompt.kind.noun());
-    let project = pending
-        .prompt
-        .directory
-        .as_deref()
-        .map(|d| d.trim_end_matches(['/', '\\']))
-        .and_then(|d| d.rsplit(['/', '\\']).next())
-        .filter(|name| !name.is_empty());
-    if let Some(project) = project {
-        text.push_str(" in ");
-        text.push_str(&shown(project));
-    }
-    text.push_str(&format!(" ({})", shown(&pending.server)));
-    text
+    who::kind_agent_project(&pending.server, &pending.prompt)
 }
 
 /// What is asked, by name (the title is already one line and cut). A
@@ -350,7 +331,8 @@ mod tests {
             key: "default/q2".into(),
             state: State::Replied,
             reason: Reason::AnsweredHere,
-            message: String::new(),
+            why: crate::prompt::Why::Elsewhere,
+            title: String::new(),
             pending: 1,
         };
         notifier.observe(&Update::Resolved(resolved), start + 60 * MS);

@@ -15,7 +15,9 @@ use tokio::sync::mpsc;
 
 use crate::app;
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
-use crate::prompt::{Answer, Effect, FormValues, Kind, Question};
+use crate::present::prompt_text::{self, Layout};
+use crate::present::{sentences, who};
+use crate::prompt::{Answer, FormValues, Kind, Question};
 use crate::settings::policy::Policies;
 use crate::settings::{EnvDefaults, UrlSource, servers_from_flags};
 use crate::text;
@@ -395,7 +397,9 @@ impl<W: Write> Watch<W> {
                         }),
                         Reason::AnsweredHere,
                     ) => format!("{decided} \"{}\"", pending.title),
-                    _ => resolution.message,
+                    _ => {
+                        sentences::resolution(&resolution.title, resolution.reason, &resolution.why)
+                    }
                 };
                 self.say(format!("{mark} {message}"));
                 let was_current = was_current.is_some();
@@ -429,9 +433,8 @@ impl<W: Write> Watch<W> {
                 }
                 self.reprompt();
             }
-            Update::Notice { error, message } => {
-                let mark = if error { "!" } else { "·" };
-                self.say(format!("{mark} {message}"));
+            Update::Notice(notice) => {
+                self.say(format!("! {}", sentences::notice(&notice)));
                 self.reprompt();
             }
         }
@@ -451,10 +454,7 @@ impl<W: Write> Watch<W> {
             Kind::Form(form) if form.url.is_some() => "Link".to_owned(),
             Kind::Form(_) => "Form".to_owned(),
         };
-        let from = match &pending.prompt.directory {
-            Some(directory) => format!("{} · {}", pending.server, text::one_line(directory)),
-            None => pending.server.to_string(),
-        };
+        let from = who::server_and_project(&pending.server, &pending.prompt);
         self.say(format!(
             "\n── {what} from {from} (session {}) ──",
             text::for_display(&pending.prompt.session, text::DISPLAY_ID_CHARS)
@@ -500,16 +500,7 @@ impl<W: Write> Watch<W> {
                     question_text(&mut text, &questions[index], index, questions.len());
                 }
                 Kind::Permission(permission) => {
-                    text.push_str(&format!("[{}] {}", permission.action, permission.title));
-                    if let Some(command) = &permission.command {
-                        text.push_str(&format!("\n  $ {command}"));
-                    }
-                    for pattern in &permission.patterns {
-                        text.push_str(&format!("\n  Pattern: {pattern}"));
-                    }
-                    if let Some(diff) = &permission.diff {
-                        text.push_str(&format!("\n{diff}"));
-                    }
+                    prompt_text::permission(&mut text, permission);
                     for (n, choice) in permission.choices.iter().enumerate() {
                         text.push_str(&format!("\n  {}. {}", n + 1, choice.label));
                     }
@@ -611,11 +602,8 @@ impl<W: Write> Watch<W> {
                         {
                             Some(n) => {
                                 current.answers.push(vec![line.to_owned()]);
-                                current.allowed = match permission.choices[n - 1].effect {
-                                    Effect::AllowOnce => Some("Allowed once"),
-                                    Effect::AllowAlways => Some("Allowed always"),
-                                    Effect::RejectOnce | Effect::RejectAlways => None,
-                                };
+                                current.allowed =
+                                    prompt_text::allowed(permission.choices[n - 1].effect);
                                 Human::Answer(Answer::Permission {
                                     choice: permission.choices[n - 1].id.clone(),
                                 })
@@ -642,19 +630,7 @@ impl<W: Write> Watch<W> {
 }
 
 fn question_text(text: &mut String, question: &Question, index: usize, total: usize) {
-    if total > 1 {
-        text.push_str(&format!("({}/{total}) ", index + 1));
-    }
-    if !question.header.is_empty() {
-        text.push_str(&format!("[{}] ", question.header));
-    }
-    text.push_str(&question.text);
-    for (n, option) in question.options.iter().enumerate() {
-        text.push_str(&format!("\n  {}. {}", n + 1, option.label));
-        if !option.description.is_empty() {
-            text.push_str(&format!(" — {}", option.description));
-        }
-    }
+    prompt_text::question(text, question, index, total, Layout::Numbered);
     let how = match (question.multiple, question.custom) {
         (true, true) => "Numbers separated by commas, or type your own answer",
         (true, false) => "Numbers separated by commas",
@@ -684,113 +660,4 @@ fn prompts(count: usize) -> String {
 
 /// A backend as people call it.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::prompt::Choice;
-
-    fn question(multiple: bool, custom: bool) -> Question {
-        Question {
-            header: "H".into(),
-            text: "Which?".into(),
-            options: ["Red", "Blue", "Green"]
-                .iter()
-                .map(|l| Choice::new(l.to_string(), String::new()))
-                .collect(),
-            multiple,
-            custom,
-        }
-    }
-
-    #[test]
-    fn numbers_text_and_empty_lines() {
-        let single = question(false, true);
-        assert_eq!(
-            parse_line(&single, " 2 "),
-            Ok(Typed::Answer(vec!["Blue".into()]))
-        );
-        assert_eq!(parse_line(&single, ""), Ok(Typed::Reject));
-        assert_eq!(
-            parse_line(&single, "Purple please"),
-            Ok(Typed::Answer(vec!["Purple please".into()]))
-        );
-        assert_eq!(
-            parse_line(&single, "1,2"),
-            Err("pick one number from 1 to 3 (=text answers with text)".into())
-        );
-        let multi = question(true, false);
-        assert_eq!(
-            parse_line(&multi, "1, 3"),
-            Ok(Typed::Answer(vec!["Red".into(), "Green".into()]))
-        );
-        assert_eq!(
-            parse_line(&multi, "4"),
-            Err("pick numbers from 1 to 3, separated by commas or spaces".into())
-        );
-        assert_eq!(
-            parse_line(&multi, "1 3"),
-            Ok(Typed::Answer(vec!["Red".into(), "Green".into()]))
-        );
-        assert_eq!(
-            parse_line(&multi, ","),
-            Err("pick numbers from 1 to 3, separated by commas or spaces".into())
-        );
-        assert_eq!(
-            parse_line(&question(false, false), "x"),
-            Err("this question takes no typed answer: pick a number from 1 to 3".into())
-        );
-    }
-
-    #[test]
-    fn a_number_that_names_no_option_is_a_typo_not_an_answer() {
-        let single = question(false, true);
-        assert_eq!(
-            parse_line(&single, "9"),
-            Err("pick a number from 1 to 3 (=text answers with text)".into())
-        );
-        let multi = question(true, true);
-        assert_eq!(
-            parse_line(&multi, "1,9"),
-            Err(
-                "pick numbers from 1 to 3, separated by commas or spaces (=text answers with text)"
-                    .into()
-            )
-        );
-        assert_eq!(
-            parse_line(&single, "=9"),
-            Ok(Typed::Answer(vec!["9".into()]))
-        );
-        assert_eq!(
-            parse_line(&question(false, false), "=9"),
-            Err("this question takes no typed answer: pick a number from 1 to 3".into())
-        );
-    }
-
-    #[test]
-    fn a_label_typed_out_is_its_option_and_a_near_miss_asks_first() {
-        let single = question(false, true);
-        assert_eq!(
-            parse_line(&single, "blue"),
-            Ok(Typed::Answer(vec!["Blue".into()]))
-        );
-        assert_eq!(
-            parse_line(&single, "gren"),
-            Err("did you mean 3. Green? 3 picks it; =gren sends what you typed".into())
-        );
-        assert_eq!(
-            parse_line(&single, "Blu"),
-            Err("did you mean 2. Blue? 2 picks it; =Blu sends what you typed".into())
-        );
-        assert_eq!(
-            parse_line(&single, "=gren"),
-            Ok(Typed::Answer(vec!["gren".into()]))
-        );
-        assert_eq!(
-            parse_line(&single, "Purple"),
-            Ok(Typed::Answer(vec!["Purple".into()]))
-        );
-        assert_eq!(
-            parse_line(&question(false, false), "gren"),
-            Err("did you mean 3. Green? 3 picks it".into())
-        );
-    }
-}
+mod tests;

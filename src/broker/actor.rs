@@ -7,11 +7,13 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::ending::{self, Which};
 use super::registry::{Registry, Transition};
 use super::store::Store;
 use super::updates::UpdateSender;
 use super::{Counters, Input, Listed, Pending, Reason, Resolution, State, Status, Update};
 use crate::backends::{BackendEvent, Factory};
+use crate::prompt::{Decider, Notice, Why};
 use crate::prompt::{Prompt, Refused, Reply, limits};
 use crate::settings::ServerSpec;
 use crate::settings::policy::{Decision, Policies, Scope};
@@ -91,11 +93,8 @@ impl Broker {
         let _ = self.updates.send(update);
     }
 
-    pub(super) fn notice(&self, message: String) {
-        self.emit(Update::Notice {
-            error: true,
-            message,
-        });
+    pub(super) fn notice(&self, notice: Notice) {
+        self.emit(Update::Notice(notice));
     }
 
     fn status(&self) -> Status {
@@ -114,9 +113,10 @@ impl Broker {
         self.policies = policies;
         for name in self.registry.reconcile(servers) {
             for key in self.store.on_server(&name) {
-                self.resolve(&key, State::Dismissed, Reason::Gone, |t| {
-                    format!("\"{t}\": its server {name} was removed from the configuration")
-                });
+                let why = Why::ServerRemoved {
+                    server: name.to_string(),
+                };
+                self.resolve(&key, State::Dismissed, Reason::Gone, why);
             }
         }
         self.emit_status();
@@ -146,7 +146,7 @@ impl Broker {
                 let _ = tx.send(self.store.ordered().filter(|e| e.sending).count());
             }
             Input::Configure { servers, policies } => self.configure(servers, policies),
-            Input::Notice(message) => self.notice(message),
+            Input::Notice(notice) => self.notice(notice),
         }
     }
 
@@ -183,9 +183,10 @@ impl Broker {
                 }
                 drop(listed);
                 for key in self.store.gone(&server, listing) {
-                    self.resolve(&key, State::Dismissed, Reason::Gone, |t| {
-                        format!("\"{t}\" is no longer pending on {server}")
-                    });
+                    let why = Why::NoLongerListed {
+                        server: server.to_string(),
+                    };
+                    self.resolve(&key, State::Dismissed, Reason::Gone, why);
                 }
                 self.emit_status();
             }
@@ -194,36 +195,34 @@ impl Broker {
                     self.emit_status();
                 }
             }
-            BackendEvent::ResolvedElsewhere { id, rejected } => {
-                if let Some(key) = key_for(&server, &id) {
-                    let state = if rejected {
-                        State::Rejected
-                    } else {
-                        State::Replied
-                    };
-                    self.resolved_elsewhere(key, state);
-                }
-            }
-            BackendEvent::Withdrawn { id } => {
-                if let Some(key) = key_for(&server, &id) {
-                    self.dismiss_ended(&key);
-                }
-            }
-            BackendEvent::ToolEnded { call_id, ok } => {
-                if let Some(key) = self.store.by_call(&server, &call_id).map(str::to_owned) {
-                    if ok {
-                        self.resolved_elsewhere(key, State::Replied);
-                    } else {
-                        self.dismiss_ended(&key);
+            BackendEvent::ResolvedElsewhere { .. }
+            | BackendEvent::Withdrawn { .. }
+            | BackendEvent::ToolEnded { .. }
+            | BackendEvent::SessionEnded { .. } => {
+                let Some(ends) = ending::ends(&event) else {
+                    return;
+                };
+                let keys: Vec<String> = match ends.which {
+                    Which::Id(id) => key_for(&server, id).into_iter().collect(),
+                    Which::Call(call) => self
+                        .store
+                        .by_call(&server, call)
+                        .map(str::to_owned)
+                        .into_iter()
+                        .collect(),
+                    Which::Session(session) => self.store.in_session(&server, session),
+                };
+                for key in keys {
+                    match ends.elsewhere {
+                        Some(state) => self.resolved_elsewhere(key, state),
+                        None => self.dismiss_ended(&key),
                     }
                 }
             }
-            BackendEvent::SessionEnded { session } => {
-                for key in self.store.in_session(&server, &session) {
-                    self.dismiss_ended(&key);
-                }
-            }
-            BackendEvent::Invalid { error } => self.notice(format!("{server}: {error}")),
+            BackendEvent::Invalid { error } => self.notice(Notice::Invalid {
+                server: server.to_string(),
+                error,
+            }),
         }
     }
 
@@ -258,10 +257,10 @@ impl Broker {
     fn take_in(&mut self, server: &Arc<str>, prompt: Prompt) -> Option<String> {
         // Bounded before anything keeps it: ids go into keys and memories.
         let Some(key) = key_for(server, &prompt.id) else {
-            self.notice(format!(
-                "A prompt from {server} has an id over {} bytes and was not taken in. Answer it in the agent's own interface.",
-                limits::ID_LEN
-            ));
+            self.notice(Notice::IdTooLong {
+                server: server.to_string(),
+                max: limits::ID_LEN,
+            });
             return None;
         };
         if self.store.get(&key).is_some() {
@@ -277,20 +276,24 @@ impl Broker {
                 error,
                 stand_in: Some(stand_in),
             }) => {
-                self.notice(format!(
-                    "A prompt from {server} cannot be shown ({}): {error}. It is listed so that you can reject it.",
-                    shown()
-                ));
+                self.notice(Notice::Unshowable {
+                    server: server.to_string(),
+                    key: shown(),
+                    error: error.to_string(),
+                    stand_in: true,
+                });
                 (*stand_in, Some(error.to_string()))
             }
             Err(Refused {
                 error,
                 stand_in: None,
             }) => {
-                self.notice(format!(
-                    "A prompt from {server} cannot be shown ({}): {error}. Answer it in the agent's own interface.",
-                    shown()
-                ));
+                self.notice(Notice::Unshowable {
+                    server: server.to_string(),
+                    key: shown(),
+                    error: error.to_string(),
+                    stand_in: false,
+                });
                 self.store.remember(key);
                 return None;
             }
@@ -299,10 +302,7 @@ impl Broker {
             // Said once per time the store fills, not for every prompt (nor
             // again at every resync).
             if !std::mem::replace(&mut self.cap_noticed, true) {
-                self.notice(format!(
-                    "{} prompts are already pending; more are not taken in until some are answered.",
-                    limits::PENDING
-                ));
+                self.notice(Notice::StoreFull { max: limits::PENDING });
             }
             tracing::debug!(%key, "not taken in: the pending store is full");
             return None;
@@ -345,7 +345,9 @@ impl Broker {
                     self.timers.insert(key.clone(), timer);
                 }
             }
-            Some((reply, reason)) => self.automatic(&key, reply, Reason::Policy, reason),
+            Some((reply, explanation)) => {
+                self.automatic(&key, reply, Reason::Policy, Decider::Policy { explanation })
+            }
         }
         Some(key)
     }
@@ -368,8 +370,9 @@ impl Broker {
         if entry.sending {
             return; // a person's answer is already on its way
         }
-        let seconds = entry.pending.timeout.map_or(0.0, |t| t.as_secs_f64());
-        let Some((reply, reason)) = Policies::timeout_fallback(&entry.pending.prompt).into_reply()
+        let after = entry.pending.timeout.unwrap_or_default();
+        let Some((reply, explanation)) =
+            Policies::timeout_fallback(&entry.pending.prompt).into_reply()
         else {
             return;
         };
@@ -377,24 +380,27 @@ impl Broker {
             key,
             reply,
             Reason::Timeout,
-            format!("no answer within {seconds} s: {reason}"),
+            Decider::Timeout { after, explanation },
         );
     }
 
     /// A policy or timeout decision: validated like a person's, logged and
     /// announced, falling back to asking the person if it is not valid.
-    fn automatic(&mut self, key: &str, reply: Reply, reason: Reason, message: String) {
+    fn automatic(&mut self, key: &str, reply: Reply, reason: Reason, by: Decider) {
         let Some(entry) = self.store.get(key) else {
             return;
         };
-        tracing::info!(%key, "automatic decision: {message}");
+        let (Decider::Policy { explanation } | Decider::Timeout { explanation, .. }) = &by else {
+            return; // a person's decision is not automatic
+        };
+        tracing::info!(%key, ?reason, "automatic decision: {explanation}");
         match entry.pending.prompt.validate(reply) {
-            Ok(reply) => self.start_send(key, reply, reason, message, None),
+            Ok(reply) => self.start_send(key, reply, reason, by, None),
             Err(e) => {
-                self.notice(format!(
-                    "\"{}\": the automatic answer is not valid ({e}); asking you instead",
-                    entry.pending.title
-                ));
+                self.notice(Notice::AutomaticInvalid {
+                    title: entry.pending.title.clone(),
+                    error: e.to_string(),
+                });
                 self.present(key);
                 self.emit_status();
             }
@@ -407,13 +413,11 @@ impl Broker {
             Some(entry) if entry.sending => entry.elsewhere = Some(state),
             Some(_) => {
                 self.counters.resolved_elsewhere += 1;
-                let (reason, verb) = match state {
-                    State::Rejected => (Reason::RejectedElsewhere, "rejected"),
-                    _ => (Reason::AnsweredElsewhere, "answered"),
+                let reason = match state {
+                    State::Rejected => Reason::RejectedElsewhere,
+                    _ => Reason::AnsweredElsewhere,
                 };
-                self.resolve(&key, state, reason, |t| {
-                    format!("\"{t}\" was {verb} elsewhere")
-                });
+                self.resolve(&key, state, reason, Why::Elsewhere);
             }
             None => self.store.remember(key),
         }
@@ -424,21 +428,18 @@ impl Broker {
             Some(entry) if entry.sending => entry.elsewhere = Some(State::Dismissed),
             Some(_) => {
                 self.counters.resolved_elsewhere += 1;
-                self.resolve(key, State::Dismissed, Reason::SessionEnded, |t| {
-                    format!("\"{t}\": the agent no longer waits for an answer")
-                });
+                self.resolve(
+                    key,
+                    State::Dismissed,
+                    Reason::SessionEnded,
+                    Why::AgentStopped,
+                );
             }
             None => {}
         }
     }
 
-    pub(super) fn resolve(
-        &mut self,
-        key: &str,
-        state: State,
-        reason: Reason,
-        message: impl FnOnce(&str) -> String,
-    ) {
+    pub(super) fn resolve(&mut self, key: &str, state: State, reason: Reason, why: Why) {
         let Some(entry) = self.store.remove(key) else {
             return;
         };
@@ -450,7 +451,8 @@ impl Broker {
             key: key.to_owned(),
             state,
             reason,
-            message: message(&entry.pending.title),
+            why,
+            title: entry.pending.title.clone(),
             pending: self.store.len(),
         }));
         self.emit_status();

@@ -8,6 +8,7 @@
 //! [`registry`].
 
 mod actor;
+mod ending;
 mod registry;
 mod send;
 mod store;
@@ -20,12 +21,14 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
+pub(crate) use ending::ends;
 #[cfg(test)]
 pub(crate) use store::tests::pending as test_pending;
 pub(crate) use updates::Updates;
 
 use crate::backends::{BackendError, Factory, Source};
-use crate::prompt::{Answer, FieldValue, FormValues, Prompt, PromptError};
+use crate::prompt::{Answer, FieldValue, FormValues, Notice, Prompt, PromptError, Why};
+pub(crate) use crate::prompt::{Reason, State};
 use crate::settings::policy::Policies;
 use crate::settings::{ServerKind, ServerSpec};
 
@@ -46,38 +49,14 @@ pub(crate) struct Pending {
     pub unshowable: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum State {
-    Replied,
-    Rejected,
-    Dismissed,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reason {
-    AnsweredHere,
-    AnsweredElsewhere,
-    Policy,
-    Timeout,
-    RejectedHere,
-    RejectedElsewhere,
-    SessionEnded,
-    Gone,
-}
-
-impl Reason {
-    /// The person answered or rejected it through ask-lsp.
-    pub fn here(self) -> bool {
-        matches!(self, Reason::AnsweredHere | Reason::RejectedHere)
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Resolution {
     pub key: String,
     pub state: State,
     pub reason: Reason,
-    pub message: String,
+    pub why: Why,
+    /// The prompt's title ([`Pending::title`]).
+    pub title: String,
     pub pending: usize,
 }
 
@@ -119,11 +98,8 @@ pub(crate) enum Update {
     Resolved(Resolution),
     Status(Status),
     /// Something the person should know (a prompt that cannot be shown, a
-    /// failed automatic decision).
-    Notice {
-        error: bool,
-        message: String,
-    },
+    /// failed automatic decision); always a problem.
+    Notice(Notice),
     /// A server's connection was lost (`error`) or is back (`None`); sent
     /// once per change, not for every retry.
     Connection {
@@ -160,6 +136,13 @@ pub(crate) enum BrokerError {
     Backend(#[from] BackendError),
     #[error("ask-lsp is shutting down")]
     Closed,
+}
+
+impl BrokerError {
+    /// The server no longer has the prompt: showing it again is pointless.
+    pub fn prompt_gone(&self) -> bool {
+        matches!(self, BrokerError::Backend(BackendError::NotFound { .. }))
+    }
 }
 
 fn shown_key(key: &str) -> std::borrow::Cow<'_, str> {
@@ -217,7 +200,7 @@ enum Input {
         policies: Policies,
     },
     /// Something the person should know, from beside the broker.
-    Notice(String),
+    Notice(Notice),
 }
 
 #[derive(Clone)]
@@ -278,8 +261,8 @@ impl BrokerHandle {
         let _ = self.inbox.send(Input::Configure { servers, policies });
     }
 
-    /// Tells the person through the presenter (`Update::Notice`, an error).
-    pub fn notice(&self, message: String) {
-        let _ = self.inbox.send(Input::Notice(message));
+    /// Tells the person through the presenter (`Update::Notice`).
+    pub fn notice(&self, notice: Notice) {
+        let _ = self.inbox.send(Input::Notice(notice));
     }
 }

@@ -7,14 +7,16 @@
 use super::actor::Broker;
 use super::{BrokerError, Human, Input, Outcome, Reason, ReplyTo, State};
 use crate::backends::BackendError;
-use crate::prompt::{Answer, Effect, Kind, PromptError, Reply};
+use crate::prompt::{Answer, Decider, Effect, Kind, Notice, PromptError, Reply, Why};
 
 /// A send's result, back in the broker's task.
 pub(super) struct Sent {
     key: String,
     reply: Reply,
     reason: Reason,
-    message: String,
+    by: Decider,
+    /// A rejection sent as `cancelled`: the permission has no reject option.
+    as_cancelled: bool,
     result: Result<(), BackendError>,
     /// After a failure that may have been applied: is it still pending there?
     still_pending: Option<bool>,
@@ -32,7 +34,6 @@ impl Broker {
             return;
         }
         let prompt = &entry.pending.prompt;
-        let title = entry.pending.title.clone();
         // A stand-in for a prompt that could not be shown takes typed answers
         // to its questions at most; anything else would answer blind.
         let blind = |human: &Human| match human {
@@ -47,18 +48,14 @@ impl Broker {
             let _ = to.send(Err(BrokerError::OnlyRejected(key)));
             return;
         }
-        let (reply, reason, message) = match human {
-            Human::Reject { message } => (
-                Reply::Reject { message },
-                Reason::RejectedHere,
-                format!("Rejected \"{title}\""),
-            ),
+        let (reply, reason) = match human {
+            Human::Reject { message } => (Reply::Reject { message }, Reason::RejectedHere),
             Human::Answer(answer) => {
                 let reply = Reply::Answer(answer);
                 if refuses(&prompt.kind, &reply) {
-                    (reply, Reason::RejectedHere, format!("Rejected \"{title}\""))
+                    (reply, Reason::RejectedHere)
                 } else {
-                    (reply, Reason::AnsweredHere, format!("Answered \"{title}\""))
+                    (reply, Reason::AnsweredHere)
                 }
             }
             Human::Field { index, value } => {
@@ -99,7 +96,6 @@ impl Broker {
                 (
                     Reply::Answer(Answer::Form(entry.form.clone())),
                     Reason::AnsweredHere,
-                    format!("Answered \"{title}\""),
                 )
             }
             Human::Fields(values) => {
@@ -143,11 +139,7 @@ impl Broker {
                     let _ = to.send(Ok(Outcome::Partial { remaining: missing }));
                     return;
                 }
-                (
-                    Reply::Answer(Answer::Form(merged)),
-                    Reason::AnsweredHere,
-                    format!("Answered \"{title}\""),
-                )
+                (Reply::Answer(Answer::Form(merged)), Reason::AnsweredHere)
             }
             Human::One { index, answer } => {
                 let Kind::Questions(questions) = &prompt.kind else {
@@ -174,12 +166,11 @@ impl Broker {
                 (
                     Reply::Answer(Answer::Questions(answers)),
                     Reason::AnsweredHere,
-                    format!("Answered \"{title}\""),
                 )
             }
         };
         match prompt.validate(reply) {
-            Ok(reply) => self.start_send(&key, reply, reason, message, Some(to)),
+            Ok(reply) => self.start_send(&key, reply, reason, Decider::Person, Some(to)),
             Err(e) => {
                 let _ = to.send(Err(e.into()));
             }
@@ -192,7 +183,7 @@ impl Broker {
         key: &str,
         reply: Reply,
         reason: Reason,
-        message: String,
+        by: Decider,
         to: Option<ReplyTo>,
     ) {
         let Some(entry) = self.store.get_mut(key) else {
@@ -208,14 +199,11 @@ impl Broker {
         let pending = entry.pending.clone();
         // Announced as sent: a permission that offers no genuine reject
         // option is refused with `cancelled` (docs/security.md).
-        let message = match (&pending.prompt.kind, &reply) {
+        let as_cancelled = matches!(
+            (&pending.prompt.kind, &reply),
             (Kind::Permission(permission), Reply::Reject { .. })
-                if permission.reject_choice().is_none() =>
-            {
-                format!("{message} (sent as \"cancelled\": the agent offers no reject option)")
-            }
-            _ => message,
-        };
+                if permission.reject_choice().is_none()
+        );
         let inbox = self.inbox.clone();
         let key = key.to_owned();
         tokio::spawn(async move {
@@ -228,7 +216,8 @@ impl Broker {
                 key,
                 reply,
                 reason,
-                message,
+                by,
+                as_cancelled,
                 result,
                 still_pending,
                 to,
@@ -241,11 +230,17 @@ impl Broker {
             key,
             reply,
             reason,
-            message,
+            by,
+            as_cancelled,
             result,
             still_pending,
             to,
         } = sent;
+        let sent_why = |applied_despite_failure| Why::Sent {
+            by,
+            as_cancelled,
+            applied_despite_failure,
+        };
         let refused = self
             .store
             .get(&key)
@@ -257,7 +252,7 @@ impl Broker {
         let error = match result {
             Ok(()) => {
                 self.count(state, reason);
-                self.resolve(&key, state, reason, |_| message);
+                self.resolve(&key, state, reason, sent_why(false));
                 if let Some(to) = to {
                     let _ = to.send(Ok(Outcome::Sent));
                 }
@@ -270,33 +265,27 @@ impl Broker {
             // The server took it before the connection failed.
             tracing::info!(%key, "the send failed ({}), but the server has it", error.for_log());
             self.count(state, reason);
-            self.resolve(&key, state, reason, |t| {
-                format!("{message} (the connection failed after the server took it: \"{t}\" is not pending any more)")
-            });
+            self.resolve(&key, state, reason, sent_why(true));
             if let Some(to) = to {
                 let _ = to.send(Ok(Outcome::Sent));
             }
             return;
         }
         if let Some(state) = elsewhere {
-            let (reason, what) = match state {
-                State::Replied => (Reason::AnsweredElsewhere, "was answered elsewhere"),
-                State::Rejected => (Reason::RejectedElsewhere, "was rejected elsewhere"),
-                State::Dismissed => (Reason::SessionEnded, "ended"),
+            let reason = match state {
+                State::Replied => Reason::AnsweredElsewhere,
+                State::Rejected => Reason::RejectedElsewhere,
+                State::Dismissed => Reason::SessionEnded,
             };
             self.counters.resolved_elsewhere += 1;
-            self.resolve(&key, state, reason, |t| {
-                format!("\"{t}\" {what} while your decision was being sent; yours was not sent")
-            });
+            self.resolve(&key, state, reason, Why::Overtaken);
             if let Some(to) = to {
                 let _ = to.send(Err(error.into()));
             }
             return;
         }
         if let BackendError::NotFound { .. } = error {
-            self.resolve(&key, State::Dismissed, Reason::Gone, |t| {
-                format!("\"{t}\" was already answered elsewhere or its session ended")
-            });
+            self.resolve(&key, State::Dismissed, Reason::Gone, Why::GoneOnSend);
             match to {
                 Some(to) => {
                     let _ = to.send(Err(error.into()));
@@ -310,15 +299,16 @@ impl Broker {
             return;
         };
         entry.sending = false;
+        let title = entry.pending.title.clone();
         match to {
             Some(to) => {
                 let _ = to.send(Err(error.into()));
             }
             None => {
-                let title = entry.pending.title.clone();
-                self.notice(format!(
-                    "\"{title}\": the automatic decision could not be sent ({error}); asking you instead"
-                ));
+                self.notice(Notice::AutomaticNotSent {
+                    title,
+                    error: error.to_string(),
+                });
                 self.present(&key);
                 self.emit_status();
             }

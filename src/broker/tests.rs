@@ -10,7 +10,7 @@ use tokio::sync::Semaphore;
 
 use super::*;
 use crate::backends::{Backend, BackendEvent, EventSink};
-use crate::prompt::{Choice, Kind, Origin, Question, Reply};
+use crate::prompt::{Choice, Kind, Notice, Origin, Question, Reply, Why};
 use crate::settings::{Config, ServerKind};
 
 /// A backend whose events the test emits and whose sends it scripts.
@@ -246,11 +246,15 @@ async fn an_ambiguous_failure_the_server_applied_is_not_asked_again() {
     let resolution = h.resolved().await;
     assert_eq!(resolution.state, State::Replied);
     assert!(
-        resolution
-            .message
-            .contains("the connection failed after the server took it"),
-        "{}",
-        resolution.message
+        matches!(
+            resolution.why,
+            Why::Sent {
+                applied_despite_failure: true,
+                ..
+            }
+        ),
+        "{:?}",
+        resolution.why
     );
     assert_eq!(h.sent().len(), 1);
 }
@@ -281,11 +285,7 @@ async fn answered_elsewhere_during_a_failed_send_is_what_happened() {
     assert!(decision.await.unwrap().is_err());
     let resolution = h.resolved().await;
     assert_eq!(resolution.reason, Reason::AnsweredElsewhere);
-    assert!(
-        resolution
-            .message
-            .contains("while your decision was being sent")
-    );
+    assert_eq!(resolution.why, Why::Overtaken);
     assert!(h.broker.list().await.is_empty(), "not shown again");
 }
 
@@ -339,7 +339,7 @@ async fn until_pending(
                     return (added, resolved, statuses);
                 }
             }
-            Update::Notice { message, .. } => panic!("unexpected notice: {message}"),
+            Update::Notice(notice) => panic!("unexpected notice: {notice:?}"),
             Update::Connection { .. } => {}
         }
     }
@@ -410,8 +410,9 @@ async fn over_long_ids_are_never_kept() {
     let mut h = Harness::start(json!(null)).await;
     h.emit(BackendEvent::Asked(prompt(&"x".repeat(1 << 20))));
     match h.next().await {
-        Update::Notice { message, .. } => {
-            assert!(message.len() < 300, "bounded: {}", message.len())
+        Update::Notice(notice @ Notice::IdTooLong { .. }) => {
+            let len = format!("{notice:?}").len();
+            assert!(len < 300, "bounded: {len}")
         }
         other => panic!("{other:?}"),
     }

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 use super::Update;
+use crate::prompt::Notice;
 
 /// Notices kept while the presenter is busy; later ones are counted.
 const NOTICES: usize = 32;
@@ -109,12 +110,7 @@ impl Mailbox {
                 self.notices -= 1;
                 if self.notices == 0 && self.dropped_notices > 0 {
                     let dropped = std::mem::take(&mut self.dropped_notices);
-                    self.push(Update::Notice {
-                        error: true,
-                        message: format!(
-                            "{dropped} more messages came while the editor was busy; they are in ask-lsp's log"
-                        ),
-                    });
+                    self.push(Update::Notice(Notice::Dropped { dropped }));
                 }
             }
             Update::Resolved(_) => {}
@@ -199,7 +195,8 @@ mod tests {
             key: key.into(),
             state: State::Replied,
             reason: Reason::AnsweredElsewhere,
-            message: String::new(),
+            why: crate::prompt::Why::Elsewhere,
+            title: String::new(),
             pending: 0,
         })
     }
@@ -215,7 +212,8 @@ mod tests {
             Update::Resolved(r) => format!("resolved {}", r.key),
             Update::Status(s) => format!("status {}", s.pending),
             Update::Connection { server, error } => format!("{server} {error:?}"),
-            Update::Notice { message, .. } => message.clone(),
+            Update::Notice(Notice::Invalid { error, .. }) => error.clone(),
+            Update::Notice(notice) => format!("{notice:?}"),
         }
     }
 
@@ -244,10 +242,10 @@ mod tests {
         tx.send(added("s/last"));
         tx.send(resolved("s/seen"));
         for n in 0..100 {
-            tx.send(Update::Notice {
-                error: true,
-                message: format!("notice {n}"),
-            });
+            tx.send(Update::Notice(Notice::Invalid {
+                server: "s".into(),
+                error: format!("notice {n}"),
+            }));
         }
         drop(tx);
         let mut got = Vec::new();
@@ -262,8 +260,10 @@ mod tests {
         ];
         expected.extend((0..NOTICES).map(|n| format!("notice {n}")));
         expected.push(format!(
-            "{} more messages came while the editor was busy; they are in ask-lsp's log",
-            100 - NOTICES
+            "{:?}",
+            Notice::Dropped {
+                dropped: 100 - NOTICES
+            }
         ));
         assert_eq!(got, expected);
     }

@@ -1,8 +1,11 @@
 //! The LSP front: `initialize`, configuration, code actions and commands.
 //! Presenting prompts is the [`presenter`]'s job; every wire shape is in
-//! [`ext`] and every conversion in [`to_proto`].
+//! [`ext`], converted to it in [`to_proto`] and from it in [`from_proto`];
+//! the plain surface (message requests, code actions) is [`plain`].
 
 mod ext;
+mod from_proto;
+mod plain;
 mod presenter;
 mod queue;
 mod to_proto;
@@ -20,7 +23,6 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService};
 
 use self::presenter::Presenter;
-pub(crate) use self::to_proto::{field_hint, link_text};
 use crate::app;
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome};
 use crate::settings::{
@@ -447,7 +449,7 @@ impl LanguageServer for Front {
         _params: CodeActionParams,
     ) -> jsonrpc::Result<Option<CodeActionResponse>> {
         let listed = self.broker().await?.list().await;
-        Ok(Some(to_proto::code_actions(&listed)))
+        Ok(Some(plain::code_actions(&listed)))
     }
 
     async fn execute_command(
@@ -468,16 +470,16 @@ impl LanguageServer for Front {
                 ))
             }
             ext::CMD_ANSWER => {
-                self.decide(to_proto::answer_args(&arguments).map_err(invalid_params)?)
+                self.decide(from_proto::answer_args(&arguments).map_err(invalid_params)?)
                     .await
             }
             ext::CMD_REJECT => {
-                self.decide(to_proto::reject_args(&arguments).map_err(invalid_params)?)
+                self.decide(from_proto::reject_args(&arguments).map_err(invalid_params)?)
                     .await
             }
             ext::CMD_SHOW => {
                 if let Some(presenter) = self.presenter.get() {
-                    let _ = presenter.send(presenter::Input::Show(to_proto::key_arg(&arguments)));
+                    let _ = presenter.send(presenter::Input::Show(from_proto::key_arg(&arguments)));
                 }
                 Ok(None)
             }

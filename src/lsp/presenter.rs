@@ -15,12 +15,11 @@ use tower_lsp_server::ls_types::request::{Request as _, ShowMessageRequest};
 use tower_lsp_server::ls_types::{CancelParams, MessageType, NumberOrString};
 
 use super::queue::Queue;
-use super::{ext, to_proto};
-use crate::backends::BackendError;
+use super::{ext, from_proto, plain, to_proto};
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome, Pending, Reason, Update, Updates};
+use crate::present::{sentences, who};
 use crate::prompt::Kind;
 use crate::settings::Surface;
-use crate::text;
 
 pub(crate) enum Input {
     /// The client answered (or failed) the request with this id.
@@ -166,16 +165,15 @@ impl Presenter {
                     self.client
                         .send_notification::<ext::Resolved>(to_proto::resolved_params(&resolution))
                         .await;
-                } else if !resolution.reason.here() {
-                    self.pop_up(MessageType::INFO, resolution.message.clone())
-                        .await;
+                }
+                let said =
+                    || sentences::resolution(&resolution.title, resolution.reason, &resolution.why);
+                if !self.extension && !resolution.reason.here() {
+                    self.pop_up(MessageType::INFO, said()).await;
                 }
                 if matches!(resolution.reason, Reason::Policy | Reason::Timeout) {
                     self.client
-                        .log_message(
-                            MessageType::INFO,
-                            format!("ask-lsp: {}", resolution.message),
-                        )
+                        .log_message(MessageType::INFO, format!("ask-lsp: {}", said()))
                         .await;
                 }
                 self.present_next().await;
@@ -202,13 +200,9 @@ impl Presenter {
                         .await
                 }
             },
-            Update::Notice { error, message } => {
-                let level = if error {
-                    MessageType::ERROR
-                } else {
-                    MessageType::INFO
-                };
-                self.pop_up(level, format!("ask-lsp: {message}")).await;
+            Update::Notice(notice) => {
+                let message = format!("ask-lsp: {}", sentences::notice(&notice));
+                self.pop_up(MessageType::ERROR, message).await;
             }
         }
     }
@@ -317,13 +311,10 @@ impl Presenter {
     async fn send_message_request(&self, pending: &Pending, question: usize) -> i64 {
         let context = self
             .several_servers
-            .then(|| match &pending.prompt.directory {
-                Some(directory) => format!("{} · {}", pending.server, text::one_line(directory)),
-                None => pending.server.to_string(),
-            });
+            .then(|| who::server_and_project(&pending.server, &pending.prompt));
         self.send_request(
             ShowMessageRequest::METHOD,
-            to_proto::message_request(pending, question, context.as_deref()),
+            plain::message_request(pending, question, context.as_deref()),
         )
         .await
     }
@@ -383,7 +374,7 @@ impl Presenter {
         if via_extension {
             let decision = serde_json::from_value::<ext::AskResult>(value)
                 .map_err(|e| e.to_string())
-                .and_then(to_proto::decision);
+                .and_then(from_proto::decision);
             match decision {
                 Ok(Some(human)) => self.decide(key, human),
                 Ok(None) => self.defer(key).await,
@@ -402,7 +393,7 @@ impl Presenter {
         let pending = self.queue.get(&key).cloned();
         match (value.get("title").and_then(Value::as_str), pending) {
             (Some(title), Some(pending)) => {
-                let human = to_proto::message_choice(&pending, question, title);
+                let human = plain::message_choice(&pending, question, title);
                 self.decide(key, human)
             }
             _ => self.defer(key).await,
@@ -439,7 +430,7 @@ impl Presenter {
                 self.client
                     .show_message(MessageType::ERROR, format!("ask-lsp: {error}"))
                     .await;
-                let gone = matches!(error, BrokerError::Backend(BackendError::NotFound { .. }));
+                let gone = error.prompt_gone();
                 // Not sent: show it again so the answer is not lost.
                 if is_shown && !gone {
                     self.shown = None;

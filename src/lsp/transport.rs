@@ -9,23 +9,25 @@
 //! output and our error responses, goes through one writer task, so frames
 //! never interleave.
 //!
-//! Over 500 lines: framing, resynchronisation, ordering and exit handling
-//! belong together; about 70 lines are tests.
+//! The framing itself is in [`frames`].
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::{Buf, BytesMut};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, DuplexStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tower_lsp_server::jsonrpc::{Id, Request, Response};
 use tower_lsp_server::{ClientSocket, LanguageServer, LspService, Server};
+
+use self::frames::{Frame, Frames};
+
+mod frames;
 
 /// Largest message body accepted.
 const MAX_BODY: usize = 64 << 20;
@@ -544,259 +546,5 @@ fn check(body: &[u8]) -> Result<Message, Refusal> {
     })
 }
 
-enum Frame {
-    Body(Vec<u8>),
-    /// A header announced more than [`MAX_BODY`]; its body is skipped.
-    TooLarge(u64),
-    /// The body stalled as a whole JSON value `got` bytes into `length`.
-    Short {
-        length: usize,
-        got: usize,
-    },
-    End {
-        partial: bool,
-    },
-}
-
-/// Splits a byte stream into LSP base-protocol frames.
-struct Frames<R> {
-    input: R,
-    buffer: BytesMut,
-    /// Bytes discarded while looking for a header, since last reset.
-    skipped: usize,
-    /// Largest body accepted.
-    limit: u64,
-    /// How long a body may stall before it is checked for a wrong length.
-    idle: Option<Duration>,
-}
-
-enum Head {
-    Incomplete,
-    NotHeader,
-    Complete { length: u64, header: usize },
-}
-
-impl<R: AsyncRead + Unpin> Frames<R> {
-    /// The client's frames: bounded, and a stalled body that is already a
-    /// whole JSON value ends there.
-    fn client(input: R) -> Self {
-        Frames {
-            input,
-            buffer: BytesMut::with_capacity(PIPE),
-            skipped: 0,
-            limit: MAX_BODY as u64,
-            idle: Some(IDLE),
-        }
-    }
-
-    /// Our own server's frames: trusted, and not bounded like the client's.
-    fn server(input: R) -> Self {
-        Frames {
-            limit: u64::MAX,
-            idle: None,
-            ..Frames::client(input)
-        }
-    }
-
-    /// Reads more input; false at its end.
-    async fn fill(&mut self) -> std::io::Result<bool> {
-        self.buffer.reserve(PIPE);
-        Ok(self.input.read_buf(&mut self.buffer).await? > 0)
-    }
-
-    async fn next(&mut self) -> std::io::Result<Frame> {
-        loop {
-            // Tolerate blank lines between frames.
-            let blank = self
-                .buffer
-                .iter()
-                .take_while(|b| b.is_ascii_whitespace())
-                .count();
-            self.buffer.advance(blank);
-            match head(&self.buffer) {
-                Head::Complete { length, header } => {
-                    self.buffer.advance(header);
-                    if length > self.limit {
-                        return Ok(Frame::TooLarge(length));
-                    }
-                    let length = length as usize;
-                    while self.buffer.len() < length {
-                        let filled = match self.idle {
-                            Some(idle) => tokio::time::timeout(idle, self.fill()).await,
-                            None => Ok(self.fill().await),
-                        };
-                        match filled {
-                            Ok(Ok(true)) => {}
-                            Ok(Ok(false)) => {
-                                self.skipped += self.buffer.len();
-                                self.buffer.clear();
-                                return Ok(Frame::End { partial: true });
-                            }
-                            Ok(Err(e)) => return Err(e),
-                            // A client that announced too many bytes and now
-                            // waits for the answer: it gets one.
-                            Err(_)
-                                if serde_json::from_slice::<IgnoredAny>(&self.buffer).is_ok() =>
-                            {
-                                let got = self.buffer.len();
-                                self.buffer.clear();
-                                return Ok(Frame::Short { length, got });
-                            }
-                            Err(_) => {}
-                        }
-                    }
-                    return Ok(Frame::Body(self.buffer.split_to(length).to_vec()));
-                }
-                Head::Incomplete if self.buffer.len() < MAX_HEADER => {
-                    if !self.fill().await? {
-                        let partial = !self.buffer.is_empty();
-                        self.skipped += self.buffer.len();
-                        self.buffer.clear();
-                        return Ok(Frame::End { partial });
-                    }
-                }
-                Head::Incomplete | Head::NotHeader => self.resync(),
-            }
-        }
-    }
-
-    /// Drops bytes up to the next `Content-Length` after the first byte.
-    fn resync(&mut self) {
-        let found = self
-            .buffer
-            .windows(HEADER.len())
-            .skip(1)
-            .position(|w| w.eq_ignore_ascii_case(HEADER))
-            .map(|at| at + 1);
-        // Without a match, keep a tail that may be the start of one.
-        let drop = found.unwrap_or_else(|| {
-            self.buffer
-                .len()
-                .saturating_sub(HEADER.len() - 1)
-                .max(1)
-                .min(self.buffer.len())
-        });
-        self.skipped += drop;
-        self.buffer.advance(drop);
-    }
-
-    /// Puts a refused body back, to be searched for the next header.
-    fn rewind(&mut self, body: Vec<u8>) {
-        let mut buffer = BytesMut::from(&body[..]);
-        buffer.extend_from_slice(&self.buffer);
-        self.buffer = buffer;
-        self.resync();
-    }
-}
-
-/// Parses a header block at the start of `buffer`: `Name: value` lines up to
-/// an empty line, names case-insensitive, `Content-Length` required, other
-/// headers (`Content-Type`) ignored.
-fn head(buffer: &[u8]) -> Head {
-    let token = |b: &u8| b.is_ascii_alphanumeric() || b"-_".contains(b);
-    let mut at = 0;
-    let mut length = None;
-    loop {
-        let rest = &buffer[at..];
-        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
-            // Give up early on what cannot become a header line.
-            let name = rest.split(|&b| b == b':').next().unwrap_or_default();
-            return if name.iter().all(token) {
-                Head::Incomplete
-            } else {
-                Head::NotHeader
-            };
-        };
-        let line = rest[..end].strip_suffix(b"\r").unwrap_or(&rest[..end]);
-        at += end + 1;
-        if line.is_empty() {
-            return match length {
-                Some(length) => Head::Complete { length, header: at },
-                None => Head::NotHeader,
-            };
-        }
-        let Some(colon) = line.iter().position(|&b| b == b':') else {
-            return Head::NotHeader;
-        };
-        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
-        if name.is_empty() || !name.iter().all(token) {
-            return Head::NotHeader;
-        }
-        if name.eq_ignore_ascii_case(HEADER) {
-            match std::str::from_utf8(value).ok().and_then(|v| v.parse().ok()) {
-                Some(value) => length = Some(value),
-                None => return Head::NotHeader,
-            }
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use tokio::io::AsyncWriteExt;
-
-    use super::*;
-
-    async fn frames_of(chunks: Vec<Vec<u8>>) -> (Vec<String>, usize) {
-        let (mut write, read) = tokio::io::duplex(16);
-        tokio::spawn(async move {
-            for chunk in chunks {
-                write.write_all(&chunk).await.unwrap();
-            }
-        });
-        let mut frames = Frames::client(read);
-        let mut bodies = Vec::new();
-        loop {
-            match frames.next().await.unwrap() {
-                Frame::Body(body) => bodies.push(String::from_utf8(body).unwrap()),
-                Frame::TooLarge(n) => bodies.push(format!("too large: {n}")),
-                Frame::Short { length, got } => bodies.push(format!("short: {got}/{length}")),
-                Frame::End { .. } => return (bodies, frames.skipped),
-            }
-        }
-    }
-
-    #[tokio::test]
-    async fn a_frame_arriving_byte_by_byte_is_whole() {
-        let frame = b"Content-Length: 2\r\nContent-Type: x\r\n\r\n{}".to_vec();
-        let chunks = frame.iter().map(|&b| vec![b]).collect();
-        assert_eq!(frames_of(chunks).await, (vec!["{}".to_owned()], 0));
-    }
-
-    #[tokio::test]
-    async fn garbage_and_bad_headers_are_skipped_up_to_the_next_header() {
-        let mut garbage = vec![b'x'; 100_000];
-        garbage.extend_from_slice(b"\r\nContent-Length: 12x\r\n\r\nCONTENT-LENGTH:2\n\n[]");
-        let (bodies, skipped) = frames_of(vec![garbage]).await;
-        assert_eq!(bodies, vec!["[]".to_owned()]);
-        // Blank lines between frames are not counted, wherever reads split.
-        assert!((100_019..=100_025).contains(&skipped), "{skipped}");
-    }
-
-    #[tokio::test]
-    async fn an_over_large_length_is_reported_without_reading_the_body() {
-        let frame = b"Content-Length: 67108865\r\n\r\n{}Content-Length: 1\r\n\r\n1".to_vec();
-        let (bodies, skipped) = frames_of(vec![frame]).await;
-        assert_eq!(
-            bodies,
-            vec!["too large: 67108865".to_owned(), "1".to_owned()]
-        );
-        assert_eq!(skipped, 2);
-    }
-
-    #[test]
-    fn only_json_rpc_that_tower_lsp_server_decodes_is_accepted() {
-        assert!(check(br#"{"jsonrpc":"2.0","method":"initialized"}"#).is_ok());
-        assert!(check(br#"{"jsonrpc":"2.0","id":"a","result":null}"#).is_ok());
-        let refused = |body: &[u8]| check(body).err().expect("refused");
-        let parse = refused(b"\xff{}");
-        assert_eq!((parse.parse, parse.reason.as_str()), (true, "not UTF-8"));
-        let nested = refused("[".repeat(10_000).as_bytes());
-        assert!(nested.parse && nested.reason.contains("recursion limit"));
-        let method = refused(br#"{"jsonrpc":"2.0","id":"k","method":5}"#);
-        assert_eq!(method.id, Id::String("k".into()));
-        assert_eq!(method.reason, "\"method\" must be a string");
-        let scalar = refused(b"7");
-        assert_eq!(scalar.reason, "a message must be a JSON object");
-    }
-}
+mod tests;

@@ -11,12 +11,14 @@
 mod form;
 mod permission;
 mod question;
+mod resolution;
 
 pub(crate) use form::{
     Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Link, TextFormat,
 };
 pub(crate) use permission::{Effect, Permission, PermissionChoice};
 pub(crate) use question::{Choice, Question};
+pub(crate) use resolution::{Decider, Notice, Reason, State, Why};
 
 use crate::text::{DISPLAY_ID_CHARS, DISPLAY_MESSAGE_CHARS, for_display, multi_line, one_line};
 

@@ -1,6 +1,7 @@
 //! Forms in the terminal: one line per field, checked as it is typed, or a
 //! link to accept or decline (never opened by ask-lsp).
 
+use crate::present::prompt_text::{self, Layout, field_hint};
 use crate::prompt::{Field, FieldKind, FieldValue, Form};
 
 /// What a typed line means for one field.
@@ -16,7 +17,7 @@ pub(super) enum Line {
 /// The text shown for a link form.
 pub(super) fn link_text(form: &Form, text: &mut String) {
     if let Some(link) = &form.url {
-        text.push_str(&crate::lsp::link_text(&form.message, link));
+        text.push_str(&prompt_text::link(&form.message, link));
         text.push_str("\ny: accept (you open it yourself); an empty line declines.");
     }
 }
@@ -35,24 +36,13 @@ pub(super) fn field_text(form: &Form, index: usize, text: &mut String) {
     if index == 0 && !form.message.is_empty() {
         text.push_str(&format!("{}\n", form.message));
     }
-    if form.fields.len() > 1 {
-        text.push_str(&format!("({}/{}) ", index + 1, form.fields.len()));
-    }
+    prompt_text::field_position(text, index, form.fields.len(), Layout::Numbered);
     text.push_str(&field.title);
     if !field.description.is_empty() {
         text.push_str(&format!(" — {}", field.description));
     }
-    text.push_str(&format!(" [{}]", crate::lsp::field_hint(field)));
-    let options = match &field.kind {
-        FieldKind::Choice { options, .. } | FieldKind::Multi { options, .. } => options.as_slice(),
-        _ => &[],
-    };
-    for (n, option) in options.iter().enumerate() {
-        text.push_str(&format!("\n  {}. {}", n + 1, option.label));
-        if !option.description.is_empty() {
-            text.push_str(&format!(" — {}", option.description));
-        }
-    }
+    text.push_str(&format!(" [{}]", field_hint(field)));
+    prompt_text::field_options(text, field, Layout::Numbered);
     let how = match &field.kind {
         FieldKind::Text { .. } => "Type the text",
         FieldKind::Number { .. } => "Type a number",
@@ -67,18 +57,10 @@ pub(super) fn field_text(form: &Form, index: usize, text: &mut String) {
     };
     text.push_str(&format!("\n{how}; {empty}."));
     if let Some(default) = field.default_value() {
-        text.push_str(&format!(" (default: {})", shown(field, &default)));
-    }
-}
-
-fn shown(field: &Field, value: &FieldValue) -> String {
-    let label = |v: &String| field.option(v).map_or(v.clone(), |o| o.label.clone());
-    match value {
-        FieldValue::Text(t) => t.clone(),
-        FieldValue::Number(n) => n.to_string(),
-        FieldValue::Bool(b) => if *b { "y" } else { "n" }.into(),
-        FieldValue::Choice(c) => label(c),
-        FieldValue::Choices(cs) => cs.iter().map(label).collect::<Vec<_>>().join(", "),
+        text.push_str(&format!(
+            " (default: {})",
+            prompt_text::value(&default, field, Layout::Numbered)
+        ));
     }
 }
 

@@ -40,8 +40,8 @@ export interface QuestionInfo {
 
 /** What asked: the agent's tool call and the agent's name, when known. */
 export interface Origin {
-  toolCallID?: string;
-  agent?: string;
+  toolCallID?: string | null;
+  agent?: string | null;
 }
 
 export type PromptKind = 'questions' | 'permission' | 'form';

@@ -1,0 +1,247 @@
+//! The plain text of a prompt, for every face that shows it as text (plain
+//! LSP messages, the terminal): a question with its options, a permission
+//! with what it allows, a form field's hint, a value as a person reads it, a
+//! link with where it leads, a permission choice as a button names it.
+
+use crate::prompt::{
+    Effect, Field, FieldKind, FieldValue, Link, Permission, PermissionChoice, Question,
+};
+use crate::text::one_line;
+
+/// How options are laid out: as buttons beside the text (plain LSP), or
+/// numbered for typing (the terminal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    Buttons,
+    Numbered,
+}
+
+/// Which of `total` (only said when there are several).
+fn position(text: &mut String, index: usize, total: usize, layout: Layout) {
+    if total > 1 {
+        match layout {
+            Layout::Buttons => text.push_str(&format!("({} of {total}) ", index + 1)),
+            Layout::Numbered => text.push_str(&format!("({}/{total}) ", index + 1)),
+        }
+    }
+}
+
+/// An option (or choice) line, with its description.
+fn option_line(text: &mut String, n: usize, label: &str, description: &str, layout: Layout) {
+    match layout {
+        Layout::Buttons => text.push_str(&format!("\n  {label}")),
+        Layout::Numbered => text.push_str(&format!("\n  {}. {label}", n + 1)),
+    }
+    if !description.is_empty() {
+        match layout {
+            Layout::Buttons => text.push_str(&format!(": {description}")),
+            Layout::Numbered => text.push_str(&format!(" — {description}")),
+        }
+    }
+}
+
+/// Question `index` of `total`: its header, text and options.
+pub(crate) fn question(
+    text: &mut String,
+    question: &Question,
+    index: usize,
+    total: usize,
+    layout: Layout,
+) {
+    position(text, index, total, layout);
+    if !question.header.is_empty() {
+        text.push_str(&format!("[{}] ", question.header));
+    }
+    text.push_str(&question.text);
+    for (n, option) in question.options.iter().enumerate() {
+        option_line(text, n, &option.label, &option.description, layout);
+    }
+}
+
+/// A permission: what it asks, the whole command, every pattern, the diff.
+pub(crate) fn permission(text: &mut String, permission: &Permission) {
+    text.push_str(&format!(
+        "[Permission: {}] {}",
+        permission.action, permission.title
+    ));
+    if let Some(command) = &permission.command {
+        text.push_str(&format!("\n  $ {command}"));
+    }
+    for pattern in &permission.patterns {
+        text.push_str(&format!("\n  Pattern: {pattern}"));
+    }
+    if let Some(diff) = &permission.diff {
+        text.push_str(&format!("\n{diff}"));
+    }
+}
+
+/// Form field `index` of `total`'s position, as [`question`] says it.
+pub(crate) fn field_position(text: &mut String, index: usize, total: usize, layout: Layout) {
+    position(text, index, total, layout);
+}
+
+/// A field's options, as [`question`] lists a question's.
+pub(crate) fn field_options(text: &mut String, field: &Field, layout: Layout) {
+    // Buttons give a choice's options; a multiple choice is typed.
+    let options = match (&field.kind, layout) {
+        (FieldKind::Choice { options, .. }, _)
+        | (FieldKind::Multi { options, .. }, Layout::Numbered) => options.as_slice(),
+        _ => &[],
+    };
+    for (n, option) in options.iter().enumerate() {
+        if layout == Layout::Buttons && option.description.is_empty() {
+            continue; // the button says it all
+        }
+        option_line(text, n, &option.label, &option.description, layout);
+    }
+}
+
+/// A link form as text: ask-lsp's own lines (the host a browser opens, any
+/// warning about it, the whole URL) come first, and every line of the
+/// agent's message after them is quoted with `│`, so that nothing the agent
+/// writes can pass for a `Domain:` line of ask-lsp's.
+pub(crate) fn link(message: &str, link: &Link) -> String {
+    let mut text = format!(
+        "[Link] ask-lsp does not open links: open it yourself only if you trust {}.\n  Domain: {}",
+        link.domain, link.domain
+    );
+    if let Some(warning) = link.warning() {
+        text.push_str(&format!("\n  ⚠ {warning}"));
+    }
+    text.push_str(&format!("\n  URL: {}", link.url));
+    if !message.is_empty() {
+        text.push_str("\n  The agent's message:");
+        for line in message.lines() {
+            text.push_str("\n  │");
+            if !line.is_empty() {
+                text.push_str(&format!(" {line}"));
+            }
+        }
+    }
+    text
+}
+
+/// What a field takes, in words: its kind and bounds.
+pub(crate) fn field_hint(field: &Field) -> String {
+    let mut parts: Vec<String> = vec![field.kind.name().into()];
+    match &field.kind {
+        FieldKind::Text {
+            format,
+            pattern,
+            min_length,
+            max_length,
+            ..
+        } => {
+            parts.extend(format.map(|f| f.name().to_owned()));
+            parts.extend(min_length.map(|n| format!("at least {n} characters")));
+            parts.extend(max_length.map(|n| format!("at most {n} characters")));
+            parts.extend(
+                pattern
+                    .as_ref()
+                    .map(|p| format!("matching {}", one_line(p))),
+            );
+        }
+        FieldKind::Number {
+            minimum, maximum, ..
+        } => {
+            parts.extend(minimum.map(|n| format!("at least {n}")));
+            parts.extend(maximum.map(|n| format!("at most {n}")));
+        }
+        FieldKind::Multi {
+            min_items,
+            max_items,
+            ..
+        } => {
+            parts.extend(min_items.map(|n| format!("at least {n}")));
+            parts.extend(max_items.map(|n| format!("at most {n}")));
+        }
+        FieldKind::Boolean { .. } | FieldKind::Choice { .. } => {}
+    }
+    if field.required {
+        parts.push("required".into());
+    }
+    parts.join(", ")
+}
+
+/// A value as a person reads it: an option by its label, a yes/no as the
+/// layout answers it (a button's word, or the letter typed).
+pub(crate) fn value(value: &FieldValue, field: &Field, layout: Layout) -> String {
+    let label = |v: &str| field.option(v).map_or(v, |o| o.label.as_str()).to_owned();
+    match (value, layout) {
+        (FieldValue::Text(t), _) => t.clone(),
+        (FieldValue::Number(n), _) => n.to_string(),
+        (FieldValue::Bool(true), Layout::Buttons) => "yes".into(),
+        (FieldValue::Bool(false), Layout::Buttons) => "no".into(),
+        (FieldValue::Bool(true), Layout::Numbered) => "y".into(),
+        (FieldValue::Bool(false), Layout::Numbered) => "n".into(),
+        (FieldValue::Choice(c), _) => label(c),
+        (FieldValue::Choices(cs), _) => cs.iter().map(|c| label(c)).collect::<Vec<_>>().join(", "),
+    }
+}
+
+/// A permission choice as a plain button or menu entry names: what it does
+/// in ask-lsp's words, then the agent's label where that does not already
+/// start with them (an ACP agent may call an `allow_once` option "Reject").
+pub(crate) fn choice_title(choice: &PermissionChoice) -> String {
+    let does = effect(choice.effect);
+    if choice.label.starts_with(does) {
+        choice.label.clone()
+    } else {
+        format!("{does}: {}", choice.label)
+    }
+}
+
+/// What a choice does, in ask-lsp's words.
+fn effect(effect: Effect) -> &'static str {
+    match effect {
+        Effect::AllowOnce => "Allow once",
+        Effect::AllowAlways => "Allow always",
+        Effect::RejectOnce => "Reject",
+        Effect::RejectAlways => "Reject always",
+    }
+}
+
+/// What was decided when a person allowed a permission, in the past tense;
+/// `None` for a refusal.
+pub(crate) fn allowed(effect: Effect) -> Option<&'static str> {
+    match effect {
+        Effect::AllowOnce => Some("Allowed once"),
+        Effect::AllowAlways => Some("Allowed always"),
+        Effect::RejectOnce | Effect::RejectAlways => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prompt::Choice;
+
+    #[test]
+    fn one_question_renderer_lays_options_out_for_buttons_or_typing() {
+        let question = Question {
+            header: "Database".into(),
+            text: "Which?".into(),
+            options: ["Postgres", "SQLite"]
+                .map(|label| Choice {
+                    label: label.into(),
+                    description: if label == "SQLite" { "Embedded" } else { "" }.into(),
+                    value: label.into(),
+                })
+                .into(),
+            multiple: false,
+            custom: true,
+        };
+        let mut buttons = String::new();
+        super::question(&mut buttons, &question, 0, 2, Layout::Buttons);
+        assert_eq!(
+            buttons,
+            "(1 of 2) [Database] Which?\n  Postgres\n  SQLite: Embedded"
+        );
+        let mut numbered = String::new();
+        super::question(&mut numbered, &question, 1, 2, Layout::Numbered);
+        assert_eq!(
+            numbered,
+            "(2/2) [Database] Which?\n  1. Postgres\n  2. SQLite — Embedded"
+        );
+    }
+}
