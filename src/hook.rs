@@ -1,11 +1,12 @@
-//! `ask-lsp hook claude`: Claude Code's `PermissionRequest` hook. Hands the
-//! hook input to a running ask-lsp (src/backends/hook.rs) and prints its
-//! decision in Claude's hook format (docs/hook.md).
+//! `ask-lsp hook claude` / `ask-lsp hook codex`: Claude Code's or Codex's
+//! `PermissionRequest` hook. Hands the hook input to a running ask-lsp
+//! (src/backends/hook/) and prints its decision in the agent's hook format
+//! (docs/hook.md).
 //!
 //! Never worse than no hook: whatever goes wrong (no ask-lsp, no answer in
-//! time, bad input), it prints nothing and exits 0, and Claude asks in its
-//! own dialog. It never allows by itself and never writes to the terminal
-//! Claude draws on (stderr gets at most one line).
+//! time, bad input), it prints nothing and exits 0, and the agent asks in
+//! its own dialog. It never allows by itself and never writes to the
+//! terminal the agent draws on (stderr gets at most one line).
 
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -21,7 +22,7 @@ use tokio::net::UnixStream;
 
 use crate::backends::hook::{MAX_INPUT, alive, euid, same_user, socket_dir, socket_pid};
 
-/// Below Claude Code's own hook timeout (60 s unless the settings say).
+/// Below the agents' hook timeout as docs/hook.md configures it (60 s).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(50);
 /// An answer line is a decision: small.
 const MAX_ANSWER: u64 = 64 * 1024;
@@ -37,8 +38,10 @@ pub async fn run(
     input: impl Read,
     output: &mut impl std::io::Write,
 ) -> Result<(), String> {
-    if agent != "claude" {
-        return Err(format!("unsupported agent {agent:?} (expected claude)"));
+    if !["claude", "codex"].contains(&agent) {
+        return Err(format!(
+            "unsupported agent {agent:?} (expected claude or codex)"
+        ));
     }
     let mut raw = Vec::new();
     input
@@ -59,7 +62,7 @@ pub async fn run(
     let answer = tokio::time::timeout(timeout, ask(cwd.as_deref(), &request))
         .await
         .map_err(|_| format!("no decision within {timeout:?}"))??;
-    let decision = claude_output(&answer)?;
+    let decision = hook_output(agent, &answer)?;
     writeln!(output, "{decision}").map_err(|e| e.to_string())?;
     Ok(())
 }
@@ -192,14 +195,17 @@ fn holds(roots: &[PathBuf], cwd: &Path) -> bool {
         .any(|root| !root.as_os_str().is_empty() && cwd.starts_with(root))
 }
 
-/// ask-lsp's answer as Claude's hook output. Only an explicit allow or deny
-/// decides; anything else is an error (no decision).
-fn claude_output(answer: &Value) -> Result<Value, String> {
+/// ask-lsp's answer as the agent's hook output (Claude's and Codex's have
+/// one shape; Codex takes no `updatedPermissions`). Only an explicit allow
+/// or deny decides; anything else is an error (no decision).
+fn hook_output(agent: &str, answer: &Value) -> Result<Value, String> {
     let mut decision = serde_json::Map::new();
     match answer.get("behavior").and_then(Value::as_str) {
         Some("allow") => {
             decision.insert("behavior".into(), json!("allow"));
-            if let Some(rules) = answer.get("updatedPermissions") {
+            if let Some(rules) = answer.get("updatedPermissions")
+                && agent == "claude"
+            {
                 decision.insert("updatedPermissions".into(), rules.clone());
             }
         }
@@ -227,6 +233,7 @@ mod tests {
 
     #[test]
     fn only_allow_and_deny_decide() {
+        let claude_output = |answer: &Value| hook_output("claude", answer);
         assert_eq!(
             claude_output(&json!({"behavior": "allow"})).unwrap(),
             json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
@@ -240,6 +247,26 @@ mod tests {
         assert!(claude_output(&json!({})).is_err());
         assert!(claude_output(&json!({"behavior": "ask"})).is_err());
         assert!(claude_output(&json!({"error": "malformed"})).is_err());
+        for agent in ["claude", "codex"] {
+            assert!(hook_output(agent, &json!({})).is_err());
+            assert!(hook_output(agent, &json!({"behavior": "ask"})).is_err());
+        }
+    }
+
+    #[test]
+    fn codex_gets_the_same_shape_without_stored_rules() {
+        let rules = json!([{"type": "addRules"}]);
+        assert_eq!(
+            hook_output("codex", &json!({"behavior": "allow", "updatedPermissions": rules}))
+                .unwrap(),
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                   "decision": {"behavior": "allow"}}})
+        );
+        assert_eq!(
+            hook_output("codex", &json!({"behavior": "deny", "message": "use make"})).unwrap()
+                ["hookSpecificOutput"]["decision"],
+            json!({"behavior": "deny", "message": "use make"})
+        );
     }
 
     #[test]

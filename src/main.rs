@@ -18,9 +18,9 @@ Usage:
                       answer prompts in this terminal
   ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json]
                       each server's state and what is pending there
-  ask-lsp hook claude [--timeout-ms N]
-                      Claude Code's PermissionRequest hook: its prompts in
-                      the editor of a running ask-lsp (docs/hook.md)
+  ask-lsp hook claude|codex [--timeout-ms N]
+                      Claude Code's or Codex's PermissionRequest hook: their
+                      prompts in the editor of a running ask-lsp (docs/hook.md)
   ask-lsp --version
   ask-lsp COMMAND --help
 
@@ -76,14 +76,14 @@ Nothing is answered.
   --json             one JSON object instead of text";
 
 const HOOK_USAGE: &str = "\
-Usage: ask-lsp hook claude [--timeout-ms N]
+Usage: ask-lsp hook claude|codex [--timeout-ms N]
 
-Claude Code's PermissionRequest hook (command hook; docs/hook.md): reads the
+Claude Code's or Codex's PermissionRequest hook (command hook; docs/hook.md): reads the
 hook input on stdin, hands it to the running ask-lsp (LSP server or `watch`)
 whose workspace holds the agent's directory, else the most recent, and
 prints the decision made there. With no ask-lsp running, no decision within
 N ms (default 50000, or ASK_LSP_HOOK_TIMEOUT_MS) or any error it prints
-nothing and exits 0: Claude Code then asks in its own dialog.";
+nothing and exits 0: the agent then asks in its own dialog.";
 
 const TRY_IT: &str = "\
 ask-lsp: this is an LSP server speaking JSON-RPC on stdin/stdout; editors
