@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
@@ -171,20 +171,141 @@ fn instances(dir: &Path, cwd: Option<&Path>) -> (Vec<PathBuf>, Vec<PathBuf>) {
     (sockets(holding), sockets(others))
 }
 
-#[derive(Deserialize)]
+/// An instance's description file (src/backends/hook/mod.rs writes it).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
 struct Info {
     #[serde(default)]
     roots: Vec<PathBuf>,
+    #[serde(default)]
+    requests: u64,
+    #[serde(default)]
+    last_request_ms: Option<u64>,
+    #[serde(default)]
+    last_agent: Option<String>,
 }
 
-fn roots(info: &Path) -> Vec<PathBuf> {
+fn info(path: &Path) -> Info {
     let mut text = Vec::new();
-    let read = std::fs::File::open(info).and_then(|f| f.take(MAX_INFO).read_to_end(&mut text));
+    let read = std::fs::File::open(path).and_then(|f| f.take(MAX_INFO).read_to_end(&mut text));
     match read {
-        Ok(_) => serde_json::from_slice::<Info>(&text)
-            .map(|i| i.roots)
-            .unwrap_or_default(),
-        Err(_) => Vec::new(),
+        Ok(_) => serde_json::from_slice::<Info>(&text).unwrap_or_default(),
+        Err(_) => Info::default(),
+    }
+}
+
+fn roots(path: &Path) -> Vec<PathBuf> {
+    info(path).roots
+}
+
+/// What `ask-lsp status` says of hooks: where `ask-lsp hook` looks, and
+/// each running instance there with when a hook request last reached it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reach {
+    directory: Option<String>,
+    /// Why hooks can reach no instance here, if so.
+    error: Option<String>,
+    listeners: Vec<Listener>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Listener {
+    socket: String,
+    pid: i32,
+    roots: Vec<String>,
+    requests: u64,
+    last_request_ms: Option<u64>,
+    last_agent: Option<String>,
+}
+
+/// The instances `ask-lsp hook` would find now, as it finds them (live,
+/// this user's sockets), the most recently started first.
+pub fn reach() -> Reach {
+    let shown = |path: &Path| {
+        crate::text::for_display(&path.to_string_lossy(), crate::text::DISPLAY_MESSAGE_CHARS)
+            .into_owned()
+    };
+    let dir = match socket_dir(false) {
+        Ok(dir) => dir,
+        Err(e) => {
+            return Reach {
+                directory: None,
+                error: Some(format!("no ask-lsp listens for hooks ({e})")),
+                listeners: Vec::new(),
+            };
+        }
+    };
+    let (holding, others) = instances(&dir, None);
+    let listeners: Vec<Listener> = holding
+        .into_iter()
+        .chain(others)
+        .filter_map(|socket| {
+            let pid = socket_pid(socket.file_name()?)?;
+            let found = info(&dir.join(format!("ask-lsp-{pid}.json")));
+            Some(Listener {
+                socket: shown(&socket),
+                pid,
+                roots: found.roots.iter().map(|r| shown(r)).collect(),
+                requests: found.requests,
+                last_request_ms: found.last_request_ms,
+                last_agent: found.last_agent.map(|a| {
+                    crate::text::for_display(&a, crate::text::DISPLAY_ID_CHARS).into_owned()
+                }),
+            })
+        })
+        .collect();
+    Reach {
+        directory: Some(shown(&dir)),
+        error: listeners
+            .is_empty()
+            .then(|| "no ask-lsp listens for hooks".to_owned()),
+        listeners,
+    }
+}
+
+impl Reach {
+    /// For a person: one line for where hooks look, one per instance.
+    pub fn write(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        match (&self.directory, &self.error) {
+            (Some(dir), Some(error)) => writeln!(out, "hooks ({dir}): {error}")?,
+            (Some(dir), None) => writeln!(out, "hooks ({dir}):")?,
+            (None, error) => writeln!(out, "hooks: {}", error.as_deref().unwrap_or_default())?,
+        }
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        for listener in &self.listeners {
+            let workspace = match listener.roots.as_slice() {
+                [] => "no workspace".to_owned(),
+                roots => format!("workspace {}", roots.join(", ")),
+            };
+            let reached = match (listener.last_request_ms, &listener.last_agent) {
+                (None, _) => "no hook request has reached it yet".to_owned(),
+                (Some(at), agent) => format!(
+                    "last hook request {} ago{}, {} in all",
+                    ago(now.saturating_sub(at)),
+                    agent.as_deref().map(|a| format!(" ({a})")).unwrap_or_default(),
+                    listener.requests
+                ),
+            };
+            writeln!(
+                out,
+                "  {} (pid {}, {workspace}): {reached}",
+                listener.socket, listener.pid
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `ms` as a person reads an age: "12 s", "3 min", "2 h".
+fn ago(ms: u64) -> String {
+    match ms / 1000 {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7200 => format!("{} min", s / 60),
+        s => format!("{} h", s / 3600),
     }
 }
 
@@ -267,6 +388,14 @@ mod tests {
                 ["hookSpecificOutput"]["decision"],
             json!({"behavior": "deny", "message": "use make"})
         );
+    }
+
+    #[test]
+    fn ages_read_as_a_person_reads_them() {
+        assert_eq!(ago(0), "0 s");
+        assert_eq!(ago(12_400), "12 s");
+        assert_eq!(ago(180_000), "3 min");
+        assert_eq!(ago(3 * 3_600_000), "3 h");
     }
 
     #[test]

@@ -151,6 +151,18 @@ struct Waiting {
 pub(crate) struct HookListener {
     roots: Vec<PathBuf>,
     waiting: Mutex<HashMap<String, Waiting>>,
+    /// The hook requests that reached this instance, for `ask-lsp status`.
+    reached: Mutex<Reached>,
+}
+
+#[derive(Default)]
+struct Reached {
+    /// The description file, once bound.
+    info: Option<PathBuf>,
+    requests: u64,
+    /// When the last request arrived (ms since the epoch) and from which
+    /// agent, if it named a known one.
+    last: Option<(u64, Option<&'static str>)>,
 }
 
 impl HookListener {
@@ -158,6 +170,47 @@ impl HookListener {
         HookListener {
             roots,
             waiting: Mutex::new(HashMap::new()),
+            reached: Mutex::default(),
+        }
+    }
+
+    /// Writes the description file `ask-lsp hook` and `ask-lsp status`
+    /// read: pid, roots, and the requests so far. Replaced whole (rename),
+    /// so a reader never sees half of it.
+    fn describe(&self, info: &std::path::Path, reached: &Reached) -> io::Result<()> {
+        let roots: Vec<String> = self
+            .roots
+            .iter()
+            .map(|r| r.to_string_lossy().into_owned())
+            .collect();
+        let (last_request_ms, last_agent) = match reached.last {
+            Some((at, agent)) => (Some(at), agent),
+            None => (None, None),
+        };
+        let written = json!({"pid": std::process::id(), "roots": roots,
+                             "requests": reached.requests, "lastRequestMs": last_request_ms,
+                             "lastAgent": last_agent})
+        .to_string();
+        let mut tmp = info.as_os_str().to_owned();
+        tmp.push(".tmp");
+        std::fs::write(&tmp, written)?;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
+        std::fs::rename(&tmp, info)
+    }
+
+    /// Notes that a hook request arrived (`agent`: the one it named, if
+    /// known), for `ask-lsp status`.
+    fn note_request(&self, agent: Option<&'static str>) {
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let mut reached = self.reached.lock().expect("not poisoned");
+        reached.requests += 1;
+        reached.last = Some((at, agent));
+        if let Some(info) = reached.info.clone()
+            && let Err(e) = self.describe(&info, &reached)
+        {
+            tracing::warn!("hook socket: cannot update {}: {e}", info.display());
         }
     }
 
@@ -172,16 +225,9 @@ impl HookListener {
         let listener = UnixListener::bind(&socket)?;
         let cleanup = Cleanup(vec![socket.clone(), info.clone()]);
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
-        let roots: Vec<String> = self
-            .roots
-            .iter()
-            .map(|r| r.to_string_lossy().into_owned())
-            .collect();
-        let written = json!({"pid": pid, "roots": roots}).to_string();
-        let tmp = dir.join(format!("ask-lsp-{pid}.json.tmp"));
-        std::fs::write(&tmp, written)?;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
-        std::fs::rename(&tmp, &info)?;
+        let mut reached = self.reached.lock().expect("not poisoned");
+        self.describe(&info, &reached)?;
+        reached.info = Some(info);
         Ok((listener, cleanup))
     }
 
@@ -206,6 +252,7 @@ impl HookListener {
             _ => Err("no complete request".into()),
         };
         drop(line);
+        self.note_request(prompt.as_ref().ok().map(|(_, agent)| agent.name()));
         let (prompt, agent) = match prompt {
             Ok(parsed) => parsed,
             Err(error) => {
@@ -288,6 +335,15 @@ enum Agent {
     /// Claude's `permission_suggestions`, given back for "always".
     Claude { suggestions: Option<Value> },
     Codex,
+}
+
+impl Agent {
+    fn name(&self) -> &'static str {
+        match self {
+            Agent::Claude { .. } => "claude",
+            Agent::Codex => "codex",
+        }
+    }
 }
 
 /// The decision in the hook's terms: `{}` decides nothing (the agent asks
