@@ -78,7 +78,7 @@ request_max_retries = 0
 stream_max_retries = 0
 
 [[hooks.PermissionRequest]]
-matcher = "Bash"
+matcher = "*"
 [[hooks.PermissionRequest.hooks]]
 type = "command"
 command = "{hook} hook codex"
