@@ -286,7 +286,10 @@ impl Reach {
                 (Some(at), agent) => format!(
                     "last hook request {} ago{}, {} in all",
                     ago(now.saturating_sub(at)),
-                    agent.as_deref().map(|a| format!(" ({a})")).unwrap_or_default(),
+                    agent
+                        .as_deref()
+                        .map(|a| format!(" ({a})"))
+                        .unwrap_or_default(),
                     listener.requests
                 ),
             };
@@ -378,14 +381,17 @@ mod tests {
     fn codex_gets_the_same_shape_without_stored_rules() {
         let rules = json!([{"type": "addRules"}]);
         assert_eq!(
-            hook_output("codex", &json!({"behavior": "allow", "updatedPermissions": rules}))
-                .unwrap(),
+            hook_output(
+                "codex",
+                &json!({"behavior": "allow", "updatedPermissions": rules})
+            )
+            .unwrap(),
             json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
                    "decision": {"behavior": "allow"}}})
         );
         assert_eq!(
-            hook_output("codex", &json!({"behavior": "deny", "message": "use make"})).unwrap()
-                ["hookSpecificOutput"]["decision"],
+            hook_output("codex", &json!({"behavior": "deny", "message": "use make"})).unwrap()["hookSpecificOutput"]
+                ["decision"],
             json!({"behavior": "deny", "message": "use make"})
         );
     }

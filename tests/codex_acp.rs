@@ -63,7 +63,12 @@ impl Codex {
         assert_eq!(line.trim(), "listening");
 
         let dir = tempfile::tempdir().unwrap();
-        for sub in ["project", "home", "codex", "data/sandbox-agent/bin/agent_processes"] {
+        for sub in [
+            "project",
+            "home",
+            "codex",
+            "data/sandbox-agent/bin/agent_processes",
+        ] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
         }
         // Codex's defaults for an ACP session: read-only, asking on request.

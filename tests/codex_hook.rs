@@ -183,7 +183,17 @@ impl Tmux {
             cwd.parent().unwrap().file_name().unwrap().to_string_lossy()
         ));
         let started = std::process::Command::new("tmux")
-            .args(["-L", &tmux.0, "new-session", "-d", "-x", "150", "-y", "40", "-c"])
+            .args([
+                "-L",
+                &tmux.0,
+                "new-session",
+                "-d",
+                "-x",
+                "150",
+                "-y",
+                "40",
+                "-c",
+            ])
             .arg(cwd)
             .arg(command)
             .status();
@@ -297,7 +307,11 @@ async fn codex_runs_what_the_editor_allows_and_hears_why_it_rejects() {
         .iter()
         .map(|c| &c["id"])
         .collect();
-    assert_eq!(choices, [&json!("allow-once"), &json!("reject")], "{params}");
+    assert_eq!(
+        choices,
+        [&json!("allow-once"), &json!("reject")],
+        "{params}"
+    );
     client
         .respond(
             &ask["id"],
@@ -322,7 +336,10 @@ async fn codex_runs_what_the_editor_allows_and_hears_why_it_rejects() {
         )
         .await;
     let told = setup.told_after(seen).await;
-    assert!(told.contains("Use make instead"), "the model reads it: {told}");
+    assert!(
+        told.contains("Use make instead"),
+        "the model reads it: {told}"
+    );
     tmux.wait_for("Blocked by hook").await;
     assert!(!rejected.exists(), "the rejected command did not run");
     assert!(client.shutdown().await.success());

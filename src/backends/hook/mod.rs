@@ -265,13 +265,10 @@ impl HookListener {
         };
         let id = prompt.id.clone();
         let (answer, answered) = oneshot::channel();
-        self.waiting.lock().expect("not poisoned").insert(
-            id.clone(),
-            Waiting {
-                agent,
-                answer,
-            },
-        );
+        self.waiting
+            .lock()
+            .expect("not poisoned")
+            .insert(id.clone(), Waiting { agent, answer });
         if sink.send(BackendEvent::Asked(prompt)).is_err() {
             self.waiting.lock().expect("not poisoned").remove(&id);
             return;
@@ -333,7 +330,9 @@ fn request_prompt(line: &[u8]) -> Result<(Prompt, Agent), String> {
 #[derive(Debug)]
 enum Agent {
     /// Claude's `permission_suggestions`, given back for "always".
-    Claude { suggestions: Option<Value> },
+    Claude {
+        suggestions: Option<Value>,
+    },
     Codex,
 }
 
@@ -462,4 +461,3 @@ impl Backend for HookListener {
         })
     }
 }
-
