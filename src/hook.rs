@@ -1,11 +1,12 @@
-//! `ask-lsp hook claude`: Claude Code's `PermissionRequest` hook. Hands the
-//! hook input to a running ask-lsp (src/backends/hook.rs) and prints its
-//! decision in Claude's hook format (docs/hook.md).
+//! `ask-lsp hook claude` / `ask-lsp hook codex`: Claude Code's or Codex's
+//! `PermissionRequest` hook. Hands the hook input to a running ask-lsp
+//! (src/backends/hook/) and prints its decision in the agent's hook format
+//! (docs/hook.md).
 //!
 //! Never worse than no hook: whatever goes wrong (no ask-lsp, no answer in
-//! time, bad input), it prints nothing and exits 0, and Claude asks in its
-//! own dialog. It never allows by itself and never writes to the terminal
-//! Claude draws on (stderr gets at most one line).
+//! time, bad input), it prints nothing and exits 0, and the agent asks in
+//! its own dialog. It never allows by itself and never writes to the
+//! terminal the agent draws on (stderr gets at most one line).
 
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -14,14 +15,14 @@ use std::time::{Duration, SystemTime};
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
 use crate::backends::hook::{MAX_INPUT, alive, euid, same_user, socket_dir, socket_pid};
 
-/// Below Claude Code's own hook timeout (60 s unless the settings say).
+/// Below the agents' hook timeout as docs/hook.md configures it (60 s).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(50);
 /// An answer line is a decision: small.
 const MAX_ANSWER: u64 = 64 * 1024;
@@ -37,8 +38,10 @@ pub async fn run(
     input: impl Read,
     output: &mut impl std::io::Write,
 ) -> Result<(), String> {
-    if agent != "claude" {
-        return Err(format!("unsupported agent {agent:?} (expected claude)"));
+    if !["claude", "codex"].contains(&agent) {
+        return Err(format!(
+            "unsupported agent {agent:?} (expected claude or codex)"
+        ));
     }
     let mut raw = Vec::new();
     input
@@ -59,7 +62,7 @@ pub async fn run(
     let answer = tokio::time::timeout(timeout, ask(cwd.as_deref(), &request))
         .await
         .map_err(|_| format!("no decision within {timeout:?}"))??;
-    let decision = claude_output(&answer)?;
+    let decision = hook_output(agent, &answer)?;
     writeln!(output, "{decision}").map_err(|e| e.to_string())?;
     Ok(())
 }
@@ -169,20 +172,144 @@ fn instances(dir: &Path, cwd: Option<&Path>) -> (Vec<PathBuf>, Vec<PathBuf>) {
     (sockets(holding), sockets(others))
 }
 
-#[derive(Deserialize)]
+/// An instance's description file (src/backends/hook/mod.rs writes it).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
 struct Info {
     #[serde(default)]
     roots: Vec<PathBuf>,
+    #[serde(default)]
+    requests: u64,
+    #[serde(default)]
+    last_request_ms: Option<u64>,
+    #[serde(default)]
+    last_agent: Option<String>,
 }
 
-fn roots(info: &Path) -> Vec<PathBuf> {
+fn info(path: &Path) -> Info {
     let mut text = Vec::new();
-    let read = std::fs::File::open(info).and_then(|f| f.take(MAX_INFO).read_to_end(&mut text));
+    let read = std::fs::File::open(path).and_then(|f| f.take(MAX_INFO).read_to_end(&mut text));
     match read {
-        Ok(_) => serde_json::from_slice::<Info>(&text)
-            .map(|i| i.roots)
-            .unwrap_or_default(),
-        Err(_) => Vec::new(),
+        Ok(_) => serde_json::from_slice::<Info>(&text).unwrap_or_default(),
+        Err(_) => Info::default(),
+    }
+}
+
+fn roots(path: &Path) -> Vec<PathBuf> {
+    info(path).roots
+}
+
+/// What `ask-lsp status` says of hooks: where `ask-lsp hook` looks, and
+/// each running instance there with when a hook request last reached it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reach {
+    directory: Option<String>,
+    /// Why hooks can reach no instance here, if so.
+    error: Option<String>,
+    listeners: Vec<Listener>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Listener {
+    socket: String,
+    pid: i32,
+    roots: Vec<String>,
+    requests: u64,
+    last_request_ms: Option<u64>,
+    last_agent: Option<String>,
+}
+
+/// The instances `ask-lsp hook` would find now, as it finds them (live,
+/// this user's sockets), the most recently started first.
+pub fn reach() -> Reach {
+    let shown = |path: &Path| {
+        crate::text::for_display(&path.to_string_lossy(), crate::text::DISPLAY_MESSAGE_CHARS)
+            .into_owned()
+    };
+    let dir = match socket_dir(crate::app::hook_socket_dir(), false) {
+        Ok(dir) => dir,
+        Err(e) => {
+            return Reach {
+                directory: None,
+                error: Some(format!("no ask-lsp listens for hooks ({e})")),
+                listeners: Vec::new(),
+            };
+        }
+    };
+    let (holding, others) = instances(&dir, None);
+    let listeners: Vec<Listener> = holding
+        .into_iter()
+        .chain(others)
+        .filter_map(|socket| {
+            let pid = socket_pid(socket.file_name()?)?;
+            let found = info(&dir.join(format!("ask-lsp-{pid}.json")));
+            Some(Listener {
+                socket: shown(&socket),
+                pid,
+                roots: found.roots.iter().map(|r| shown(r)).collect(),
+                requests: found.requests,
+                last_request_ms: found.last_request_ms,
+                last_agent: found.last_agent.map(|a| {
+                    crate::text::for_display(&a, crate::text::DISPLAY_ID_CHARS).into_owned()
+                }),
+            })
+        })
+        .collect();
+    Reach {
+        directory: Some(shown(&dir)),
+        error: listeners
+            .is_empty()
+            .then(|| "no ask-lsp listens for hooks".to_owned()),
+        listeners,
+    }
+}
+
+impl Reach {
+    /// For a person: one line for where hooks look, one per instance.
+    pub fn write(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        match (&self.directory, &self.error) {
+            (Some(dir), Some(error)) => writeln!(out, "hooks ({dir}): {error}")?,
+            (Some(dir), None) => writeln!(out, "hooks ({dir}):")?,
+            (None, error) => writeln!(out, "hooks: {}", error.as_deref().unwrap_or_default())?,
+        }
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        for listener in &self.listeners {
+            let workspace = match listener.roots.as_slice() {
+                [] => "no workspace".to_owned(),
+                roots => format!("workspace {}", roots.join(", ")),
+            };
+            let reached = match (listener.last_request_ms, &listener.last_agent) {
+                (None, _) => "no hook request has reached it yet".to_owned(),
+                (Some(at), agent) => format!(
+                    "last hook request {} ago{}, {} in all",
+                    ago(now.saturating_sub(at)),
+                    agent
+                        .as_deref()
+                        .map(|a| format!(" ({a})"))
+                        .unwrap_or_default(),
+                    listener.requests
+                ),
+            };
+            writeln!(
+                out,
+                "  {} (pid {}, {workspace}): {reached}",
+                listener.socket, listener.pid
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `ms` as a person reads an age: "12 s", "3 min", "2 h".
+fn ago(ms: u64) -> String {
+    match ms / 1000 {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7200 => format!("{} min", s / 60),
+        s => format!("{} h", s / 3600),
     }
 }
 
@@ -193,14 +320,17 @@ fn holds(roots: &[PathBuf], cwd: &Path) -> bool {
         .any(|root| !root.as_os_str().is_empty() && cwd.starts_with(root))
 }
 
-/// ask-lsp's answer as Claude's hook output. Only an explicit allow or deny
-/// decides; anything else is an error (no decision).
-fn claude_output(answer: &Value) -> Result<Value, String> {
+/// ask-lsp's answer as the agent's hook output (Claude's and Codex's have
+/// one shape; Codex takes no `updatedPermissions`). Only an explicit allow
+/// or deny decides; anything else is an error (no decision).
+fn hook_output(agent: &str, answer: &Value) -> Result<Value, String> {
     let mut decision = serde_json::Map::new();
     match answer.get("behavior").and_then(Value::as_str) {
         Some("allow") => {
             decision.insert("behavior".into(), json!("allow"));
-            if let Some(rules) = answer.get("updatedPermissions") {
+            if let Some(rules) = answer.get("updatedPermissions")
+                && agent == "claude"
+            {
                 decision.insert("updatedPermissions".into(), rules.clone());
             }
         }
@@ -228,6 +358,7 @@ mod tests {
 
     #[test]
     fn only_allow_and_deny_decide() {
+        let claude_output = |answer: &Value| hook_output("claude", answer);
         assert_eq!(
             claude_output(&json!({"behavior": "allow"})).unwrap(),
             json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
@@ -241,6 +372,37 @@ mod tests {
         assert!(claude_output(&json!({})).is_err());
         assert!(claude_output(&json!({"behavior": "ask"})).is_err());
         assert!(claude_output(&json!({"error": "malformed"})).is_err());
+        for agent in ["claude", "codex"] {
+            assert!(hook_output(agent, &json!({})).is_err());
+            assert!(hook_output(agent, &json!({"behavior": "ask"})).is_err());
+        }
+    }
+
+    #[test]
+    fn codex_gets_the_same_shape_without_stored_rules() {
+        let rules = json!([{"type": "addRules"}]);
+        assert_eq!(
+            hook_output(
+                "codex",
+                &json!({"behavior": "allow", "updatedPermissions": rules})
+            )
+            .unwrap(),
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                   "decision": {"behavior": "allow"}}})
+        );
+        assert_eq!(
+            hook_output("codex", &json!({"behavior": "deny", "message": "use make"})).unwrap()["hookSpecificOutput"]
+                ["decision"],
+            json!({"behavior": "deny", "message": "use make"})
+        );
+    }
+
+    #[test]
+    fn ages_read_as_a_person_reads_them() {
+        assert_eq!(ago(0), "0 s");
+        assert_eq!(ago(12_400), "12 s");
+        assert_eq!(ago(180_000), "3 min");
+        assert_eq!(ago(3 * 3_600_000), "3 h");
     }
 
     #[test]

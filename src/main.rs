@@ -16,11 +16,11 @@ Usage:
   ask-lsp [lsp]       LSP server on stdio (what editors start)
   ask-lsp watch [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--policy MODE] [--timeout-ms N] [--policy-json JSON] [--notify WHERE]...
                       answer prompts in this terminal
-  ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json]
+  ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json] [--hooks]
                       each server's state and what is pending there
-  ask-lsp hook claude [--timeout-ms N]
-                      Claude Code's PermissionRequest hook: its prompts in
-                      the editor of a running ask-lsp (docs/hook.md)
+  ask-lsp hook claude|codex [--timeout-ms N]
+                      Claude Code's or Codex's PermissionRequest hook: their
+                      prompts in the editor of a running ask-lsp (docs/hook.md)
   ask-lsp --version
   ask-lsp COMMAND --help
 
@@ -67,23 +67,25 @@ No logs unless ASK_LSP_LOG asks for them (e.g. ASK_LSP_LOG=debug, to stderr:
 `2>watch.log`); what goes wrong is said here as `!` lines.";
 
 const STATUS_USAGE: &str = "\
-Usage: ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json]
+Usage: ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json] [--hooks]
 
 Connects once to each server (the same flags and environment as `watch`),
 prints its kind, whether it answers (with advice when it does not) and the
 prompts pending there, and exits: 0 when every server answered, 1 otherwise.
 Nothing is answered.
-  --json             one JSON object instead of text";
+  --json             one JSON object instead of text
+  --hooks            also where `ask-lsp hook` looks, the instances listening
+                     there and when a hook request last reached each";
 
 const HOOK_USAGE: &str = "\
-Usage: ask-lsp hook claude [--timeout-ms N]
+Usage: ask-lsp hook claude|codex [--timeout-ms N]
 
-Claude Code's PermissionRequest hook (command hook; docs/hook.md): reads the
+Claude Code's or Codex's PermissionRequest hook (command hook; docs/hook.md): reads the
 hook input on stdin, hands it to the running ask-lsp (LSP server or `watch`)
 whose workspace holds the agent's directory, else the most recent, and
 prints the decision made there. With no ask-lsp running, no decision within
 N ms (default 50000, or ASK_LSP_HOOK_TIMEOUT_MS) or any error it prints
-nothing and exits 0: Claude Code then asks in its own dialog.";
+nothing and exits 0: the agent then asks in its own dialog.";
 
 const TRY_IT: &str = "\
 ask-lsp: this is an LSP server speaking JSON-RPC on stdin/stdout; editors
@@ -375,7 +377,12 @@ async fn hook_command(args: &[String]) -> ExitCode {
 
 async fn status_command(args: &[String]) -> Result<ExitCode, String> {
     let json = args.iter().any(|a| a == "--json");
-    let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
+    let hooks = args.iter().any(|a| a == "--hooks");
+    let args: Vec<String> = args
+        .iter()
+        .filter(|a| *a != "--json" && *a != "--hooks")
+        .cloned()
+        .collect();
     let mut servers = ServerFlags::default();
     for (flag, value) in flags(&args, &SERVER_FLAGS, STATUS_USAGE)? {
         servers.take(flag, value)?;
@@ -385,6 +392,7 @@ async fn status_command(args: &[String]) -> Result<ExitCode, String> {
         directory: servers.directory,
         sandbox_agent: servers.sandbox_agent,
         json,
+        hooks,
     };
     Ok(match status(options, std::io::stdout()).await? {
         true => ExitCode::SUCCESS,

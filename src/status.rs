@@ -22,6 +22,8 @@ pub struct StatusOptions {
     pub sandbox_agent: Option<String>,
     /// One JSON object instead of text for a person.
     pub json: bool,
+    /// Also whether `ask-lsp hook` reaches the running instances.
+    pub hooks: bool,
 }
 
 /// Writes every server's state to `out`; true when all of them answered.
@@ -36,12 +38,28 @@ pub async fn status(options: StatusOptions, mut out: impl Write) -> Result<bool,
     .map_err(|e| e.to_string())?;
     let reports = futures_util::future::join_all(servers.iter().map(probe)).await;
     let all_reachable = reports.iter().all(|r| r.error.is_none());
+    #[cfg(unix)]
+    let hooks = options.hooks.then(crate::hook::reach);
     let written = if options.json {
-        serde_json::to_writer_pretty(&mut out, &Reports { servers: &reports })
+        let all = Reports {
+            servers: &reports,
+            #[cfg(unix)]
+            hooks: hooks.as_ref(),
+        };
+        serde_json::to_writer_pretty(&mut out, &all)
             .map_err(std::io::Error::from)
             .and_then(|()| writeln!(out))
     } else {
-        reports.iter().try_for_each(|report| report.write(&mut out))
+        reports
+            .iter()
+            .try_for_each(|report| report.write(&mut out))
+            .and_then(|()| {
+                #[cfg(unix)]
+                if let Some(hooks) = &hooks {
+                    hooks.write(&mut out)?;
+                }
+                Ok(())
+            })
     };
     written.map_err(|e| format!("cannot write the status: {e}"))?;
     Ok(all_reachable)
@@ -50,6 +68,10 @@ pub async fn status(options: StatusOptions, mut out: impl Write) -> Result<bool,
 #[derive(Serialize)]
 struct Reports<'a> {
     servers: &'a [Report],
+    /// Where `ask-lsp hook` looks, and whether hooks reach each instance.
+    #[cfg(unix)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hooks: Option<&'a crate::hook::Reach>,
 }
 
 #[derive(Serialize)]

@@ -528,3 +528,79 @@ async fn a_connection_from_another_user_is_refused_even_through_open_modes() {
     );
     assert!(client.shutdown().await.success());
 }
+
+/// `ask-lsp status` says where hooks look, which instance listens there and
+/// when a hook request last reached it.
+#[tokio::test]
+async fn status_says_whether_hooks_reach_this_ask_lsp() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let status = || async {
+        let out = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+            .args(["status", "--hooks", "--url", &sim.url()])
+            .env("XDG_RUNTIME_DIR", runtime.path())
+            .env_remove("ASK_LSP_LOG")
+            .output()
+            .await
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json_status = || async {
+        let out = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+            .args(["status", "--json", "--hooks", "--url", &sim.url()])
+            .env("XDG_RUNTIME_DIR", runtime.path())
+            .env_remove("ASK_LSP_LOG")
+            .output()
+            .await
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["hooks"].clone()
+    };
+    let text = status().await;
+    assert!(text.contains("no ask-lsp listens for hooks"), "{text}");
+
+    let root = tempfile::tempdir().unwrap();
+    let mut client = runtime.editor(&sim, Some(root.path())).await;
+    let pid = client.child().id().unwrap();
+    let hooks = json_status().await;
+    assert_eq!(hooks["listeners"][0]["pid"], pid, "{hooks}");
+    assert_eq!(hooks["listeners"][0]["requests"], 0, "{hooks}");
+    assert_eq!(
+        hooks["listeners"][0]["socket"],
+        runtime.socket_of(pid).to_str().unwrap()
+    );
+    let text = status().await;
+    assert!(
+        text.contains(&format!(
+            "{} (pid {pid}, workspace {}): no hook request has reached it yet",
+            runtime.socket_of(pid).display(),
+            root.path().display()
+        )),
+        "{text}"
+    );
+
+    let mut hook = runtime.hook(&["codex"]);
+    let input = json!({"session_id": "s", "turn_id": "t", "transcript_path": null,
+                       "cwd": root.path(), "hook_event_name": "PermissionRequest", "model": "m",
+                       "permission_mode": "default", "tool_name": "Bash",
+                       "tool_input": {"command": "make", "description": "Build"}});
+    feed(&mut hook, input.to_string().as_bytes()).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
+    let (stdout, _) = finish(hook).await;
+    assert_eq!(decision(&stdout), json!({"behavior": "allow"}));
+    let hooks = json_status().await;
+    assert_eq!(hooks["listeners"][0]["requests"], 1, "{hooks}");
+    assert_eq!(hooks["listeners"][0]["lastAgent"], "codex", "{hooks}");
+    let text = status().await;
+    assert!(
+        text.contains("last hook request 0 s ago (codex), 1 in all")
+            || text.contains("last hook request 1 s ago (codex), 1 in all"),
+        "{text}"
+    );
+    assert!(client.shutdown().await.success());
+}

@@ -1,4 +1,4 @@
-//! The hook socket: `ask-lsp hook` (run by Claude Code as its
+//! The hook socket: `ask-lsp hook` (run by Claude Code or Codex as its
 //! `PermissionRequest` hook, src/hook.rs) hands the agent's permission
 //! request to this running ask-lsp over a per-user Unix socket, and gets the
 //! decision back on the same connection (docs/hook.md).
@@ -26,8 +26,11 @@ use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
 use super::{Backend, BackendError, BackendEvent, EventSink, Source};
-use crate::prompt::{Answer, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Reply};
+use crate::prompt::{Effect, PermissionChoice, Prompt, Reply};
 use crate::settings::{BackendKind, ServerKind, ServerSpec, UrlSource};
+
+mod claude;
+mod codex;
 
 /// The most a hook input may be: Claude's is a few KiB; more is not one.
 pub(crate) const MAX_INPUT: usize = 1 << 20;
@@ -39,10 +42,7 @@ const REQUEST_WITHIN: Duration = Duration::from_secs(5);
 pub(crate) const HOOK_SERVER: &str = "hook";
 
 const ALLOW_ONCE: &str = "allow-once";
-const ALLOW_ALWAYS: &str = "allow-always";
 const REJECT: &str = "reject";
-/// What Claude's model reads for a rejection without a message.
-const DEFAULT_DENIAL: &str = "The person rejected this in their editor (ask-lsp).";
 
 /// Prompt ids, unique for the process: a restarted listener must not reuse
 /// an id the broker remembers as resolved.
@@ -130,8 +130,7 @@ pub(crate) fn spec(roots: Vec<PathBuf>) -> ServerSpec {
 
 /// A prompt waiting for its decision, and its connection.
 struct Waiting {
-    /// Claude's `permission_suggestions`, given back for "always".
-    suggestions: Option<Value>,
+    agent: Agent,
     /// The decision for the connection, which says whether it was written.
     answer: oneshot::Sender<(Value, oneshot::Sender<bool>)>,
 }
@@ -141,6 +140,18 @@ pub(crate) struct HookListener {
     /// Where the socket goes.
     dir: PathBuf,
     waiting: Mutex<HashMap<String, Waiting>>,
+    /// The hook requests that reached this instance, for `ask-lsp status`.
+    reached: Mutex<Reached>,
+}
+
+#[derive(Default)]
+struct Reached {
+    /// The description file, once bound.
+    info: Option<PathBuf>,
+    requests: u64,
+    /// When the last request arrived (ms since the epoch) and from which
+    /// agent, if it named a known one.
+    last: Option<(u64, Option<&'static str>)>,
 }
 
 impl HookListener {
@@ -149,6 +160,47 @@ impl HookListener {
             roots,
             dir,
             waiting: Mutex::new(HashMap::new()),
+            reached: Mutex::default(),
+        }
+    }
+
+    /// Writes the description file `ask-lsp hook` and `ask-lsp status`
+    /// read: pid, roots, and the requests so far. Replaced whole (rename),
+    /// so a reader never sees half of it.
+    fn describe(&self, info: &std::path::Path, reached: &Reached) -> io::Result<()> {
+        let roots: Vec<String> = self
+            .roots
+            .iter()
+            .map(|r| r.to_string_lossy().into_owned())
+            .collect();
+        let (last_request_ms, last_agent) = match reached.last {
+            Some((at, agent)) => (Some(at), agent),
+            None => (None, None),
+        };
+        let written = json!({"pid": std::process::id(), "roots": roots,
+                             "requests": reached.requests, "lastRequestMs": last_request_ms,
+                             "lastAgent": last_agent})
+        .to_string();
+        let mut tmp = info.as_os_str().to_owned();
+        tmp.push(".tmp");
+        std::fs::write(&tmp, written)?;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
+        std::fs::rename(&tmp, info)
+    }
+
+    /// Notes that a hook request arrived (`agent`: the one it named, if
+    /// known), for `ask-lsp status`.
+    fn note_request(&self, agent: Option<&'static str>) {
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let mut reached = self.reached.lock().expect("not poisoned");
+        reached.requests += 1;
+        reached.last = Some((at, agent));
+        if let Some(info) = reached.info.clone()
+            && let Err(e) = self.describe(&info, &reached)
+        {
+            tracing::warn!("hook socket: cannot update {}: {e}", info.display());
         }
     }
 
@@ -163,16 +215,9 @@ impl HookListener {
         let listener = UnixListener::bind(&socket)?;
         let cleanup = Cleanup(vec![socket.clone(), info.clone()]);
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
-        let roots: Vec<String> = self
-            .roots
-            .iter()
-            .map(|r| r.to_string_lossy().into_owned())
-            .collect();
-        let written = json!({"pid": pid, "roots": roots}).to_string();
-        let tmp = dir.join(format!("ask-lsp-{pid}.json.tmp"));
-        std::fs::write(&tmp, written)?;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
-        std::fs::rename(&tmp, &info)?;
+        let mut reached = self.reached.lock().expect("not poisoned");
+        self.describe(&info, &reached)?;
+        reached.info = Some(info);
         Ok((listener, cleanup))
     }
 
@@ -197,7 +242,8 @@ impl HookListener {
             _ => Err("no complete request".into()),
         };
         drop(line);
-        let (prompt, suggestions) = match prompt {
+        self.note_request(prompt.as_ref().ok().map(|(_, agent)| agent.name()));
+        let (prompt, agent) = match prompt {
             Ok(parsed) => parsed,
             Err(error) => {
                 tracing::warn!("hook socket: {error}");
@@ -209,13 +255,10 @@ impl HookListener {
         };
         let id = prompt.id.clone();
         let (answer, answered) = oneshot::channel();
-        self.waiting.lock().expect("not poisoned").insert(
-            id.clone(),
-            Waiting {
-                suggestions,
-                answer,
-            },
-        );
+        self.waiting
+            .lock()
+            .expect("not poisoned")
+            .insert(id.clone(), Waiting { agent, answer });
         if sink.send(BackendEvent::Asked(prompt)).is_err() {
             self.waiting.lock().expect("not poisoned").remove(&id);
             return;
@@ -256,155 +299,75 @@ struct Request {
     input: Box<serde_json::value::RawValue>,
 }
 
-/// Claude Code's `PermissionRequest` hook input (the fields used).
-#[derive(Deserialize)]
-struct ClaudeInput {
-    #[serde(default)]
-    hook_event_name: Option<String>,
-    #[serde(default)]
-    session_id: String,
-    #[serde(default)]
-    cwd: Option<String>,
-    tool_name: String,
-    #[serde(default)]
-    tool_input: Value,
-    #[serde(default)]
-    permission_suggestions: Option<Value>,
-}
-
-/// The prompt a request asks, with the suggestions "always" gives back.
-fn request_prompt(line: &[u8]) -> Result<(Prompt, Option<Value>), String> {
+/// The prompt a request asks, with what its agent's decision needs.
+fn request_prompt(line: &[u8]) -> Result<(Prompt, Agent), String> {
     let request: Request =
         serde_json::from_slice(line).map_err(|e| format!("malformed request: {e}"))?;
-    if request.agent != "claude" {
-        return Err(format!(
-            "agent {:?} is not supported",
-            crate::text::for_display(&request.agent, 40)
-        ));
-    }
     if request.input.get().len() > MAX_INPUT {
         return Err("the hook input is too large".into());
     }
-    let input: ClaudeInput = serde_json::from_str(request.input.get())
-        .map_err(|e| format!("not a Claude Code PermissionRequest: {e}"))?;
-    claude_prompt(input)
+    match request.agent.as_str() {
+        "claude" => claude::prompt(request.input.get()),
+        "codex" => codex::prompt(request.input.get()),
+        other => Err(format!(
+            "agent {:?} is not supported",
+            crate::text::for_display(other, 40)
+        )),
+    }
 }
 
-fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Option<Value>), String> {
-    if let Some(event) = &input.hook_event_name
-        && event != "PermissionRequest"
-    {
-        return Err(format!(
-            "hook event {:?} is not PermissionRequest",
-            crate::text::for_display(event, 40)
-        ));
+/// What a decision in an agent's terms needs beside the reply.
+#[derive(Debug)]
+enum Agent {
+    /// Claude's `permission_suggestions`, given back for "always".
+    Claude {
+        suggestions: Option<Value>,
+    },
+    Codex,
+}
+
+impl Agent {
+    fn name(&self) -> &'static str {
+        match self {
+            Agent::Claude { .. } => "claude",
+            Agent::Codex => "codex",
+        }
     }
-    // Its answers would go back in `updatedInput`, which this does not do
-    // yet: Claude Code asks its questions itself.
-    if input.tool_name == "AskUserQuestion" {
-        return Err("AskUserQuestion is left to Claude Code".into());
+}
+
+/// The decision in the hook's terms: `{}` decides nothing (the agent asks
+/// in its own dialog).
+fn decision(reply: &Reply, agent: Agent) -> Value {
+    match agent {
+        Agent::Claude { suggestions } => claude::decision(reply, suggestions),
+        Agent::Codex => codex::decision(reply),
     }
-    // What the broker routes by must fit, or it would drop the prompt and
-    // the hook would wait for nothing.
-    if input.session_id.len() > crate::prompt::limits::ID_LEN
-        || input
-            .cwd
-            .as_ref()
-            .is_some_and(|cwd| cwd.len() > crate::prompt::limits::DESCRIPTION_LEN)
+}
+
+/// What both agents' models read for a rejection without a message.
+const DEFAULT_DENIAL: &str = "The person rejected this in their editor (ask-lsp).";
+
+/// What the broker routes by must fit, or it would drop the prompt and the
+/// hook would wait for nothing.
+fn routable(session: &str, cwd: Option<&str>) -> Result<(), String> {
+    if session.len() > crate::prompt::limits::ID_LEN
+        || cwd.is_some_and(|cwd| cwd.len() > crate::prompt::limits::DESCRIPTION_LEN)
     {
         return Err("the session id or directory is too long".into());
     }
-    let field = |name: &str| input.tool_input.get(name).and_then(Value::as_str);
-    let command = match input.tool_name.as_str() {
-        "Bash" => field("command").map(str::to_owned),
-        _ => None,
-    };
-    // Everything else the tool would get is shown whole (a Bash call's
-    // `dangerouslyDisableSandbox` too), beside the command and title.
-    let details = match &input.tool_input {
-        Value::Object(map) => {
-            let mut rest = map.clone();
-            if command.is_some() {
-                rest.remove("command");
-                if field("description").is_some() {
-                    rest.remove("description");
-                }
-            }
-            (!rest.is_empty()).then(|| serde_json::to_string_pretty(&rest).unwrap_or_default())
-        }
-        _ => None,
-    };
-    let patterns = match &command {
-        Some(command) => vec![command.clone()],
-        None => ["file_path", "path", "url", "pattern"]
-            .into_iter()
-            .filter_map(field)
-            .map(str::to_owned)
-            .collect(),
-    };
-    let title = match field("description") {
-        Some(description) => format!("{}: {description}", input.tool_name),
-        None => format!("Claude Code asks to use {}", input.tool_name),
-    };
-    let suggestions = input
-        .permission_suggestions
-        .filter(|s| s.as_array().is_some_and(|a| !a.is_empty()));
-    let choice = |id: &str, label: String, effect| PermissionChoice {
+    Ok(())
+}
+
+/// A prompt id unique for the process.
+fn next_id() -> String {
+    format!("hook-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed))
+}
+
+fn choice(id: &str, label: String, effect: Effect) -> PermissionChoice {
+    PermissionChoice {
         id: id.into(),
         label,
         effect,
-    };
-    let mut choices = vec![choice(ALLOW_ONCE, "Allow once".into(), Effect::AllowOnce)];
-    // Shown as Claude will store them; left out when too long to show whole.
-    if let Some(suggested) = &suggestions {
-        let label = format!("Allow always (adds {suggested})");
-        if label.chars().count() <= crate::prompt::limits::LABEL_LEN {
-            choices.push(choice(ALLOW_ALWAYS, label, Effect::AllowAlways));
-        }
-    }
-    choices.push(choice(REJECT, "Reject".into(), Effect::RejectOnce));
-    let prompt = Prompt {
-        id: format!("hook-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed)),
-        session: input.session_id,
-        directory: input.cwd,
-        origin: Origin {
-            tool_call: None,
-            agent: Some("claude".into()),
-        },
-        kind: Kind::Permission(Box::new(Permission {
-            action: input.tool_name,
-            title,
-            patterns,
-            command,
-            diff: details,
-            choices,
-            raw_command: None,
-            raw_patterns: Vec::new(),
-        })),
-    };
-    Ok((prompt, suggestions))
-}
-
-/// The decision in the hook's terms: `{}` decides nothing (Claude asks in
-/// its own dialog).
-fn decision(reply: &Reply, suggestions: Option<Value>) -> Value {
-    match reply {
-        Reply::Answer(Answer::Permission { choice }) => match choice.as_str() {
-            ALLOW_ONCE => json!({"behavior": "allow"}),
-            ALLOW_ALWAYS => match suggestions {
-                Some(suggestions) => {
-                    json!({"behavior": "allow", "updatedPermissions": suggestions})
-                }
-                None => json!({}),
-            },
-            REJECT => json!({"behavior": "deny", "message": DEFAULT_DENIAL}),
-            _ => json!({}),
-        },
-        Reply::Reject { message } => json!({
-            "behavior": "deny",
-            "message": message.as_deref().unwrap_or(DEFAULT_DENIAL),
-        }),
-        Reply::Answer(_) | Reply::Cancel => json!({}),
     }
 }
 
@@ -432,7 +395,7 @@ impl Backend for HookListener {
                 .remove(&prompt.id)
                 .ok_or_else(gone)?;
             let (written, was_written) = oneshot::channel();
-            let decision = decision(reply, waiting.suggestions);
+            let decision = decision(reply, waiting.agent);
             waiting
                 .answer
                 .send((decision, written))
@@ -485,124 +448,5 @@ impl Backend for HookListener {
                 }
             }
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn input(extra: Value) -> ClaudeInput {
-        let mut base = json!({
-            "hook_event_name": "PermissionRequest",
-            "session_id": "s1",
-            "cwd": "/p",
-            "tool_name": "Bash",
-            "tool_input": {"command": "rm -rf build/", "description": "Clean"},
-        });
-        base.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        serde_json::from_value(base).unwrap()
-    }
-
-    #[test]
-    fn a_bash_request_shows_its_whole_command_and_offers_always_only_with_suggestions() {
-        let (prompt, suggestions) = claude_prompt(input(json!({}))).unwrap();
-        let Kind::Permission(permission) = &prompt.kind else {
-            panic!("{prompt:?}")
-        };
-        assert_eq!(permission.command.as_deref(), Some("rm -rf build/"));
-        assert_eq!(permission.title, "Bash: Clean");
-        assert_eq!(permission.diff, None);
-        let mut unsandboxed = input(json!({}));
-        unsandboxed.tool_input["dangerouslyDisableSandbox"] = json!(true);
-        let (prompt, _) = claude_prompt(unsandboxed).unwrap();
-        let Kind::Permission(shown) = &prompt.kind else {
-            panic!()
-        };
-        assert_eq!(
-            shown.diff.as_deref(),
-            Some("{\n  \"dangerouslyDisableSandbox\": true\n}")
-        );
-        let ids: Vec<&str> = permission.choices.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids, [ALLOW_ONCE, REJECT]);
-        assert_eq!(suggestions, None);
-
-        let rules = json!([{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "rm:*"}],
-                            "behavior": "allow", "destination": "localSettings"}]);
-        let (prompt, suggestions) =
-            claude_prompt(input(json!({"permission_suggestions": rules}))).unwrap();
-        let Kind::Permission(permission) = &prompt.kind else {
-            panic!()
-        };
-        assert_eq!(permission.choices[1].id, ALLOW_ALWAYS);
-        assert!(
-            permission.choices[1]
-                .label
-                .contains("\"ruleContent\":\"rm:*\"")
-        );
-        assert_eq!(
-            decision(
-                &Reply::Answer(Answer::Permission {
-                    choice: ALLOW_ALWAYS.into()
-                }),
-                suggestions
-            ),
-            json!({"behavior": "allow", "updatedPermissions": rules})
-        );
-    }
-
-    #[test]
-    fn decisions_map_to_the_hook_and_nobody_choosing_decides_nothing() {
-        let pick = |choice: &str| {
-            Reply::Answer(Answer::Permission {
-                choice: choice.into(),
-            })
-        };
-        assert_eq!(
-            decision(&pick(ALLOW_ONCE), None),
-            json!({"behavior": "allow"})
-        );
-        assert_eq!(
-            decision(&pick(REJECT), None),
-            json!({"behavior": "deny", "message": DEFAULT_DENIAL})
-        );
-        assert_eq!(
-            decision(
-                &Reply::Reject {
-                    message: Some("use make clean".into())
-                },
-                None
-            ),
-            json!({"behavior": "deny", "message": "use make clean"})
-        );
-        assert_eq!(decision(&Reply::Cancel, None), json!({}));
-        // "always" without suggestions to store is no decision, not a plain allow.
-        assert_eq!(decision(&pick(ALLOW_ALWAYS), None), json!({}));
-    }
-
-    #[test]
-    fn other_events_agents_and_bad_json_are_refused() {
-        assert!(claude_prompt(input(json!({"hook_event_name": "PreToolUse"}))).is_err());
-        assert!(claude_prompt(input(json!({"tool_name": "AskUserQuestion"}))).is_err());
-        assert!(claude_prompt(input(json!({"session_id": "s".repeat(257)}))).is_err());
-        assert!(claude_prompt(input(json!({"cwd": "/".repeat(2001)}))).is_err());
-        assert!(request_prompt(b"{not json").is_err());
-        assert!(request_prompt(br#"{"agent":"codex","input":{}}"#).is_err());
-        assert!(request_prompt(br#"{"agent":"claude","input":{"cwd":"/p"}}"#).is_err());
-        let ok = br#"{"agent":"claude","input":{"tool_name":"Write","tool_input":{"file_path":"/p/a","content":"x"}}}"#;
-        let (prompt, _) = request_prompt(ok).unwrap();
-        let Kind::Permission(permission) = &prompt.kind else {
-            panic!()
-        };
-        assert_eq!(permission.patterns, ["/p/a"]);
-        assert!(
-            permission
-                .diff
-                .as_deref()
-                .unwrap()
-                .contains("\"content\": \"x\"")
-        );
     }
 }
