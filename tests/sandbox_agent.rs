@@ -765,12 +765,21 @@ impl Claude {
         // machine's tests run as root); nothing else leaves 127.0.0.1.
         let agent = format!(
             "#!/bin/sh\nexport ANTHROPIC_BASE_URL=http://127.0.0.1:{api_port} ANTHROPIC_API_KEY=sk-test \
-             IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1\n\
+             IS_SANDBOX=1 ENABLE_TOOL_SEARCH=false CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1\n\
              tee -a '{}' | node '{}'\n",
             log.path().join("stdin.log").display(),
             claude.to_string_lossy()
         );
         let server = Server::start_with(&agent).await?;
+        // Permissions asked through ACP, not judged by Claude's auto-mode
+        // classifier (which would ask the mock model).
+        let settings = server._root.path().join("home/.claude");
+        std::fs::create_dir_all(&settings).unwrap();
+        std::fs::write(
+            settings.join("settings.json"),
+            r#"{"permissions": {"defaultMode": "default"}}"#,
+        )
+        .unwrap();
         Some(Claude {
             server,
             _api: api,
@@ -1192,4 +1201,287 @@ async fn replayed_history_is_not_answered_again() {
     assert_eq!(report["_meta"]["responses"], json!({"q-1": 1}), "{report}");
     assert!(!waiting.is_finished());
     waiting.abort();
+}
+
+impl Claude {
+    /// `initialize` (forms and links advertised) and a session whose Claude
+    /// also runs the MCP server `forms` (tests/sandbox_agent/mcp-forms),
+    /// which records each elicitation's result in `mcp.log`.
+    async fn open_with_forms(&self) -> String {
+        self.server
+            .open_session(
+                serde_json::from_str(FORM_CAPS).unwrap(),
+                "@agentclientprotocol/claude-agent-acp",
+            )
+            .await;
+        self.session_with_forms(3).await
+    }
+
+    async fn session_with_forms(&self, id: u64) -> String {
+        let mcp = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mcp-forms");
+        let record = self.log.path().join("mcp.log");
+        let session = self
+            .server
+            .rpc(
+                "",
+                id,
+                "session/new",
+                json!({"cwd": "/tmp", "mcpServers": [{"name": "forms", "command": "python3",
+                        "args": [mcp, record], "env": []}]}),
+            )
+            .await;
+        session["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{session}"))
+            .to_owned()
+    }
+
+    /// What the MCP server's elicitations got back, in order.
+    fn elicitation_results(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.log.path().join("mcp.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    /// The text of the tool results the model got that contain `needle`.
+    async fn results_saying(&self, needle: &str) -> Vec<String> {
+        self.tool_results()
+            .await
+            .iter()
+            .map(|r| r["content"].to_string())
+            .filter(|text| text.contains(needle))
+            .collect()
+    }
+}
+
+/// The ids of a form's fields, in order.
+fn field_ids(ask: &Value) -> Vec<String> {
+    ask["params"]["form"]["fields"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{ask}"))
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// AskUserQuestion with several questions (one a multi-select), then the
+/// free-text "Other", then a decline: each reaches the model as Claude's
+/// own tool result.
+#[tokio::test]
+async fn claude_code_several_questions_multi_select_other_and_decline() {
+    let Some(claude) = Claude::start().await else {
+        return;
+    };
+    let server = &claude.server;
+    let first = server
+        .open_session(
+            serde_json::from_str(FORM_CAPS).unwrap(),
+            "@agentclientprotocol/claude-agent-acp",
+        )
+        .await;
+    let mut client = server.client(extension_caps(), json!({})).await;
+
+    let turn = server.turn_in(&first, 50, "Ask me several questions.");
+    let ask = client.next_method("askQuestions/ask").await;
+    let form = &ask["params"]["form"];
+    assert_eq!(form["message"], "Please answer the following questions.");
+    let fields = form["fields"].as_array().unwrap();
+    assert_eq!(
+        field_ids(&ask),
+        ["question_0", "question_0_custom", "question_1", "question_1_custom"],
+        "{form}"
+    );
+    assert_eq!(fields[0]["type"], "choice", "{form}");
+    assert_eq!(fields[2]["type"], "multi", "{form}");
+    assert_eq!(fields[2]["title"], "Features", "{form}");
+    assert_eq!(
+        fields[2]["options"][2],
+        json!({"value": "Billing", "label": "Billing", "description": "Invoices"})
+    );
+    assert_eq!(fields[3]["title"], "Other", "{form}");
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {"question_0": "Postgres",
+                   "question_1": ["Auth", "Billing"], "question_1_custom": "Audit log"}}),
+        )
+        .await;
+    assert_eq!(turn.await.unwrap()["stopReason"], "end_turn");
+    let answered = claude
+        .results_saying(r#"\"Which features do you want?\"=\"Auth, Billing, Audit log\""#)
+        .await;
+    assert!(
+        answered.iter().all(|a| a.contains(r#"\"Which database should I use?\"=\"Postgres\""#))
+            && !answered.is_empty(),
+        "{:?}",
+        claude.tool_results().await
+    );
+
+    // "Other": nothing picked, an answer typed.
+    let second = claude.session(4).await;
+    let turn = server.turn_in(&second, 51, "Pick a database for me.");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(field_ids(&ask), ["question_0", "question_0_custom"]);
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {"question_0_custom": "MariaDB"}}),
+        )
+        .await;
+    assert_eq!(turn.await.unwrap()["stopReason"], "end_turn");
+    assert!(
+        !claude
+            .results_saying(r#"\"Which database should I use?\"=\"MariaDB\""#)
+            .await
+            .is_empty(),
+        "{:?}",
+        claude.tool_results().await
+    );
+
+    // Declined: Claude tells the model the person skipped the questions.
+    let before = claude.tool_results().await.len();
+    let third = claude.session(5).await;
+    let turn = server.turn_in(&third, 52, "Pick a database for me.");
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .respond(&ask["id"], json!({"outcome": "rejected"}))
+        .await;
+    assert_eq!(turn.await.unwrap()["stopReason"], "end_turn");
+    let results = claude.tool_results().await;
+    let declined: Vec<String> = results[before..]
+        .iter()
+        .map(|r| r["content"].to_string())
+        .collect();
+    assert!(
+        !declined.is_empty() && declined.iter().all(|d| !d.contains("=\\\"")),
+        "{declined:?}"
+    );
+    let responses = claude.responses();
+    assert_eq!(
+        (responses.get("0"), responses.get("1"), responses.get("2")),
+        (Some(&1), Some(&1), Some(&1)),
+        "{responses:?}"
+    );
+}
+
+/// The turn is cancelled while its question is open: the editor's prompt is
+/// withdrawn and nothing is sent for it.
+#[tokio::test]
+async fn claude_code_cancelled_turn_withdraws_its_question() {
+    let Some(claude) = Claude::start().await else {
+        return;
+    };
+    let server = &claude.server;
+    let session = server
+        .open_session(
+            serde_json::from_str(FORM_CAPS).unwrap(),
+            "@agentclientprotocol/claude-agent-acp",
+        )
+        .await;
+    let mut client = server.client(extension_caps(), json!({})).await;
+    let turn = server.turn_in(&session, 50, "Pick a database for me.");
+    let ask = client.next_method("askQuestions/ask").await;
+    let status = server
+        .http
+        .post(format!("{}/v1/acp/ask", server.url))
+        .json(&json!({"jsonrpc": "2.0", "method": "session/cancel",
+                      "params": {"sessionId": session}}))
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert!(status.is_success(), "{status}");
+    let resolved = resolved_for(&mut client, &ask).await;
+    assert_eq!(resolved["reason"], "sessionEnded", "{resolved}");
+    assert_eq!(
+        tokio::time::timeout(WAIT, turn).await.unwrap().unwrap()["stopReason"],
+        "cancelled"
+    );
+    // A late answer goes nowhere: the agent reads no response.
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {"question_0": "SQLite"}}),
+        )
+        .await;
+    client.drain(Duration::from_millis(500)).await;
+    assert_eq!(claude.responses().get("0"), None, "{:?}", claude.responses());
+}
+
+/// Claude's own permission to run `tool` (it asks before an MCP tool runs):
+/// allowed once.
+async fn allow_once(client: &mut LspClient, tool: &str) {
+    let ask = client.next_method("askQuestions/ask").await;
+    let permission = &ask["params"]["permission"];
+    assert_eq!(permission["title"], tool, "{ask}");
+    let allow = permission["choices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["effect"] == "allowOnce")
+        .unwrap_or_else(|| panic!("{ask}"))["id"]
+        .clone();
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "choice": allow}))
+        .await;
+}
+
+/// An MCP server's form and link through the real Claude: the form's values
+/// and the link's completion reach the MCP server, once each.
+#[tokio::test]
+async fn claude_code_passes_an_mcp_servers_form_and_link() {
+    let Some(claude) = Claude::start().await else {
+        return;
+    };
+    let server = &claude.server;
+    let session = claude.open_with_forms().await;
+    let mut client = server.client(extension_caps(), json!({})).await;
+
+    let turn = server.turn_in(&session, 50, "Configure it (mcp-form).");
+    allow_once(&mut client, "mcp__forms__configure").await;
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["form"]["message"], "Configure the project", "{ask}");
+    // In the order Claude sent them (not the MCP server's).
+    assert_eq!(field_ids(&ask), ["port", "strategy"]);
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {"strategy": "balanced", "port": 8080}}),
+        )
+        .await;
+    assert_eq!(turn.await.unwrap()["stopReason"], "end_turn");
+    assert_eq!(
+        claude.elicitation_results(),
+        [json!({"tool": "configure", "result": {"action": "accept",
+                "content": {"strategy": "balanced", "port": 8080}}})]
+    );
+    assert!(
+        !claude.results_saying("balanced").await.is_empty(),
+        "{:?}",
+        claude.tool_results().await
+    );
+
+    // The link: its flow completes while the request is open.
+    let second = claude.session_with_forms(4).await;
+    let turn = server.turn_in(&second, 51, "Sign me in (mcp-link).");
+    allow_once(&mut client, "mcp__forms__login").await;
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["form"]["url"]["url"],
+        "https://login.example.com/device?code=XYZ",
+        "{ask}"
+    );
+    let resolved = resolved_for(&mut client, &ask).await;
+    assert_ne!(resolved["reason"], "answeredElsewhere", "{resolved}");
+    let result = tokio::time::timeout(WAIT, turn)
+        .await
+        .expect("the turn ends once the link's flow is over")
+        .unwrap();
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    // Claude adds an empty `content` to the accept ask-lsp sent.
+    let link = &claude.elicitation_results()[1];
+    assert_eq!(link["tool"], "login", "{link}");
+    assert_eq!(link["result"]["action"], "accept", "{link}");
 }
