@@ -499,7 +499,7 @@ async fn forms_from_acp_elicitation() {
         ("form-ref", "field \"host\" uses $ref"),
         (
             "form-huge-enum",
-            "field options has 10000 entries (at most 500)",
+            "field options has 20000 entries (at most 10000)",
         ),
     ] {
         let meta = server.turn(27, text).await.unwrap();
@@ -1480,6 +1480,27 @@ async fn claude_code_passes_an_mcp_servers_form_and_link() {
         .expect("the turn ends once the link's flow is over")
         .unwrap();
     assert_eq!(result["stopReason"], "end_turn", "{result}");
+    // A time-zone picker: 600 options, shown and answered.
+    let third = claude.session_with_forms(5).await;
+    let turn = server.turn_in(&third, 52, "Which zone (mcp-zones)?");
+    allow_once(&mut client, "mcp__forms__zones").await;
+    let ask = client.next_method("askQuestions/ask").await;
+    let options = ask["params"]["form"]["fields"][0]["options"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{ask}"));
+    assert_eq!(options.len(), 600);
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {"zone": "Zone/City_599"}}),
+        )
+        .await;
+    assert_eq!(turn.await.unwrap()["stopReason"], "end_turn");
+    assert_eq!(
+        claude.elicitation_results()[2],
+        json!({"tool": "zones", "result": {"action": "accept", "content": {"zone": "Zone/City_599"}}})
+    );
+
     // Claude adds an empty `content` to the accept ask-lsp sent.
     let link = &claude.elicitation_results()[1];
     assert_eq!(link["tool"], "login", "{link}");

@@ -47,7 +47,7 @@ use crate::sse::SseEvent;
 const PERMISSION: &str = "session/request_permission";
 const QUESTION: &str = "_sandboxagent/session/request_question";
 /// The most JSON values one agent message may hold: a form of 64 fields
-/// with 500 options each fits.
+/// with 500 options each fits (one field may hold 10,000).
 const MAX_VALUES: usize = 128 << 10;
 const ELICIT: &str = "elicitation/create";
 const ELICIT_COMPLETE: &str = "elicitation/complete";
