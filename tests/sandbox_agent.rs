@@ -38,6 +38,11 @@ impl Server {
 
     /// Starts sandbox-agent with `agent` (a script) as its agent `mock`.
     async fn start_with(agent: &str) -> Option<Server> {
+        Server::start_as(agent, "mock").await
+    }
+
+    /// Starts sandbox-agent with `agent` (a script) as its agent `name`.
+    async fn start_as(agent: &str, name: &str) -> Option<Server> {
         let Some(bin) = std::env::var_os("SANDBOX_AGENT_BIN") else {
             assert!(
                 std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
@@ -50,7 +55,7 @@ impl Server {
         let agents = root.path().join("data/sandbox-agent/bin/agent_processes");
         std::fs::create_dir_all(&agents).unwrap();
         std::fs::create_dir_all(root.path().join("home")).unwrap();
-        let script = agents.join("mock-acp");
+        let script = agents.join(format!("{name}-acp"));
         std::fs::write(&script, agent).unwrap();
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
@@ -65,6 +70,8 @@ impl Server {
             ])
             .env("HOME", root.path().join("home"))
             .env("XDG_DATA_HOME", root.path().join("data"))
+            // Its OpenCode API's state, else shared in /tmp.
+            .env("OPENCODE_COMPAT_DB_PATH", root.path().join("opencode.db"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
@@ -1505,4 +1512,113 @@ async fn claude_code_passes_an_mcp_servers_form_and_link() {
     let link = &claude.elicitation_results()[1];
     assert_eq!(link["tool"], "login", "{link}");
     assert_eq!(link["result"]["action"], "accept", "{link}");
+}
+
+/// sandbox-agent's OpenCode-compatible API (`/opencode`) followed by
+/// ask-lsp's OpenCode backend at that base path: the permission and question
+/// of an agent it runs (the test agent as agent `claude`, started by the API
+/// itself, whose `initialize` advertises no elicitation) reach the editor,
+/// and the answers reach the agent.
+#[tokio::test]
+async fn opencode_api_of_sandbox_agent_is_followed_at_its_base_path() {
+    let mock = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mock-acp");
+    let Some(server) = Server::start_as(&std::fs::read_to_string(mock).unwrap(), "claude").await
+    else {
+        return;
+    };
+    // sandbox-agent installs an agent's native CLI before its ACP adapter
+    // (a download); a stand-in is enough for the test agent.
+    let cli = server._root.path().join("data/sandbox-agent/bin/claude");
+    std::fs::write(&cli, "#!/bin/sh\necho 2.1.318\n").unwrap();
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let api = format!("{}/opencode", server.url);
+    let directory = server._root.path().join("project");
+    std::fs::create_dir_all(&directory).unwrap();
+    let directory = directory.to_str().unwrap().to_owned();
+    let created: Value = server
+        .http
+        .post(format!("{api}/session"))
+        .query(&[("directory", &directory)])
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let session = created["id"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"servers": [{"name": "oc", "backend": "opencode", "url": api}]}),
+        )
+        .await;
+    let prompt = |text: &str| {
+        let (http, url) = (server.http.clone(), format!("{api}/session/{session}/prompt_async"));
+        let body = json!({"model": {"providerID": "claude", "modelID": "default"},
+                          "parts": [{"type": "text", "text": text}]});
+        tokio::spawn(async move {
+            http.post(url)
+                .json(&body)
+                .timeout(Duration::from_secs(30))
+                .send()
+                .await
+                .map(|r| r.status())
+        })
+    };
+    // What the agent said it received, from the session's messages.
+    let received = async |n: usize| -> Vec<String> {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let messages: Value = server
+                .http
+                .get(format!("{api}/session/{session}/message"))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let said: Vec<String> = messages
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+                .filter_map(|p| p["text"].as_str().map(str::to_owned))
+                .filter(|t| t.starts_with("received: "))
+                .collect();
+            if said.len() >= n {
+                return said;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{messages}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+
+    let turn = prompt("permission please");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["kind"], "permission", "{ask}");
+    assert_eq!(ask["params"]["sessionID"], session.as_str(), "{ask}");
+    assert_eq!(ask["params"]["source"]["url"], api.as_str(), "{ask}");
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "choice": "once"}))
+        .await;
+    assert!(turn.await.unwrap().unwrap().is_success());
+    let said = received(1).await;
+    assert!(said[0].contains(r#""allow_once""#), "{said:?}");
+
+    let turn = prompt("question please");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["questions"][0]["question"], "Which database?", "{ask}");
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "answers": [["SQLite"]]}))
+        .await;
+    assert!(turn.await.unwrap().unwrap().is_success());
+    let said = received(2).await;
+    assert!(said[1].contains(r#"[["SQLite"]]"#), "{said:?}");
+    assert_eq!(
+        resolved_for(&mut client, &ask).await["reason"],
+        "answeredHere"
+    );
 }
