@@ -260,7 +260,15 @@ impl Field {
                 }
                 Ok(FieldValue::Choices(values))
             }
-            (kind, _) => Err(err(format!("takes a {} value", kind.name()))),
+            (kind, _) => {
+                let name = kind.name();
+                let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                };
+                Err(err(format!("takes {article} {name} value")))
+            }
         }
     }
 }
@@ -883,6 +891,10 @@ pub(crate) mod tests {
         assert_eq!(
             with(("port", FieldValue::Number(80.0))),
             Err("port takes at least 1024".into())
+        );
+        assert_eq!(
+            with(("port", FieldValue::Text("80".into()))),
+            Err("port takes an integer value".into())
         );
         assert_eq!(
             with(("ratio", FieldValue::Number(1.5))),
