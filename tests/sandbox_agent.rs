@@ -1297,7 +1297,12 @@ async fn claude_code_several_questions_multi_select_other_and_decline() {
     let fields = form["fields"].as_array().unwrap();
     assert_eq!(
         field_ids(&ask),
-        ["question_0", "question_0_custom", "question_1", "question_1_custom"],
+        [
+            "question_0",
+            "question_0_custom",
+            "question_1",
+            "question_1_custom"
+        ],
         "{form}"
     );
     assert_eq!(fields[0]["type"], "choice", "{form}");
@@ -1320,7 +1325,9 @@ async fn claude_code_several_questions_multi_select_other_and_decline() {
         .results_saying(r#"\"Which features do you want?\"=\"Auth, Billing, Audit log\""#)
         .await;
     assert!(
-        answered.iter().all(|a| a.contains(r#"\"Which database should I use?\"=\"Postgres\""#))
+        answered
+            .iter()
+            .all(|a| a.contains(r#"\"Which database should I use?\"=\"Postgres\""#))
             && !answered.is_empty(),
         "{:?}",
         claude.tool_results().await
@@ -1414,7 +1421,12 @@ async fn claude_code_cancelled_turn_withdraws_its_question() {
         )
         .await;
     client.drain(Duration::from_millis(500)).await;
-    assert_eq!(claude.responses().get("0"), None, "{:?}", claude.responses());
+    assert_eq!(
+        claude.responses().get("0"),
+        None,
+        "{:?}",
+        claude.responses()
+    );
 }
 
 /// Claude's own permission to run `tool` (it asks before an MCP tool runs):
@@ -1449,7 +1461,10 @@ async fn claude_code_passes_an_mcp_servers_form_and_link() {
     let turn = server.turn_in(&session, 50, "Configure it (mcp-form).");
     allow_once(&mut client, "mcp__forms__configure").await;
     let ask = client.next_method("askQuestions/ask").await;
-    assert_eq!(ask["params"]["form"]["message"], "Configure the project", "{ask}");
+    assert_eq!(
+        ask["params"]["form"]["message"], "Configure the project",
+        "{ask}"
+    );
     // In the order Claude sent them (not the MCP server's).
     assert_eq!(field_ids(&ask), ["port", "strategy"]);
     client
@@ -1476,8 +1491,7 @@ async fn claude_code_passes_an_mcp_servers_form_and_link() {
     allow_once(&mut client, "mcp__forms__login").await;
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(
-        ask["params"]["form"]["url"]["url"],
-        "https://login.example.com/device?code=XYZ",
+        ask["params"]["form"]["url"]["url"], "https://login.example.com/device?code=XYZ",
         "{ask}"
     );
     let resolved = resolved_for(&mut client, &ask).await;
@@ -1546,7 +1560,10 @@ async fn opencode_api_of_sandbox_agent_is_followed_at_its_base_path() {
         .json()
         .await
         .unwrap();
-    let session = created["id"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+    let session = created["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
     let mut client = LspClient::start(&[]).await;
     client
         .initialize(
@@ -1555,7 +1572,10 @@ async fn opencode_api_of_sandbox_agent_is_followed_at_its_base_path() {
         )
         .await;
     let prompt = |text: &str| {
-        let (http, url) = (server.http.clone(), format!("{api}/session/{session}/prompt_async"));
+        let (http, url) = (
+            server.http.clone(),
+            format!("{api}/session/{session}/prompt_async"),
+        );
         let body = json!({"model": {"providerID": "claude", "modelID": "default"},
                           "parts": [{"type": "text", "text": text}]});
         tokio::spawn(async move {
@@ -1610,9 +1630,15 @@ async fn opencode_api_of_sandbox_agent_is_followed_at_its_base_path() {
 
     let turn = prompt("question please");
     let ask = client.next_method("askQuestions/ask").await;
-    assert_eq!(ask["params"]["questions"][0]["question"], "Which database?", "{ask}");
+    assert_eq!(
+        ask["params"]["questions"][0]["question"], "Which database?",
+        "{ask}"
+    );
     client
-        .respond(&ask["id"], json!({"outcome": "answered", "answers": [["SQLite"]]}))
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "answers": [["SQLite"]]}),
+        )
         .await;
     assert!(turn.await.unwrap().unwrap().is_success());
     let said = received(2).await;
