@@ -473,11 +473,16 @@ fn script(c: char) -> Option<&'static str> {
 }
 
 impl Form {
-    /// The message's first line, else the first field's title.
+    /// The message's first line, else a link's domain or the first field's
+    /// title.
     pub fn name(&self) -> &str {
-        match self.message.lines().find(|l| !l.trim().is_empty()) {
-            Some(line) => line.trim(),
-            None => self.fields.first().map_or("", |f| f.title.as_str()),
+        match (
+            self.message.lines().find(|l| !l.trim().is_empty()),
+            &self.url,
+        ) {
+            (Some(line), _) => line.trim(),
+            (None, Some(link)) => link.domain.as_str(),
+            (None, None) => self.fields.first().map_or("", |f| f.title.as_str()),
         }
     }
 
@@ -1093,6 +1098,12 @@ pub(crate) mod tests {
             p.validate(Reply::Answer(Answer::Form(FormValues::new())))
                 .is_ok()
         );
+        // A link without a message is named by its domain, never "".
+        let Kind::Form(mut form) = p.kind.clone() else {
+            unreachable!()
+        };
+        form.message.clear();
+        assert_eq!(form.name(), "a.example");
         assert!(
             p.validate(Reply::Answer(Answer::Form(values(&[("x", text("y"))]))))
                 .is_err()
