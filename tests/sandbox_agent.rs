@@ -38,6 +38,11 @@ impl Server {
 
     /// Starts sandbox-agent with `agent` (a script) as its agent `mock`.
     async fn start_with(agent: &str) -> Option<Server> {
+        Server::start_as(agent, "mock").await
+    }
+
+    /// Starts sandbox-agent with `agent` (a script) as its agent `name`.
+    async fn start_as(agent: &str, name: &str) -> Option<Server> {
         let Some(bin) = std::env::var_os("SANDBOX_AGENT_BIN") else {
             assert!(
                 std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
@@ -50,7 +55,7 @@ impl Server {
         let agents = root.path().join("data/sandbox-agent/bin/agent_processes");
         std::fs::create_dir_all(&agents).unwrap();
         std::fs::create_dir_all(root.path().join("home")).unwrap();
-        let script = agents.join("mock-acp");
+        let script = agents.join(format!("{name}-acp"));
         std::fs::write(&script, agent).unwrap();
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
@@ -65,6 +70,8 @@ impl Server {
             ])
             .env("HOME", root.path().join("home"))
             .env("XDG_DATA_HOME", root.path().join("data"))
+            // Its OpenCode API's state, else shared in /tmp.
+            .env("OPENCODE_COMPAT_DB_PATH", root.path().join("opencode.db"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
@@ -499,7 +506,7 @@ async fn forms_from_acp_elicitation() {
         ("form-ref", "field \"host\" uses $ref"),
         (
             "form-huge-enum",
-            "field options has 10000 entries (at most 500)",
+            "field options has 20000 entries (at most 10000)",
         ),
     ] {
         let meta = server.turn(27, text).await.unwrap();
@@ -765,12 +772,21 @@ impl Claude {
         // machine's tests run as root); nothing else leaves 127.0.0.1.
         let agent = format!(
             "#!/bin/sh\nexport ANTHROPIC_BASE_URL=http://127.0.0.1:{api_port} ANTHROPIC_API_KEY=sk-test \
-             IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1\n\
+             IS_SANDBOX=1 ENABLE_TOOL_SEARCH=false CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1\n\
              tee -a '{}' | node '{}'\n",
             log.path().join("stdin.log").display(),
             claude.to_string_lossy()
         );
         let server = Server::start_with(&agent).await?;
+        // Permissions asked through ACP, not judged by Claude's auto-mode
+        // classifier (which would ask the mock model).
+        let settings = server._root.path().join("home/.claude");
+        std::fs::create_dir_all(&settings).unwrap();
+        std::fs::write(
+            settings.join("settings.json"),
+            r#"{"permissions": {"defaultMode": "default"}}"#,
+        )
+        .unwrap();
         Some(Claude {
             server,
             _api: api,
@@ -1192,4 +1208,443 @@ async fn replayed_history_is_not_answered_again() {
     assert_eq!(report["_meta"]["responses"], json!({"q-1": 1}), "{report}");
     assert!(!waiting.is_finished());
     waiting.abort();
+}
+
+impl Claude {
+    /// `initialize` (forms and links advertised) and a session whose Claude
+    /// also runs the MCP server `forms` (tests/sandbox_agent/mcp-forms),
+    /// which records each elicitation's result in `mcp.log`.
+    async fn open_with_forms(&self) -> String {
+        self.server
+            .open_session(
+                serde_json::from_str(FORM_CAPS).unwrap(),
+                "@agentclientprotocol/claude-agent-acp",
+            )
+            .await;
+        self.session_with_forms(3).await
+    }
+
+    async fn session_with_forms(&self, id: u64) -> String {
+        let mcp = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mcp-forms");
+        let record = self.log.path().join("mcp.log");
+        let session = self
+            .server
+            .rpc(
+                "",
+                id,
+                "session/new",
+                json!({"cwd": "/tmp", "mcpServers": [{"name": "forms", "command": "python3",
+                        "args": [mcp, record], "env": []}]}),
+            )
+            .await;
+        session["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{session}"))
+            .to_owned()
+    }
+
+    /// What the MCP server's elicitations got back, in order.
+    fn elicitation_results(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.log.path().join("mcp.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    /// The text of the tool results the model got that contain `needle`.
+    async fn results_saying(&self, needle: &str) -> Vec<String> {
+        self.tool_results()
+            .await
+            .iter()
+            .map(|r| r["content"].to_string())
+            .filter(|text| text.contains(needle))
+            .collect()
+    }
+}
+
+/// The ids of a form's fields, in order.
+fn field_ids(ask: &Value) -> Vec<String> {
+    ask["params"]["form"]["fields"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{ask}"))
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// AskUserQuestion with several questions (one a multi-select), then the
+/// free-text "Other", then a decline: each reaches the model as Claude's
+/// own tool result.
+#[tokio::test]
+async fn claude_code_several_questions_multi_select_other_and_decline() {
+    let Some(claude) = Claude::start().await else {
+        return;
+    };
+    let server = &claude.server;
+    let first = server
+        .open_session(
+            serde_json::from_str(FORM_CAPS).unwrap(),
+            "@agentclientprotocol/claude-agent-acp",
+        )
+        .await;
+    let mut client = server.client(extension_caps(), json!({})).await;
+
+    let turn = server.turn_in(&first, 50, "Ask me several questions.");
+    let ask = client.next_method("askQuestions/ask").await;
+    let form = &ask["params"]["form"];
+    assert_eq!(form["message"], "Please answer the following questions.");
+    let fields = form["fields"].as_array().unwrap();
+    assert_eq!(
+        field_ids(&ask),
+        [
+            "question_0",
+            "question_0_custom",
+            "question_1",
+            "question_1_custom"
+        ],
+        "{form}"
+    );
+    assert_eq!(fields[0]["type"], "choice", "{form}");
+    assert_eq!(fields[2]["type"], "multi", "{form}");
+    assert_eq!(fields[2]["title"], "Features", "{form}");
+    assert_eq!(
+        fields[2]["options"][2],
+        json!({"value": "Billing", "label": "Billing", "description": "Invoices"})
+    );
+    assert_eq!(fields[3]["title"], "Other", "{form}");
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {"question_0": "Postgres",
+                   "question_1": ["Auth", "Billing"], "question_1_custom": "Audit log"}}),
+        )
+        .await;
+    assert_eq!(turn.await.unwrap()["stopReason"], "end_turn");
+    let answered = claude
+        .results_saying(r#"\"Which features do you want?\"=\"Auth, Billing, Audit log\""#)
+        .await;
+    assert!(
+        answered
+            .iter()
+            .all(|a| a.contains(r#"\"Which database should I use?\"=\"Postgres\""#))
+            && !answered.is_empty(),
+        "{:?}",
+        claude.tool_results().await
+    );
+
+    // "Other": nothing picked, an answer typed.
+    let second = claude.session(4).await;
+    let turn = server.turn_in(&second, 51, "Pick a database for me.");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(field_ids(&ask), ["question_0", "question_0_custom"]);
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {"question_0_custom": "MariaDB"}}),
+        )
+        .await;
+    assert_eq!(turn.await.unwrap()["stopReason"], "end_turn");
+    assert!(
+        !claude
+            .results_saying(r#"\"Which database should I use?\"=\"MariaDB\""#)
+            .await
+            .is_empty(),
+        "{:?}",
+        claude.tool_results().await
+    );
+
+    // Declined: Claude tells the model the person skipped the questions.
+    let before = claude.tool_results().await.len();
+    let third = claude.session(5).await;
+    let turn = server.turn_in(&third, 52, "Pick a database for me.");
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .respond(&ask["id"], json!({"outcome": "rejected"}))
+        .await;
+    assert_eq!(turn.await.unwrap()["stopReason"], "end_turn");
+    let results = claude.tool_results().await;
+    let declined: Vec<String> = results[before..]
+        .iter()
+        .map(|r| r["content"].to_string())
+        .collect();
+    assert!(
+        !declined.is_empty() && declined.iter().all(|d| !d.contains("=\\\"")),
+        "{declined:?}"
+    );
+    let responses = claude.responses();
+    assert_eq!(
+        (responses.get("0"), responses.get("1"), responses.get("2")),
+        (Some(&1), Some(&1), Some(&1)),
+        "{responses:?}"
+    );
+}
+
+/// The turn is cancelled while its question is open: the editor's prompt is
+/// withdrawn and nothing is sent for it.
+#[tokio::test]
+async fn claude_code_cancelled_turn_withdraws_its_question() {
+    let Some(claude) = Claude::start().await else {
+        return;
+    };
+    let server = &claude.server;
+    let session = server
+        .open_session(
+            serde_json::from_str(FORM_CAPS).unwrap(),
+            "@agentclientprotocol/claude-agent-acp",
+        )
+        .await;
+    let mut client = server.client(extension_caps(), json!({})).await;
+    let turn = server.turn_in(&session, 50, "Pick a database for me.");
+    let ask = client.next_method("askQuestions/ask").await;
+    let status = server
+        .http
+        .post(format!("{}/v1/acp/ask", server.url))
+        .json(&json!({"jsonrpc": "2.0", "method": "session/cancel",
+                      "params": {"sessionId": session}}))
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert!(status.is_success(), "{status}");
+    let resolved = resolved_for(&mut client, &ask).await;
+    assert_eq!(resolved["reason"], "sessionEnded", "{resolved}");
+    assert_eq!(
+        tokio::time::timeout(WAIT, turn).await.unwrap().unwrap()["stopReason"],
+        "cancelled"
+    );
+    // A late answer goes nowhere: the agent reads no response.
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {"question_0": "SQLite"}}),
+        )
+        .await;
+    client.drain(Duration::from_millis(500)).await;
+    assert_eq!(
+        claude.responses().get("0"),
+        None,
+        "{:?}",
+        claude.responses()
+    );
+}
+
+/// Claude's own permission to run `tool` (it asks before an MCP tool runs):
+/// allowed once.
+async fn allow_once(client: &mut LspClient, tool: &str) {
+    let ask = client.next_method("askQuestions/ask").await;
+    let permission = &ask["params"]["permission"];
+    assert_eq!(permission["title"], tool, "{ask}");
+    let allow = permission["choices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["effect"] == "allowOnce")
+        .unwrap_or_else(|| panic!("{ask}"))["id"]
+        .clone();
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "choice": allow}))
+        .await;
+}
+
+/// An MCP server's form and link through the real Claude: the form's values
+/// and the link's completion reach the MCP server, once each.
+#[tokio::test]
+async fn claude_code_passes_an_mcp_servers_form_and_link() {
+    let Some(claude) = Claude::start().await else {
+        return;
+    };
+    let server = &claude.server;
+    let session = claude.open_with_forms().await;
+    let mut client = server.client(extension_caps(), json!({})).await;
+
+    let turn = server.turn_in(&session, 50, "Configure it (mcp-form).");
+    allow_once(&mut client, "mcp__forms__configure").await;
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["form"]["message"], "Configure the project",
+        "{ask}"
+    );
+    // In the order Claude sent them (not the MCP server's).
+    assert_eq!(field_ids(&ask), ["port", "strategy"]);
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {"strategy": "balanced", "port": 8080}}),
+        )
+        .await;
+    assert_eq!(turn.await.unwrap()["stopReason"], "end_turn");
+    assert_eq!(
+        claude.elicitation_results(),
+        [json!({"tool": "configure", "result": {"action": "accept",
+                "content": {"strategy": "balanced", "port": 8080}}})]
+    );
+    assert!(
+        !claude.results_saying("balanced").await.is_empty(),
+        "{:?}",
+        claude.tool_results().await
+    );
+
+    // The link: its flow completes while the request is open.
+    let second = claude.session_with_forms(4).await;
+    let turn = server.turn_in(&second, 51, "Sign me in (mcp-link).");
+    allow_once(&mut client, "mcp__forms__login").await;
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["form"]["url"]["url"], "https://login.example.com/device?code=XYZ",
+        "{ask}"
+    );
+    let resolved = resolved_for(&mut client, &ask).await;
+    assert_ne!(resolved["reason"], "answeredElsewhere", "{resolved}");
+    let result = tokio::time::timeout(WAIT, turn)
+        .await
+        .expect("the turn ends once the link's flow is over")
+        .unwrap();
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    // A time-zone picker: 600 options, shown and answered.
+    let third = claude.session_with_forms(5).await;
+    let turn = server.turn_in(&third, 52, "Which zone (mcp-zones)?");
+    allow_once(&mut client, "mcp__forms__zones").await;
+    let ask = client.next_method("askQuestions/ask").await;
+    let options = ask["params"]["form"]["fields"][0]["options"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{ask}"));
+    assert_eq!(options.len(), 600);
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {"zone": "Zone/City_599"}}),
+        )
+        .await;
+    assert_eq!(turn.await.unwrap()["stopReason"], "end_turn");
+    assert_eq!(
+        claude.elicitation_results()[2],
+        json!({"tool": "zones", "result": {"action": "accept", "content": {"zone": "Zone/City_599"}}})
+    );
+
+    // Claude adds an empty `content` to the accept ask-lsp sent.
+    let link = &claude.elicitation_results()[1];
+    assert_eq!(link["tool"], "login", "{link}");
+    assert_eq!(link["result"]["action"], "accept", "{link}");
+}
+
+/// sandbox-agent's OpenCode-compatible API (`/opencode`) followed by
+/// ask-lsp's OpenCode backend at that base path: the permission and question
+/// of an agent it runs (the test agent as agent `claude`, started by the API
+/// itself, whose `initialize` advertises no elicitation) reach the editor,
+/// and the answers reach the agent.
+#[tokio::test]
+async fn opencode_api_of_sandbox_agent_is_followed_at_its_base_path() {
+    let mock = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox_agent/mock-acp");
+    let Some(server) = Server::start_as(&std::fs::read_to_string(mock).unwrap(), "claude").await
+    else {
+        return;
+    };
+    // sandbox-agent installs an agent's native CLI before its ACP adapter
+    // (a download); a stand-in is enough for the test agent.
+    let cli = server._root.path().join("data/sandbox-agent/bin/claude");
+    std::fs::write(&cli, "#!/bin/sh\necho 2.1.318\n").unwrap();
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let api = format!("{}/opencode", server.url);
+    let directory = server._root.path().join("project");
+    std::fs::create_dir_all(&directory).unwrap();
+    let directory = directory.to_str().unwrap().to_owned();
+    let created: Value = server
+        .http
+        .post(format!("{api}/session"))
+        .query(&[("directory", &directory)])
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let session = created["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"servers": [{"name": "oc", "backend": "opencode", "url": api}]}),
+        )
+        .await;
+    let prompt = |text: &str| {
+        let (http, url) = (
+            server.http.clone(),
+            format!("{api}/session/{session}/prompt_async"),
+        );
+        let body = json!({"model": {"providerID": "claude", "modelID": "default"},
+                          "parts": [{"type": "text", "text": text}]});
+        tokio::spawn(async move {
+            http.post(url)
+                .json(&body)
+                .timeout(Duration::from_secs(30))
+                .send()
+                .await
+                .map(|r| r.status())
+        })
+    };
+    // What the agent said it received, from the session's messages.
+    let received = async |n: usize| -> Vec<String> {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let messages: Value = server
+                .http
+                .get(format!("{api}/session/{session}/message"))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let said: Vec<String> = messages
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+                .filter_map(|p| p["text"].as_str().map(str::to_owned))
+                .filter(|t| t.starts_with("received: "))
+                .collect();
+            if said.len() >= n {
+                return said;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{messages}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+
+    let turn = prompt("permission please");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["kind"], "permission", "{ask}");
+    assert_eq!(ask["params"]["sessionID"], session.as_str(), "{ask}");
+    assert_eq!(ask["params"]["source"]["url"], api.as_str(), "{ask}");
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "choice": "once"}))
+        .await;
+    assert!(turn.await.unwrap().unwrap().is_success());
+    let said = received(1).await;
+    assert!(said[0].contains(r#""allow_once""#), "{said:?}");
+
+    let turn = prompt("question please");
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["questions"][0]["question"], "Which database?",
+        "{ask}"
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "answers": [["SQLite"]]}),
+        )
+        .await;
+    assert!(turn.await.unwrap().unwrap().is_success());
+    let said = received(2).await;
+    assert!(said[1].contains(r#"[["SQLite"]]"#), "{said:?}");
+    assert_eq!(
+        resolved_for(&mut client, &ask).await["reason"],
+        "answeredHere"
+    );
 }

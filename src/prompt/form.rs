@@ -260,7 +260,15 @@ impl Field {
                 }
                 Ok(FieldValue::Choices(values))
             }
-            (kind, _) => Err(err(format!("takes a {} value", kind.name()))),
+            (kind, _) => {
+                let name = kind.name();
+                let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                };
+                Err(err(format!("takes {article} {name} value")))
+            }
         }
     }
 }
@@ -465,11 +473,16 @@ fn script(c: char) -> Option<&'static str> {
 }
 
 impl Form {
-    /// The message's first line, else the first field's title.
+    /// The message's first line, else a link's domain or the first field's
+    /// title.
     pub fn name(&self) -> &str {
-        match self.message.lines().find(|l| !l.trim().is_empty()) {
-            Some(line) => line.trim(),
-            None => self.fields.first().map_or("", |f| f.title.as_str()),
+        match (
+            self.message.lines().find(|l| !l.trim().is_empty()),
+            &self.url,
+        ) {
+            (Some(line), _) => line.trim(),
+            (None, Some(link)) => link.domain.as_str(),
+            (None, None) => self.fields.first().map_or("", |f| f.title.as_str()),
         }
     }
 

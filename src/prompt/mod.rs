@@ -38,8 +38,10 @@ pub(crate) mod limits {
     pub const PATTERNS: usize = 64;
     pub const REJECT_MESSAGE_LEN: usize = 8_000;
     pub const FIELDS: usize = 64;
-    /// A form's choice list: longer than a question's (countries, time zones).
-    pub const FORM_OPTIONS: usize = 500;
+    /// A form's choice list: longer than a question's (countries, ~600 time
+    /// zones, ~7,900 ISO 639-3 languages); the agent message's value count
+    /// bounds it while reading.
+    pub const FORM_OPTIONS: usize = 10_000;
     pub const PATTERN_LEN: usize = 1_000;
     pub const URL_LEN: usize = 8_000;
     /// How much of a title editors get.

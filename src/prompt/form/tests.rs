@@ -232,6 +232,10 @@ fn numbers_booleans_and_choices() {
         Err("port takes at least 1024".into())
     );
     assert_eq!(
+        with(("port", FieldValue::Text("80".into()))),
+        Err("port takes an integer value".into())
+    );
+    assert_eq!(
         with(("ratio", FieldValue::Number(1.5))),
         Err("ratio takes at most 1".into())
     );
@@ -260,7 +264,7 @@ fn numbers_booleans_and_choices() {
 
 #[test]
 fn bounds_and_unanswerable_fields_are_refused() {
-    let many: Vec<String> = (0..10_000).map(|i| format!("o{i}")).collect();
+    let many: Vec<String> = (0..10_001).map(|i| format!("o{i}")).collect();
     let many: Vec<&str> = many.iter().map(String::as_str).collect();
     let err = Form {
         message: "m".into(),
@@ -278,7 +282,7 @@ fn bounds_and_unanswerable_fields_are_refused() {
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "field options has 10000 entries (at most 500)"
+        "field options has 10001 entries (at most 10000)"
     );
     let fields = (0..100)
         .map(|i| text_field(&format!("f{i}"), false))
@@ -428,6 +432,12 @@ fn links_show_their_real_domain_and_only_http() {
         p.validate(Reply::Answer(Answer::Form(FormValues::new())))
             .is_ok()
     );
+    // A link without a message is named by its domain, never "".
+    let Kind::Form(mut form) = p.kind.clone() else {
+        unreachable!()
+    };
+    form.message.clear();
+    assert_eq!(form.name(), "a.example");
     assert!(
         p.validate(Reply::Answer(Answer::Form(values(&[("x", text("y"))]))))
             .is_err()

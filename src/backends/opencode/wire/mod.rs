@@ -371,8 +371,9 @@ struct GlobalEnvelope<'a> {
     directory: Option<String>,
     /// SDK 1.19: the workspace the directory belongs to, if any.
     workspace: Option<String>,
+    /// None: the event itself, unwrapped (sandbox-agent's `/opencode`).
     #[serde(borrow)]
-    payload: &'a RawValue,
+    payload: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -451,7 +452,8 @@ pub(crate) fn parse_event(data: &str, global: bool) -> Result<Parsed, serde_json
     }
     let (directory, workspace, payload) = if global {
         let wrapper: GlobalEnvelope = serde_json::from_str(data)?;
-        (wrapper.directory, wrapper.workspace, wrapper.payload.get())
+        let payload = wrapper.payload.map_or(data, RawValue::get);
+        (wrapper.directory, wrapper.workspace, payload)
     } else {
         (None, None, data)
     };
