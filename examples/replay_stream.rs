@@ -117,9 +117,12 @@ fn paced(path: &str, rate: u64, subscribers: u64) {
         } else if now - due > Duration::from_millis(1) {
             late += 1;
         }
-        for writer in &mut writers {
-            // One event, one send(); a reader that went is left out.
-            let _ = writer.write_all(chunk);
+        // One event, one send() to each; each event starts with the next
+        // subscriber, so none is always woken first. A reader that went is
+        // left out.
+        let start = n % writers.len();
+        for index in (start..writers.len()).chain(0..start) {
+            let _ = writers[index].write_all(chunk);
         }
     }
     println!(
