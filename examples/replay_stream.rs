@@ -14,7 +14,9 @@
 //!   after their time.
 //! - `replay_stream --idle SERVERS HEARTBEAT_S` (the wake-up part) serves
 //!   SERVERS ports (printed on one line) whose streams send only a
-//!   `server.heartbeat` every HEARTBEAT_S seconds, as an idle OpenCode does.
+//!   `server.heartbeat` every HEARTBEAT_S seconds, as an idle OpenCode does;
+//!   each server's first stream ends at its own point of the first period,
+//!   so that the streams are out of phase.
 //!
 //! Other requests (ask-lsp's resync) find nothing pending. A connection
 //! stays open after its stream until its reader closes it.
@@ -22,6 +24,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -68,7 +71,10 @@ fn chunks(stream: &[u8]) -> Vec<&[u8]> {
     let mut out = Vec::new();
     let mut at = 0;
     while at < stream.len() {
-        let line = stream[at..].iter().position(|&b| b == b'\r').expect("chunk size");
+        let line = stream[at..]
+            .iter()
+            .position(|&b| b == b'\r')
+            .expect("chunk size");
         let size = std::str::from_utf8(&stream[at..at + line]).expect("hex");
         let size = usize::from_str_radix(size, 16).expect("hex");
         let end = at + line + 2 + size + 2;
@@ -111,12 +117,19 @@ fn paced(path: &str, rate: u64, subscribers: u64) {
         } else if now - due > Duration::from_millis(1) {
             late += 1;
         }
-        for writer in &mut writers {
-            // One event, one send(); a reader that went is left out.
-            let _ = writer.write_all(chunk);
+        // One event, one send() to each; each event starts with the next
+        // subscriber, so none is always woken first. A reader that went is
+        // left out.
+        let start = n % writers.len();
+        for index in (start..writers.len()).chain(0..start) {
+            let _ = writers[index].write_all(chunk);
         }
     }
-    println!("done {} {:.3} {late}", chunks.len(), started.elapsed().as_secs_f64());
+    println!(
+        "done {} {:.3} {late}",
+        chunks.len(),
+        started.elapsed().as_secs_f64()
+    );
     // Held open until the bench is done reading the consumers.
     let mut sink = String::new();
     while matches!(std::io::stdin().read_line(&mut sink), Ok(n) if n > 0) {}
@@ -132,18 +145,30 @@ fn idle(servers: u64, heartbeat: u64) {
         .collect();
     println!("{}", addresses.join(" "));
     let beat = chunk_of(HEARTBEAT);
-    for listener in listeners {
+    let period = Duration::from_secs(heartbeat);
+    for (index, listener) in listeners.into_iter().enumerate() {
         let beat = beat.clone();
+        // Servers started at different times: each one's first stream ends
+        // (cleanly) at its own point of one period, so the streams that
+        // follow, and their heartbeats, are out of phase, as real ones are.
+        let first_close = period * index as u32 / servers as u32;
+        let first = Arc::new(AtomicBool::new(true));
         std::thread::spawn(move || {
             for connection in listener.incoming() {
                 let Ok(connection) = connection else { continue };
                 let beat = beat.clone();
+                let first = first.clone();
                 std::thread::spawn(move || {
                     let Some((_reader, mut writer)) = open_stream(connection) else {
                         return;
                     };
+                    if first.swap(false, Ordering::Relaxed) {
+                        std::thread::sleep(first_close);
+                        let _ = writer.write_all(b"0\r\n\r\n");
+                        return;
+                    }
                     loop {
-                        std::thread::sleep(Duration::from_secs(heartbeat));
+                        std::thread::sleep(period);
                         if writer.write_all(beat.as_bytes()).is_err() {
                             return;
                         }

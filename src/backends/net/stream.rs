@@ -537,7 +537,9 @@ mod tests {
             })
         });
         let silent: Vec<_> = silent.collect();
-        let talking = (0..10).map(|_| (100, ": ping\n\n")).chain([(0, "data: b\n\n")]);
+        let talking = (0..10)
+            .map(|_| (100, ": ping\n\n"))
+            .chain([(0, "data: b\n\n")]);
         let mut talking = EventStream::new(source(talking.collect()), bound, |_| true);
         assert_eq!(data(&mut talking).await, Ok(Some(vec!["b".to_owned()])));
         for stream in silent {
