@@ -4,9 +4,8 @@
 
 use serde_json::json;
 
-use super::wire::{
-    FormInfo, ServerInfo, Shape, V2Event, form_answer, listed, parse_event, question_answer,
-};
+use super::form::{FormInfo, Shape, form_answer, question_answer};
+use super::wire::{ServerInfo, V2Event, listed, parse_event};
 use crate::prompt::{Effect, FieldKind, FieldValue, FormValues, Kind, Prompt, TextFormat};
 use crate::sse::{SseDecoder, SseItem};
 

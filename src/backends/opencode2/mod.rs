@@ -14,6 +14,7 @@
 
 #[cfg(test)]
 mod contract;
+mod form;
 mod wire;
 
 use std::num::NonZeroUsize;
@@ -23,7 +24,8 @@ use futures_util::future::BoxFuture;
 use lru::LruCache;
 use serde_json::{Value, json};
 
-use self::wire::{FormInfo, PermissionRequest, ServerInfo, Shape, V2Event, parse_event};
+use self::form::{FormInfo, Shape};
+use self::wire::{PermissionRequest, ServerInfo, V2Event, parse_event};
 use super::http::{self, Answered, Peer};
 use super::opencode::permission_reply;
 use super::stream::{Flow, Follow};
@@ -193,7 +195,7 @@ impl OpenCode2 {
         let directory = directory.or_else(|| self.spec.directory.clone());
         match form.into_prompt(directory) {
             Ok((prompt, shape)) => Some((prompt, Some(shape))),
-            Err(wire::Unshowable(reason)) => {
+            Err(form::Unshowable(reason)) => {
                 self.report(
                     &id,
                     format!("a form cannot be shown here ({reason}); answer it in OpenCode"),
@@ -403,7 +405,7 @@ impl OpenCode2 {
             .data;
         form.into_prompt(None)
             .map(|(_, shape)| shape)
-            .map_err(|wire::Unshowable(reason)| BackendError::Refused {
+            .map_err(|form::Unshowable(reason)| BackendError::Refused {
                 server: self.peer.label.clone(),
                 reason,
             })
@@ -463,9 +465,9 @@ impl OpenCode2 {
                 let shape = self.shape(prompt, id, session).await?;
                 let answer = match (&shape, answer) {
                     (Shape::Questions(keys), Answer::Questions(answers)) => {
-                        wire::question_answer(keys, answers)
+                        form::question_answer(keys, answers)
                     }
-                    (Shape::Fields(keys), Answer::Form(values)) => wire::form_answer(keys, values),
+                    (Shape::Fields(keys), Answer::Form(values)) => form::form_answer(keys, values),
                     (Shape::Link(None), Answer::Form(_)) => json!({}),
                     // Upstream: an external field is acknowledged with `true`.
                     (Shape::Link(Some(key)), Answer::Form(_)) => json!({ key: true }),
