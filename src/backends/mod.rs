@@ -13,6 +13,7 @@ pub(crate) mod hook;
 mod http;
 mod opencode;
 mod opencode2;
+mod openapi;
 mod sandbox_agent;
 mod stream;
 
