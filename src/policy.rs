@@ -108,8 +108,13 @@ struct PermissionMatcher {
 const SHELL_CHAINING: [&str; 8] = ["$(", "<(", "`", ";", "&", "|", ">", "\n"];
 
 impl PermissionRule {
+    /// OpenCode 2 renamed the action `bash` to `shell`: a rule naming
+    /// either names both.
     fn names_action(&self, permission: &Permission) -> bool {
-        self.action.as_ref().is_none_or(|a| *a == permission.action)
+        let shell = |action: &str| matches!(action, "bash" | "shell");
+        self.action
+            .as_ref()
+            .is_none_or(|a| *a == permission.action || shell(a) && shell(&permission.action))
     }
 
     fn fits(&self, subject: &str) -> bool {
@@ -1109,6 +1114,22 @@ mod tests {
             {"match": "/rm\\s+-rf/", "decision": "reject", "message": "Never delete recursively."},
             {"action": "edit", "match": ".env", "decision": "reject"}
         ]})
+    }
+
+    /// OpenCode 2 renamed `bash` to `shell`: a rule naming either names both.
+    #[test]
+    fn bash_and_shell_rules_name_each_other() {
+        let mut shell = bash("git status", &["git status"]);
+        if let Kind::Permission(permission) = &mut shell.kind {
+            permission.action = "shell".into();
+        }
+        assert!(matches!(decide(rules(), &shell), Decision::Allow { .. }));
+        let shell_rule = json!({"permissions": [
+            {"action": "shell", "match": "git status*", "decision": "allow"}]});
+        let asked = bash("git status", &["git status"]);
+        assert!(matches!(decide(shell_rule, &asked), Decision::Allow { .. }));
+        let edit_rule = json!({"permissions": [{"action": "edit", "decision": "allow"}]});
+        assert!(!matches!(decide(edit_rule, &shell), Decision::Allow { .. }));
     }
 
     #[test]

@@ -211,7 +211,7 @@ fn a_v2_permission_names_its_command_patterns_and_choices() {
         panic!("{prompt:?}");
     };
     assert_eq!(permission.action, "bash");
-    assert_eq!(permission.title, "bash: git push origin main");
+    assert_eq!(permission.title, "Run git push origin main");
     assert_eq!(permission.command.as_deref(), Some("git push origin main"));
     assert_eq!(permission.patterns, ["git push origin main"]);
     let choices: Vec<(&str, &str, Effect)> = permission

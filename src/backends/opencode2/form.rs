@@ -15,9 +15,11 @@ use crate::prompt::{
     Choice, Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Kind, Link, Origin,
     Prompt, Question, TextFormat,
 };
-/// `Form.Info`. Two generations of it: with `mode` (`"form"` with fields,
-/// or `"url"` with a `url`), and without `mode`, fields only, a link being
-/// an `external` field answered `true` once opened.
+
+/// `Form.Info` (and `Form.Detail`, which adds its `state`). Two shapes of
+/// it: with `mode` (`"form"` with fields, or `"url"` with a `url`; @23699db
+/// and @3ece701d), and without `mode` (the current one), fields only, a link
+/// being an `external` field answered `true` once opened.
 #[derive(Debug, Deserialize)]
 pub(super) struct FormInfo {
     pub id: String,
@@ -63,10 +65,13 @@ struct FormField {
     description: Option<String>,
     #[serde(default)]
     required: bool,
-    /// Left to its default unless answered: not shown, never sent.
+    /// "Skip the interactive prompt and use the default unless an answer
+    /// is supplied" (upstream): not shown, never sent.
     #[serde(default)]
     hidden: bool,
-    #[serde(default)]
+    /// A list of conditions; the oldest generation (@23699db) gives one
+    /// object.
+    #[serde(default, deserialize_with = "one_or_many")]
     when: Vec<When>,
     #[serde(flatten)]
     spec: FieldSpec,
@@ -107,6 +112,9 @@ enum FieldSpec {
         #[serde(rename = "maxItems")]
         max_items: Option<u32>,
         default: Option<Vec<String>>,
+        /// Typed values allowed besides the options.
+        #[serde(default)]
+        custom: bool,
     },
     /// A link to open; acknowledged with `true`.
     External {
@@ -119,6 +127,20 @@ struct FormOption {
     value: String,
     label: String,
     description: Option<String>,
+}
+
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<When>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(When),
+        Many(Vec<When>),
+    }
+    Ok(match Option::<OneOrMany>::deserialize(d)? {
+        None => Vec::new(),
+        Some(OneOrMany::One(when)) => vec![when],
+        Some(OneOrMany::Many(whens)) => whens,
+    })
 }
 
 /// `Form.When`: a field is active only while all its conditions hold.
@@ -282,7 +304,9 @@ impl FormField {
             FieldSpec::String {
                 options, custom, ..
             } => (options.unwrap_or_default(), false, custom),
-            FieldSpec::Multiselect { options, .. } => (options, true, false),
+            FieldSpec::Multiselect {
+                options, custom, ..
+            } => (options, true, custom),
             _ => (vec![], false, true),
         };
         Question {
@@ -379,6 +403,8 @@ impl FormField {
                 min_items,
                 max_items,
                 default,
+                // The form model has no open multi-choice: the options only.
+                custom: _,
             } => FieldKind::Multi {
                 options: options(choices),
                 min_items,
@@ -471,6 +497,80 @@ mod tests {
             op,
             value,
         }
+    }
+
+    /// The oldest generation (@23699db9) gives `when` as one object, the
+    /// later ones a list: both read, and both leave an inactive field out.
+    #[test]
+    fn both_shapes_of_when_are_read() {
+        for when in [
+            serde_json::json!({"key": "kind", "op": "eq", "value": "other"}),
+            serde_json::json!([{"key": "kind", "op": "eq", "value": "other"}]),
+        ] {
+            let form: FormInfo = serde_json::from_value(serde_json::json!({
+                "id": "frm_1", "sessionID": "ses_1", "title": "Why?",
+                "fields": [
+                    {"key": "kind", "type": "string", "options": [
+                        {"value": "bug", "label": "Bug"}, {"value": "other", "label": "Other"}]},
+                    {"key": "detail", "type": "string", "required": true, "when": when}
+                ]
+            }))
+            .expect("a form");
+            let (prompt, shape) = form.into_prompt(None).expect("showable");
+            let Kind::Form(shown) = prompt.kind else {
+                panic!("{prompt:?}");
+            };
+            assert!(!shown.fields[1].required);
+            let Shape::Fields(keys) = shape else {
+                panic!("{shape:?}");
+            };
+            let values = FormValues::from([
+                ("kind".to_owned(), FieldValue::Choice("bug".into())),
+                ("detail".to_owned(), FieldValue::Text("x".into())),
+            ]);
+            assert_eq!(form_answer(&keys, &values), serde_json::json!({"kind": "bug"}));
+        }
+    }
+
+    /// A multi-select question with `custom: true` takes a typed answer too.
+    #[test]
+    fn a_multi_select_question_keeps_custom() {
+        let form: FormInfo = serde_json::from_value(serde_json::json!({
+            "id": "frm_1", "sessionID": "ses_1", "title": "Questions",
+            "metadata": {"kind": "question"},
+            "fields": [{"key": "q0", "type": "multiselect", "custom": true,
+                        "options": [{"value": "Lint", "label": "Lint"}]}]
+        }))
+        .expect("a form");
+        let (prompt, _) = form.into_prompt(None).expect("showable");
+        let Kind::Questions(questions) = prompt.kind else {
+            panic!("{prompt:?}");
+        };
+        assert!(questions[0].multiple && questions[0].custom);
+    }
+
+    /// A hidden field is left to the server's default: not shown, never sent.
+    #[test]
+    fn a_hidden_field_is_neither_shown_nor_sent() {
+        let form: FormInfo = serde_json::from_value(serde_json::json!({
+            "id": "frm_1", "sessionID": "ses_1", "title": "Sign in",
+            "fields": [{"key": "user", "type": "string"},
+                       {"key": "token", "type": "string", "hidden": true, "default": "t"}]
+        }))
+        .expect("a form");
+        let (prompt, shape) = form.into_prompt(None).expect("showable");
+        let Kind::Form(shown) = prompt.kind else {
+            panic!("{prompt:?}");
+        };
+        assert_eq!(shown.fields.len(), 1);
+        let Shape::Fields(keys) = shape else {
+            panic!("{shape:?}");
+        };
+        let values = FormValues::from([
+            ("user".to_owned(), FieldValue::Text("me".into())),
+            ("token".to_owned(), FieldValue::Text("forged".into())),
+        ]);
+        assert_eq!(form_answer(&keys, &values), serde_json::json!({"user": "me"}));
     }
 
     #[test]

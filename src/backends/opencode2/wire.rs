@@ -145,6 +145,8 @@ impl PermissionRequest {
         let subject = text::bounded(&subject, TITLE_DETAIL_CHARS);
         let title = match self.reason.as_deref().map(str::trim) {
             Some(reason) if !reason.is_empty() => reason.to_owned(),
+            // OpenCode 2 renamed the action `bash` to `shell`.
+            _ if matches!(self.action.as_str(), "bash" | "shell") => format!("Run {subject}"),
             _ => format!("{}: {subject}", self.action),
         };
         let save = self.save.join(", ");
