@@ -159,7 +159,11 @@ async fn forms_waiting_at_start_are_listed_at_api_form() {
         );
         let mut client = client(&sim).await;
         let ask = client.next_method("askQuestions/ask").await;
-        assert_eq!(ask["params"]["requestID"], json!(id(&waiting)), "doc: {doc}");
+        assert_eq!(
+            ask["params"]["requestID"],
+            json!(id(&waiting)),
+            "doc: {doc}"
+        );
         client
             .respond(
                 &ask["id"],
@@ -212,7 +216,10 @@ async fn a_server_without_a_form_listing_says_so_once_and_stays_connected() {
         let ask = client.next_method("askQuestions/ask").await;
         assert_eq!(ask["params"]["requestID"], json!(id(&form)));
         client
-            .respond(&ask["id"], json!({"outcome": "rejected", "message": "not now"}))
+            .respond(
+                &ask["id"],
+                json!({"outcome": "rejected", "message": "not now"}),
+            )
             .await;
         client.next_method("askQuestions/resolved").await;
         assert_eq!(

@@ -11,9 +11,9 @@ mod h1;
 #[cfg(unix)]
 pub(crate) mod hook;
 mod http;
+mod openapi;
 mod opencode;
 mod opencode2;
-mod openapi;
 mod sandbox_agent;
 mod stream;
 

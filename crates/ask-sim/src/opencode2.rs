@@ -20,6 +20,7 @@
 //!
 //! Over 500 lines: the server, its state, and its control API.
 
+mod control;
 mod forms;
 
 use std::collections::HashMap;
@@ -33,7 +34,7 @@ use axum::extract::{Path, Query, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodRouter, get, post};
+use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
@@ -163,77 +164,6 @@ impl std::ops::Deref for Sim2 {
 
 type Shared = State<Arc<State2>>;
 
-/// One form route: path, handler, and the methods `/doc` names.
-type FormRoute = (&'static str, MethodRouter<Arc<State2>>, &'static [&'static str]);
-
-/// The form routes a generation serves.
-fn form_routes(profile: Profile) -> Vec<FormRoute> {
-    const FORM: &str = "/api/session/{session}/form/{id}";
-    let mut routes: Vec<FormRoute> = vec![
-        (
-            "/api/session/{session}/form",
-            get(forms::list_session_forms),
-            &["get"],
-        ),
-        (
-            "/api/session/{session}/form/{id}/reply",
-            post(forms::reply_form),
-            &["post"],
-        ),
-    ];
-    match profile {
-        Profile::Current => routes.extend([
-            ("/api/form", get(forms::list_location_forms), &["get"][..]),
-            (
-                FORM,
-                get(forms::get_form).delete(forms::delete_form),
-                &["get", "delete"],
-            ),
-        ]),
-        Profile::Requests | Profile::Unlisted => {
-            routes.extend([
-                (FORM, get(forms::get_form), &["get"][..]),
-                (
-                    "/api/session/{session}/form/{id}/state",
-                    get(forms::form_state),
-                    &["get"],
-                ),
-                (
-                    "/api/session/{session}/form/{id}/cancel",
-                    post(forms::cancel_form),
-                    &["post"],
-                ),
-            ]);
-            if profile == Profile::Requests {
-                routes.push((
-                    "/api/form/request",
-                    get(forms::list_location_forms),
-                    &["get"],
-                ));
-            }
-        }
-    }
-    routes
-}
-
-/// An OpenAPI description naming the form routes and the others served,
-/// path parameters spelled as upstream's (`{sessionID}`, `{formID}`).
-fn openapi(routes: &[FormRoute]) -> Value {
-    let mut paths = serde_json::Map::new();
-    for (path, _, methods) in routes {
-        let path = path
-            .replace("{session}", "{sessionID}")
-            .replace("{id}", "{formID}");
-        let methods: serde_json::Map<String, Value> =
-            methods.iter().map(|m| ((*m).to_owned(), json!({}))).collect();
-        paths.insert(path, Value::Object(methods));
-    }
-    for path in ["/api/info", "/api/event", "/api/permission/request"] {
-        paths.insert(path.into(), json!({"get": {}}));
-    }
-    json!({"openapi": "3.1.0", "info": {"title": "ask-sim"}, "paths": paths})
-}
-
 impl Sim2 {
     pub async fn start(options: Options) -> std::io::Result<Sim2> {
         let listener =
@@ -255,8 +185,8 @@ impl Sim2 {
             connections: Default::default(),
             reply_faults: Default::default(),
         });
-        let routes = form_routes(inner.options.profile);
-        let doc = openapi(&routes);
+        let routes = forms::routes(inner.options.profile);
+        let doc = forms::openapi(&routes);
         let mut app = Router::new()
             .route("/api/info", get(info))
             .route("/api/health", get(health))
@@ -281,16 +211,20 @@ impl Sim2 {
                 "/api/session/{session}/permission/{id}/reply",
                 post(reply_permission),
             )
-            .route("/_sim/question", post(control_question))
-            .route("/_sim/form", post(control_form))
-            .route("/_sim/permission", post(control_permission))
-            .route("/_sim/form/{id}/reply", post(control_reply))
-            .route("/_sim/form/{id}/cancel", post(control_cancel))
-            .route("/_sim/drop", post(control_drop))
-            .route("/_sim/log", get(control_log))
+            .route("/_sim/question", post(control::question))
+            .route("/_sim/form", post(control::form))
+            .route("/_sim/permission", post(control::permission))
+            .route("/_sim/form/{id}/reply", post(control::reply))
+            .route("/_sim/form/{id}/cancel", post(control::cancel))
+            .route("/_sim/drop", post(control::drop))
+            .route("/_sim/log", get(control::log))
             // A JSON 404, so that a missing route reads like a missing form.
             .fallback(|| async {
-                error(StatusCode::NOT_FOUND, "RouteNotFound", "Route not found".into())
+                error(
+                    StatusCode::NOT_FOUND,
+                    "RouteNotFound",
+                    "Route not found".into(),
+                )
             })
             .layer(middleware::from_fn_with_state(inner.clone(), basic_auth))
             .with_state(inner.clone());
@@ -763,70 +697,4 @@ async fn reply_permission(
             message: body.message,
         });
     StatusCode::NO_CONTENT.into_response()
-}
-
-#[derive(Deserialize)]
-struct QuestionBody {
-    #[serde(rename = "sessionID")]
-    session_id: Option<String>,
-    questions: Vec<QuestionPrompt>,
-}
-
-async fn control_question(State(inner): Shared, body: Bytes) -> Response {
-    match serde_json::from_slice::<QuestionBody>(&body) {
-        Ok(ask) => axum::Json(inner.ask_questions(ask.session_id.as_deref(), &ask.questions))
-            .into_response(),
-        Err(e) => error(
-            StatusCode::BAD_REQUEST,
-            "InvalidRequestError",
-            e.to_string(),
-        ),
-    }
-}
-
-async fn control_form(State(inner): Shared, body: Bytes) -> Response {
-    match serde_json::from_slice::<Value>(&body) {
-        Ok(payload) if payload.is_object() => {
-            axum::Json(inner.create_form(payload, None, true)).into_response()
-        }
-        _ => error(
-            StatusCode::BAD_REQUEST,
-            "InvalidRequestError",
-            "expected a Form.CreatePayload object".into(),
-        ),
-    }
-}
-
-async fn control_permission(State(inner): Shared, body: Bytes) -> Response {
-    match serde_json::from_slice::<Value>(&body) {
-        Ok(request) if request.is_object() => {
-            axum::Json(inner.ask_permission(request, true)).into_response()
-        }
-        _ => error(
-            StatusCode::BAD_REQUEST,
-            "InvalidRequestError",
-            "expected a PermissionV2.Request object".into(),
-        ),
-    }
-}
-
-async fn control_reply(State(inner): Shared, Path(id): Path<String>, body: Bytes) -> Response {
-    let answer = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|b| b.get("answer").cloned())
-        .unwrap_or(Value::Null);
-    forms::settled(&id, inner.reply_elsewhere(&id, answer))
-}
-
-async fn control_cancel(State(inner): Shared, Path(id): Path<String>) -> Response {
-    forms::settled(&id, inner.cancel_elsewhere(&id))
-}
-
-async fn control_drop(State(inner): Shared) -> Response {
-    inner.drop_streams();
-    axum::Json(true).into_response()
-}
-
-async fn control_log(State(inner): Shared) -> Response {
-    axum::Json(inner.received()).into_response()
 }

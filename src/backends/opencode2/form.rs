@@ -528,7 +528,10 @@ mod tests {
                 ("kind".to_owned(), FieldValue::Choice("bug".into())),
                 ("detail".to_owned(), FieldValue::Text("x".into())),
             ]);
-            assert_eq!(form_answer(&keys, &values), serde_json::json!({"kind": "bug"}));
+            assert_eq!(
+                form_answer(&keys, &values),
+                serde_json::json!({"kind": "bug"})
+            );
         }
     }
 
@@ -570,7 +573,10 @@ mod tests {
             ("user".to_owned(), FieldValue::Text("me".into())),
             ("token".to_owned(), FieldValue::Text("forged".into())),
         ]);
-        assert_eq!(form_answer(&keys, &values), serde_json::json!({"user": "me"}));
+        assert_eq!(
+            form_answer(&keys, &values),
+            serde_json::json!({"user": "me"})
+        );
     }
 
     #[test]

@@ -8,9 +8,80 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get, post};
 use serde_json::{Value, json};
 
 use super::{Form, Profile, Received, Shared, State2, error, located, location, session_not_found};
+use std::sync::Arc;
+
+/// One form route: path, handler, and the methods `/doc` names.
+pub(super) type FormRoute = (
+    &'static str,
+    MethodRouter<Arc<State2>>,
+    &'static [&'static str],
+);
+
+/// The form routes a generation serves.
+pub(super) fn routes(profile: Profile) -> Vec<FormRoute> {
+    const FORM: &str = "/api/session/{session}/form/{id}";
+    let mut routes: Vec<FormRoute> = vec![
+        (
+            "/api/session/{session}/form",
+            get(list_session_forms),
+            &["get"],
+        ),
+        (
+            "/api/session/{session}/form/{id}/reply",
+            post(reply_form),
+            &["post"],
+        ),
+    ];
+    match profile {
+        Profile::Current => routes.extend([
+            ("/api/form", get(list_location_forms), &["get"][..]),
+            (FORM, get(get_form).delete(delete_form), &["get", "delete"]),
+        ]),
+        Profile::Requests | Profile::Unlisted => {
+            routes.extend([
+                (FORM, get(get_form), &["get"][..]),
+                (
+                    "/api/session/{session}/form/{id}/state",
+                    get(form_state),
+                    &["get"],
+                ),
+                (
+                    "/api/session/{session}/form/{id}/cancel",
+                    post(cancel_form),
+                    &["post"],
+                ),
+            ]);
+            if profile == Profile::Requests {
+                routes.push(("/api/form/request", get(list_location_forms), &["get"]));
+            }
+        }
+    }
+    routes
+}
+
+/// An OpenAPI description naming the form routes and the others served,
+/// path parameters spelled as upstream's (`{sessionID}`, `{formID}`).
+pub(super) fn openapi(routes: &[FormRoute]) -> Value {
+    let mut paths = serde_json::Map::new();
+    for (path, _, methods) in routes {
+        let path = path
+            .replace("{session}", "{sessionID}")
+            .replace("{id}", "{formID}");
+        let methods: serde_json::Map<String, Value> = methods
+            .iter()
+            .map(|m| ((*m).to_owned(), json!({})))
+            .collect();
+        paths.insert(path, Value::Object(methods));
+    }
+    for path in ["/api/info", "/api/event", "/api/permission/request"] {
+        paths.insert(path.into(), json!({"get": {}}));
+    }
+    json!({"openapi": "3.1.0", "info": {"title": "ask-sim"}, "paths": paths})
+}
 
 pub(super) async fn list_location_forms(
     State(inner): Shared,
@@ -26,7 +97,10 @@ pub(super) async fn list_location_forms(
     located(&directory, data)
 }
 
-pub(super) async fn list_session_forms(State(inner): Shared, Path(session): Path<String>) -> Response {
+pub(super) async fn list_session_forms(
+    State(inner): Shared,
+    Path(session): Path<String>,
+) -> Response {
     if !inner.session_known(&session) {
         return session_not_found(&session);
     }
@@ -79,7 +153,10 @@ pub(super) async fn get_form(
     })
 }
 
-pub(super) async fn form_state(State(inner): Shared, Path((session, id)): Path<(String, String)>) -> Response {
+pub(super) async fn form_state(
+    State(inner): Shared,
+    Path((session, id)): Path<(String, String)>,
+) -> Response {
     with_form(&inner, &session, &id, |f| f.state.clone())
 }
 
@@ -188,7 +265,6 @@ pub(super) async fn cancel_form(
     settled(&id, result)
 }
 
-
 /// Upstream's `validateAnswer` (`packages/core/src/form.ts`), the parts a
 /// client can get wrong: unknown or inactive keys, missing required fields,
 /// value types, closed options; `Err` in upstream's words.
@@ -267,4 +343,3 @@ pub(super) fn validate_answer(form: &Value, answer: &Value) -> Result<(), String
     }
     Ok(())
 }
-
