@@ -422,6 +422,11 @@ impl OpenCode2 {
             }
         };
         let out = match parsed {
+            V2Event::FormCreated(_, directory) | V2Event::PermissionAsked(_, directory)
+                if !self.in_scope(directory.as_deref()) =>
+            {
+                return true;
+            }
             V2Event::FormCreated(form, directory) => {
                 let Some((prompt, shape)) = self.form(*form, directory, sink) else {
                     return !sink.is_closed();
@@ -454,6 +459,20 @@ impl OpenCode2 {
             V2Event::Other => return true,
         };
         sink.send(out).is_ok()
+    }
+
+    /// Whether a live event's location is the configured project's (or
+    /// inside it): `/api/event` carries every location's, and with a
+    /// `directory` configured only that project's prompts are shown. An
+    /// event naming no location is kept.
+    fn in_scope(&self, directory: Option<&str>) -> bool {
+        let (Some(configured), Some(directory)) = (&self.spec.directory, directory) else {
+            return true;
+        };
+        let configured = configured.trim_end_matches('/');
+        directory
+            .strip_prefix(configured)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     }
 
     /// What a form's reply needs: remembered when it was shown, else read
