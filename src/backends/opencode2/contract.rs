@@ -282,3 +282,18 @@ fn the_event_stream_envelope_and_comment_heartbeat() {
     assert!(matches!(parse_event(&events[0]).unwrap(), V2Event::Other));
     assert!(!super::wire::relevant(events[0].as_bytes()));
 }
+
+/// OpenCode 2 renamed the permission action `bash` to `shell`: titled alike.
+#[test]
+fn a_shell_permission_is_titled_as_a_bash_one() {
+    let shell = fixture!("permission.v2.asked.json").replace(r#""bash""#, r#""shell""#);
+    let V2Event::PermissionAsked(request, directory) = parse_event(&shell).unwrap() else {
+        panic!("not permission.v2.asked");
+    };
+    let prompt = request.into_prompt(directory);
+    let Kind::Permission(permission) = &prompt.kind else {
+        panic!("{prompt:?}");
+    };
+    assert_eq!(permission.action, "shell");
+    assert_eq!(permission.title, "Run git push origin main");
+}
