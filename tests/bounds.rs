@@ -335,7 +335,10 @@ async fn an_opencode2_resync_is_bounded_while_its_listings_are_read() {
                 bytes: named.clone(),
                 close: opened.fetch_add(1, Ordering::SeqCst) == 0,
             },
-            "/api/form/request" => Answer::Body(200, "application/json", location.clone()),
+            // The location listing, as the current generation and the one before name it.
+            "/api/form" | "/api/form/request" => {
+                Answer::Body(200, "application/json", location.clone())
+            }
             _ => match by_session.get(path) {
                 Some(body) => Answer::Body(200, "application/json", body.clone()),
                 None => json_answer(200, json!({"data": []})),

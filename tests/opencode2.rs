@@ -394,43 +394,6 @@ async fn an_external_link_field_is_acknowledged_with_true() {
 }
 
 #[tokio::test]
-async fn a_rejection_cancels_the_form_with_the_persons_message() {
-    let sim = sim2().await;
-    let mut client = client(&sim).await;
-    let with_message = sim.ask_questions(None, &database());
-    let ask = client.next_method("askQuestions/ask").await;
-    client
-        .respond(
-            &ask["id"],
-            json!({"outcome": "rejected", "message": "Use the existing schema instead"}),
-        )
-        .await;
-    let resolved = client.next_method("askQuestions/resolved").await;
-    assert_eq!(resolved["params"]["reason"], "rejectedHere", "{resolved}");
-    let without = sim.ask_questions(None, &database());
-    let ask = client.next_method("askQuestions/ask").await;
-    client
-        .respond(&ask["id"], json!({"outcome": "rejected"}))
-        .await;
-    client.next_method("askQuestions/resolved").await;
-    assert_eq!(
-        sim.received(),
-        vec![
-            Received::FormCancel {
-                id: id(&with_message),
-                session: session(&with_message),
-                message: Some("Use the existing schema instead".into()),
-            },
-            Received::FormCancel {
-                id: id(&without),
-                session: session(&without),
-                message: None,
-            },
-        ]
-    );
-}
-
-#[tokio::test]
 async fn answered_or_cancelled_elsewhere_takes_the_prompt_back_and_sends_nothing() {
     let sim = sim2().await;
     let mut client = client(&sim).await;

@@ -11,9 +11,10 @@ ask-sim: a simulated OpenCode server for trying and testing ask-lsp
 
 Usage:
   ask-sim demo        a simulated agent asks questions; answer them in this terminal
-  ask-sim serve [--opencode2] [--port N] [--password P] [--heartbeat-ms N] [--dialect 1.18|1.19|1.19-both]
+  ask-sim serve [--opencode2 [--forms current|8c6ff624|23699db9]] [--port N] [--password P] [--heartbeat-ms N] [--dialect 1.18|1.19|1.19-both]
                       run the simulated server until Ctrl-C (docs/sim.md);
-                      --opencode2 speaks OpenCode 2 (forms, /api/event)
+                      --opencode2 speaks OpenCode 2 (forms, /api/event),
+                      --forms picks the generation of its form routes
   ask-sim --help";
 
 fn main() -> ExitCode {
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
 async fn serve(args: &[String]) -> Result<(), String> {
     let opencode2 = args.iter().any(|a| a == "--opencode2");
     let mut options = SimOptions::default();
+    let mut profile = ask_sim::opencode2::Profile::default();
     if opencode2 {
         options.heartbeat = ask_sim::opencode2::Options::default().heartbeat;
     }
@@ -71,6 +73,15 @@ async fn serve(args: &[String]) -> Result<(), String> {
                     .map_err(|_| format!("--port {value:?}: not a port"))?
             }
             "--password" => options.password = Some(value.clone()),
+            "--forms" if opencode2 => {
+                use ask_sim::opencode2::Profile;
+                profile = match value.as_str() {
+                    "current" => Profile::Current,
+                    "8c6ff624" => Profile::Requests,
+                    "23699db9" => Profile::Unlisted,
+                    _ => return Err(format!("--forms {value:?}: current, 8c6ff624 or 23699db9")),
+                }
+            }
             "--heartbeat-ms" => {
                 options.heartbeat = Duration::from_millis(number("a number")?.max(1))
             }
@@ -88,6 +99,8 @@ async fn serve(args: &[String]) -> Result<(), String> {
             password: options.password,
             heartbeat: options.heartbeat,
             directory: options.directory,
+            profile,
+            ..ask_sim::opencode2::Options::default()
         })
         .await
         .map_err(cannot)?;

@@ -6,10 +6,11 @@
 //!   `server.connected`, then `: heartbeat` SSE comments (every 15 s
 //!   upstream), no replay (`packages/server/src/handlers/event.ts`);
 //! - forms (`packages/schema/src/form.ts`, `packages/protocol/src/groups/
+//!   session.ts` @ 01fd0c85 and, for the older [`Profile`]s, `groups/
 //!   form.ts`, `packages/core/src/form.ts`): `form.created` / `form.replied`
 //!   / `form.cancelled`, listed per location and per session, answered by
-//!   value (checked as upstream checks it), cancelled with no body or an
-//!   optional `{message}`;
+//!   value (checked as upstream checks it), cancelled with the person's
+//!   message ([`forms`]);
 //! - permissions v2 (`packages/schema/src/permission.ts`,
 //!   `packages/protocol/src/groups/permission.ts`): `permission.v2.asked` /
 //!   `permission.v2.replied`, `{reply: once|always|reject, message?}`;
@@ -17,7 +18,10 @@
 //!   probes (`packages/protocol/src/groups/server.ts`,
 //!   `packages/client/src/effect/service.ts`).
 //!
-//! Over 500 lines: the server, its checks of answers, and its control API.
+//! Over 500 lines: the server, its state, and its control API.
+
+mod control;
+mod forms;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -45,6 +49,25 @@ pub struct Options {
     pub heartbeat: Duration,
     /// The server's default location.
     pub directory: String,
+    /// Which generation's form routes it serves.
+    pub profile: Profile,
+    /// Whether `GET /doc` describes the routes (OpenAPI), as 1.18.34's does.
+    pub doc: bool,
+}
+
+/// The generations of upstream's form routes (docs/opencode2.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Profile {
+    /// `groups/session.ts` @ 01fd0c85: `GET /api/form`, `GET …/form/{id}`
+    /// answers `Form.Detail` (the form with its state), `DELETE
+    /// …/form/{id}?message=`; forms have no `mode`.
+    #[default]
+    Current,
+    /// `groups/form.ts` @ 8c6ff624: `GET /api/form/request`, `…/state`,
+    /// `POST …/cancel`.
+    Requests,
+    /// `groups/form.ts` @ 23699db9: as `Requests` without a location listing.
+    Unlisted,
 }
 
 impl Default for Options {
@@ -54,6 +77,8 @@ impl Default for Options {
             password: None,
             heartbeat: Duration::from_secs(15),
             directory: "/sim/project".into(),
+            profile: Profile::default(),
+            doc: true,
         }
     }
 }
@@ -68,7 +93,13 @@ pub enum Received {
         session: String,
         answer: Value,
     },
-    /// `POST /api/session/{s}/form/{id}/cancel`.
+    /// `DELETE /api/session/{s}/form/{id}?message=…` (current generation).
+    FormDelete {
+        id: String,
+        session: String,
+        message: Option<String>,
+    },
+    /// `POST /api/session/{s}/form/{id}/cancel` (older generations).
     FormCancel {
         id: String,
         session: String,
@@ -112,6 +143,8 @@ pub struct State2 {
     stalled: watch::Sender<bool>,
     /// Event streams opened so far.
     connections: std::sync::atomic::AtomicUsize,
+    /// Form replies still to answer 503 without taking them.
+    reply_faults: std::sync::atomic::AtomicUsize,
 }
 
 /// A running simulated OpenCode 2 server; [`Sim2::stop`] ends it.
@@ -150,18 +183,22 @@ impl Sim2 {
             events_up: watch::channel(true).0,
             stalled: watch::channel(false).0,
             connections: Default::default(),
+            reply_faults: Default::default(),
         });
-        let app = Router::new()
+        let routes = forms::routes(inner.options.profile);
+        let doc = forms::openapi(&routes);
+        let mut app = Router::new()
             .route("/api/info", get(info))
             .route("/api/health", get(health))
             .route("/api/event", get(event_stream))
-            .route("/api/form/request", get(list_location_forms))
-            .route("/api/permission/request", get(list_location_permissions))
-            .route("/api/session/{session}/form", get(list_session_forms))
-            .route("/api/session/{session}/form/{id}", get(get_form))
-            .route("/api/session/{session}/form/{id}/state", get(form_state))
-            .route("/api/session/{session}/form/{id}/reply", post(reply_form))
-            .route("/api/session/{session}/form/{id}/cancel", post(cancel_form))
+            .route("/api/permission/request", get(list_location_permissions));
+        for (path, route, _) in routes {
+            app = app.route(path, route);
+        }
+        if inner.options.doc {
+            app = app.route("/doc", get(move || async move { axum::Json(doc.clone()) }));
+        }
+        let app = app
             .route(
                 "/api/session/{session}/permission",
                 get(list_session_permissions),
@@ -174,14 +211,21 @@ impl Sim2 {
                 "/api/session/{session}/permission/{id}/reply",
                 post(reply_permission),
             )
-            .route("/_sim/question", post(control_question))
-            .route("/_sim/form", post(control_form))
-            .route("/_sim/permission", post(control_permission))
-            .route("/_sim/form/{id}/reply", post(control_reply))
-            .route("/_sim/form/{id}/cancel", post(control_cancel))
-            .route("/_sim/drop", post(control_drop))
-            .route("/_sim/log", get(control_log))
-            .fallback(|| async { (StatusCode::NOT_FOUND, "Not Found") })
+            .route("/_sim/question", post(control::question))
+            .route("/_sim/form", post(control::form))
+            .route("/_sim/permission", post(control::permission))
+            .route("/_sim/form/{id}/reply", post(control::reply))
+            .route("/_sim/form/{id}/cancel", post(control::cancel))
+            .route("/_sim/drop", post(control::drop))
+            .route("/_sim/log", get(control::log))
+            // A JSON 404, so that a missing route reads like a missing form.
+            .fallback(|| async {
+                error(
+                    StatusCode::NOT_FOUND,
+                    "RouteNotFound",
+                    "Route not found".into(),
+                )
+            })
             .layer(middleware::from_fn_with_state(inner.clone(), basic_auth))
             .with_state(inner.clone());
         let serving = crate::serve(listener, app)?;
@@ -275,7 +319,7 @@ impl State2 {
             json!({
                 "sessionID": session, "title": "Questions",
                 "metadata": {"kind": "question", "tool": tool},
-                "mode": "form", "fields": fields,
+                "fields": fields,
             }),
             None,
             true,
@@ -364,7 +408,7 @@ impl State2 {
         let session = form.info["sessionID"].as_str().unwrap_or("").to_owned();
         match answer {
             Some(answer) => {
-                validate_answer(&form.info, &answer)?;
+                forms::validate_answer(&form.info, &answer)?;
                 form.state = json!({"status": "answered", "answer": answer});
                 self.emit(
                     "form.replied",
@@ -406,6 +450,23 @@ impl State2 {
     }
 
     /// How many event streams were opened so far (reconnects count).
+    /// The next `n` form replies answer 503 and are not taken (a server
+    /// failing under load).
+    pub fn fail_replies(&self, n: usize) {
+        self.reply_faults
+            .store(n, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn take_reply_fault(&self) -> bool {
+        self.reply_faults
+            .fetch_update(
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+                |n| n.checked_sub(1),
+            )
+            .is_ok()
+    }
+
     pub fn connections(&self) -> usize {
         self.connections.load(std::sync::atomic::Ordering::SeqCst)
     }
@@ -435,79 +496,6 @@ impl State2 {
             .iter()
             .any(|s| s == session)
     }
-}
-
-/// Upstream's `validateAnswer` (`packages/core/src/form.ts`), the parts a
-/// client can get wrong: unknown or inactive keys, missing required fields,
-/// value types, closed options; `Err` in upstream's words.
-fn validate_answer(form: &Value, answer: &Value) -> Result<(), String> {
-    let answer = answer.as_object().ok_or("Expected an object answer")?;
-    if form["mode"] == "url" {
-        return match answer.is_empty() {
-            true => Ok(()),
-            false => Err("URL forms must be answered with an empty answer".into()),
-        };
-    }
-    let fields = form["fields"].as_array().cloned().unwrap_or_default();
-    for key in answer.keys() {
-        if !fields.iter().any(|f| f["key"] == key.as_str()) {
-            return Err(format!("Unknown form field: {key}"));
-        }
-    }
-    for field in &fields {
-        let key = field["key"].as_str().unwrap_or("");
-        if field["type"] == "external" {
-            if answer.get(key) != Some(&Value::Bool(true)) {
-                return Err(format!("External form field must be acknowledged: {key}"));
-            }
-            continue;
-        }
-        let active = field["when"].as_array().is_none_or(|when| {
-            when.iter().all(|w| {
-                let Some(value) = answer.get(w["key"].as_str().unwrap_or("")) else {
-                    return false;
-                };
-                let hit = match value {
-                    Value::Array(items) => items.contains(&w["value"]),
-                    other => *other == w["value"],
-                };
-                (w["op"] == "eq") == hit
-            })
-        });
-        let Some(value) = answer.get(key) else {
-            if field["required"] == true && active {
-                return Err(format!("Missing required form field: {key}"));
-            }
-            continue;
-        };
-        if !active {
-            return Err(format!("Form field is not active: {key}"));
-        }
-        let closed = field["custom"] != true;
-        let in_options = |v: &Value| {
-            field["options"]
-                .as_array()
-                .is_some_and(|o| o.iter().any(|o| o["value"] == *v))
-        };
-        let ok = match field["type"].as_str() {
-            Some("string") => {
-                value.is_string() && !(closed && field["options"].is_array() && !in_options(value))
-            }
-            Some("number") => value.is_number(),
-            Some("integer") => value.is_i64() || value.is_u64(),
-            Some("boolean") => value.is_boolean(),
-            Some("multiselect") => value.as_array().is_some_and(|items| {
-                items
-                    .iter()
-                    .all(|i| i.is_string() && (!closed || in_options(i)))
-            }),
-            _ => false,
-        };
-        if !ok {
-            return Err(format!("Invalid value for form field: {key}"));
-        }
-    }
-    Ok(())
 }
 
 async fn basic_auth(State(inner): Shared, request: Request, next: Next) -> Response {
@@ -608,20 +596,6 @@ fn located(directory: &str, data: Vec<Value>) -> Response {
     .into_response()
 }
 
-async fn list_location_forms(
-    State(inner): Shared,
-    Query(query): Query<HashMap<String, String>>,
-) -> Response {
-    let directory = location(&inner, &query);
-    let forms = inner.forms.lock().expect("not poisoned");
-    let data = forms
-        .iter()
-        .filter(|f| f.state["status"] == "pending" && f.directory == directory)
-        .map(|f| f.info.clone())
-        .collect();
-    located(&directory, data)
-}
-
 async fn list_location_permissions(
     State(inner): Shared,
     Query(query): Query<HashMap<String, String>>,
@@ -636,19 +610,6 @@ async fn list_location_permissions(
     located(&directory, data)
 }
 
-async fn list_session_forms(State(inner): Shared, Path(session): Path<String>) -> Response {
-    if !inner.session_known(&session) {
-        return session_not_found(&session);
-    }
-    let forms = inner.forms.lock().expect("not poisoned");
-    let data: Vec<Value> = forms
-        .iter()
-        .filter(|f| f.state["status"] == "pending" && f.info["sessionID"] == session.as_str())
-        .map(|f| f.info.clone())
-        .collect();
-    axum::Json(json!({"data": data})).into_response()
-}
-
 async fn list_session_permissions(State(inner): Shared, Path(session): Path<String>) -> Response {
     if !inner.session_known(&session) {
         return session_not_found(&session);
@@ -660,108 +621,6 @@ async fn list_session_permissions(State(inner): Shared, Path(session): Path<Stri
         .map(|p| p.request.clone())
         .collect();
     axum::Json(json!({"data": data})).into_response()
-}
-
-fn form_not_found(id: &str) -> Response {
-    error(
-        StatusCode::NOT_FOUND,
-        "FormNotFoundError",
-        format!("Form not found: {id}"),
-    )
-}
-
-/// A form of a session, read with `pick`.
-fn with_form(inner: &State2, session: &str, id: &str, pick: impl Fn(&Form) -> Value) -> Response {
-    if !inner.session_known(session) {
-        return session_not_found(session);
-    }
-    let forms = inner.forms.lock().expect("not poisoned");
-    match forms
-        .iter()
-        .find(|f| f.info["id"] == id && f.info["sessionID"] == session)
-    {
-        Some(form) => axum::Json(json!({"data": pick(form)})).into_response(),
-        None => form_not_found(id),
-    }
-}
-
-async fn get_form(State(inner): Shared, Path((session, id)): Path<(String, String)>) -> Response {
-    with_form(&inner, &session, &id, |f| f.info.clone())
-}
-
-async fn form_state(State(inner): Shared, Path((session, id)): Path<(String, String)>) -> Response {
-    with_form(&inner, &session, &id, |f| f.state.clone())
-}
-
-fn settled(id: &str, result: Result<(), String>) -> Response {
-    match result {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(message) if message.starts_with("Form not found") => form_not_found(id),
-        Err(message) if message.starts_with("Form already settled") => {
-            error(StatusCode::CONFLICT, "FormAlreadySettledError", message)
-        }
-        Err(message) => error(StatusCode::BAD_REQUEST, "FormInvalidAnswerError", message),
-    }
-}
-
-async fn reply_form(
-    State(inner): Shared,
-    Path((session, id)): Path<(String, String)>,
-    body: Bytes,
-) -> Response {
-    if !inner.session_known(&session) {
-        return session_not_found(&session);
-    }
-    let Some(answer) = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|b| b.get("answer").cloned())
-    else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "InvalidRequestError",
-            "Expected Form.Reply {answer}".into(),
-        );
-    };
-    let result = inner.settle(&id, Some(&session), Some(answer.clone()), None);
-    if result.is_ok() {
-        inner
-            .log
-            .lock()
-            .expect("not poisoned")
-            .push(Received::FormReply {
-                id: id.clone(),
-                session: session.clone(),
-                answer,
-            });
-    }
-    settled(&id, result)
-}
-
-/// No body, or `{message}`: the message the model reads.
-async fn cancel_form(
-    State(inner): Shared,
-    Path((session, id)): Path<(String, String)>,
-    body: Bytes,
-) -> Response {
-    if !inner.session_known(&session) {
-        return session_not_found(&session);
-    }
-    let message = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|b| b.get("message")?.as_str().map(str::to_owned));
-    let result = inner.settle(&id, Some(&session), None, message.clone());
-    if result.is_ok() {
-        inner
-            .log
-            .lock()
-            .expect("not poisoned")
-            .push(Received::FormCancel {
-                id: id.clone(),
-                session: session.clone(),
-                message,
-            });
-    }
-    settled(&id, result)
 }
 
 async fn get_permission(
@@ -838,70 +697,4 @@ async fn reply_permission(
             message: body.message,
         });
     StatusCode::NO_CONTENT.into_response()
-}
-
-#[derive(Deserialize)]
-struct QuestionBody {
-    #[serde(rename = "sessionID")]
-    session_id: Option<String>,
-    questions: Vec<QuestionPrompt>,
-}
-
-async fn control_question(State(inner): Shared, body: Bytes) -> Response {
-    match serde_json::from_slice::<QuestionBody>(&body) {
-        Ok(ask) => axum::Json(inner.ask_questions(ask.session_id.as_deref(), &ask.questions))
-            .into_response(),
-        Err(e) => error(
-            StatusCode::BAD_REQUEST,
-            "InvalidRequestError",
-            e.to_string(),
-        ),
-    }
-}
-
-async fn control_form(State(inner): Shared, body: Bytes) -> Response {
-    match serde_json::from_slice::<Value>(&body) {
-        Ok(payload) if payload.is_object() => {
-            axum::Json(inner.create_form(payload, None, true)).into_response()
-        }
-        _ => error(
-            StatusCode::BAD_REQUEST,
-            "InvalidRequestError",
-            "expected a Form.CreatePayload object".into(),
-        ),
-    }
-}
-
-async fn control_permission(State(inner): Shared, body: Bytes) -> Response {
-    match serde_json::from_slice::<Value>(&body) {
-        Ok(request) if request.is_object() => {
-            axum::Json(inner.ask_permission(request, true)).into_response()
-        }
-        _ => error(
-            StatusCode::BAD_REQUEST,
-            "InvalidRequestError",
-            "expected a PermissionV2.Request object".into(),
-        ),
-    }
-}
-
-async fn control_reply(State(inner): Shared, Path(id): Path<String>, body: Bytes) -> Response {
-    let answer = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|b| b.get("answer").cloned())
-        .unwrap_or(Value::Null);
-    settled(&id, inner.reply_elsewhere(&id, answer))
-}
-
-async fn control_cancel(State(inner): Shared, Path(id): Path<String>) -> Response {
-    settled(&id, inner.cancel_elsewhere(&id))
-}
-
-async fn control_drop(State(inner): Shared) -> Response {
-    inner.drop_streams();
-    axum::Json(true).into_response()
-}
-
-async fn control_log(State(inner): Shared) -> Response {
-    axum::Json(inner.received()).into_response()
 }

@@ -18,18 +18,16 @@
 //! /doc`), read at every connect; a server that does not publish them gets a
 //! clear status, and its new-engine prompts are shown live only.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 use serde_json::json;
 use serde_json::value::RawValue;
 
 use super::OpenCode;
 use super::listing::Skipped;
 use super::wire::{PermissionV2Request, QuestionRequest};
-use crate::backends::net::http;
+use crate::backends::net::openapi::{self, Paths};
 use crate::backends::{BackendError, BackendEvent, EventSink};
 use crate::prompt::{Answer, Kind, Prompt, Reply};
 use crate::text;
@@ -45,8 +43,6 @@ pub(super) enum Engine {
 }
 
 const QUESTION_LISTING: &str = "/api/question/request";
-/// The largest description read (1.18.34's is 479 KB).
-const MAX_DOC: usize = 8 << 20;
 const PERMISSION_LISTING: &str = "/api/permission/request";
 
 const QUESTION_REPLY: &str = "/api/session/{sessionID}/question/{requestID}/reply";
@@ -71,15 +67,10 @@ pub(super) struct Routes {
 }
 
 impl Routes {
-    /// From an OpenAPI description's text; `None` when it is not one.
-    fn from_doc(doc: &[u8]) -> Option<Routes> {
-        #[derive(Deserialize)]
-        struct Doc {
-            paths: HashMap<String, IgnoredAny>,
-        }
-        let doc: Doc = serde_json::from_slice(doc).ok()?;
-        let get = |path: &str| doc.paths.contains_key(path);
-        Some(Routes {
+    /// From the routes an OpenAPI description names.
+    fn from_paths(paths: &Paths) -> Routes {
+        let get = |path: &str| paths.has(path);
+        Routes {
             questions: get(QUESTION_LISTING),
             permissions: get(PERMISSION_LISTING),
             question_replies: get(QUESTION_REPLY),
@@ -87,7 +78,7 @@ impl Routes {
             known: true,
             reading: false,
             told: false,
-        })
+        }
     }
 }
 
@@ -390,26 +381,16 @@ impl OpenCode {
     }
 }
 
-/// The routes an OpenAPI description answer names, read within
-/// [`MAX_DOC`]; an error when there is no answer to go by now.
+/// The routes an OpenAPI description answer names (none without one); an
+/// error when there is no answer to go by now.
 async fn read_doc(request: reqwest::RequestBuilder) -> Result<Routes, String> {
-    let none = Routes {
-        known: true,
-        ..Routes::default()
-    };
-    let mut response = request.send().await.map_err(|e| http::cause(&e))?;
-    let status = response.status().as_u16();
-    if !matches!(status, 200 | 404) {
-        return Err(format!("answered {status}"));
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| http::cause(&e))? {
-        if body.len() + chunk.len() > MAX_DOC {
-            return Err(format!("over the {} MiB bound", MAX_DOC >> 20));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(Routes::from_doc(&body).unwrap_or(none))
+    Ok(match openapi::read(request).await? {
+        Some(paths) => Routes::from_paths(&paths),
+        None => Routes {
+            known: true,
+            ..Routes::default()
+        },
+    })
 }
 
 #[cfg(test)]
@@ -420,8 +401,8 @@ mod tests {
     fn routes_come_from_the_openapi_paths() {
         let doc = br#"{"openapi":"3.1.0","paths":{"/question":{"get":{}},"/api/question/request":{"get":{}},"/api/session/{sessionID}/question/{requestID}/reply":{"post":{}}}}"#;
         assert_eq!(
-            Routes::from_doc(doc),
-            Some(Routes {
+            Routes::from_paths(&Paths::parse(doc).unwrap()),
+            Routes {
                 questions: true,
                 permissions: false,
                 question_replies: true,
@@ -429,9 +410,7 @@ mod tests {
                 known: true,
                 reading: false,
                 told: false
-            })
+            }
         );
-        assert_eq!(Routes::from_doc(b"<html>app</html>"), None);
-        assert_eq!(Routes::from_doc(br#"{"paths":[]}"#), None);
     }
 }

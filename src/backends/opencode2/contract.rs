@@ -4,9 +4,8 @@
 
 use serde_json::json;
 
-use super::wire::{
-    FormInfo, ServerInfo, Shape, V2Event, form_answer, listed, parse_event, question_answer,
-};
+use super::form::{FormInfo, Shape, form_answer, question_answer};
+use super::wire::{ServerInfo, V2Event, listed, parse_event};
 use crate::backends::net::sse::{SseDecoder, SseItem};
 use crate::prompt::{Effect, FieldKind, FieldValue, FormValues, Kind, Prompt, TextFormat};
 
@@ -212,7 +211,7 @@ fn a_v2_permission_names_its_command_patterns_and_choices() {
         panic!("{prompt:?}");
     };
     assert_eq!(permission.action, "bash");
-    assert_eq!(permission.title, "bash: git push origin main");
+    assert_eq!(permission.title, "Run git push origin main");
     assert_eq!(permission.command.as_deref(), Some("git push origin main"));
     assert_eq!(permission.patterns, ["git push origin main"]);
     let choices: Vec<(&str, &str, Effect)> = permission
@@ -282,4 +281,19 @@ fn the_event_stream_envelope_and_comment_heartbeat() {
     assert_eq!(events.len(), 1, "the heartbeat is a comment: {events:?}");
     assert!(matches!(parse_event(&events[0]).unwrap(), V2Event::Other));
     assert!(!super::wire::relevant(events[0].as_bytes()));
+}
+
+/// OpenCode 2 renamed the permission action `bash` to `shell`: titled alike.
+#[test]
+fn a_shell_permission_is_titled_as_a_bash_one() {
+    let shell = fixture!("permission.v2.asked.json").replace(r#""bash""#, r#""shell""#);
+    let V2Event::PermissionAsked(request, directory) = parse_event(&shell).unwrap() else {
+        panic!("not permission.v2.asked");
+    };
+    let prompt = request.into_prompt(directory);
+    let Kind::Permission(permission) = &prompt.kind else {
+        panic!("{prompt:?}");
+    };
+    assert_eq!(permission.action, "shell");
+    assert_eq!(permission.title, "Run git push origin main");
 }

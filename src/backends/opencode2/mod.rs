@@ -5,15 +5,18 @@
 //! `: heartbeat` comments every 15 s, no replay). `form.created` becomes a
 //! prompt: a question form (the question tool's) a questions prompt, any
 //! other form (MCP elicitation included) a form prompt; `form.replied` and
-//! `form.cancelled` take it back. After every (re)connect it lists what is
-//! pending: the location's forms and permissions, then every session it has
-//! seen, one by one, since a session may live in another location. Replies
-//! go to `POST /api/session/{sessionID}/form/{formID}/reply` by value; a
-//! refusal cancels the form (`…/cancel`) with the person's message.
-//! docs/opencode2.md cites the upstream files this is built from.
+//! `form.cancelled` take it back. After every (re)connect it learns the
+//! server's form routes ([`routes`]) and lists what is pending: the
+//! location's forms and permissions, then every session it has seen, one by
+//! one, since a session may live in another location. Replies go to `POST
+//! /api/session/{sessionID}/form/{formID}/reply` by value; a refusal cancels
+//! the form with the person's message. docs/opencode2.md cites the upstream
+//! files this is built from.
 
 #[cfg(test)]
 mod contract;
+mod form;
+mod routes;
 mod wire;
 
 use std::num::NonZeroUsize;
@@ -23,8 +26,11 @@ use futures_util::future::BoxFuture;
 use lru::LruCache;
 use serde_json::{Value, json};
 
-use self::wire::{FormInfo, PermissionRequest, ServerInfo, Shape, V2Event, parse_event};
+use self::form::{FormInfo, Shape};
+use self::routes::{Cancel, FormRoutes, Listing, StateCheck};
+use self::wire::{PermissionRequest, ServerInfo, V2Event, parse_event};
 use super::net::http::{self, Answered, Peer};
+use super::net::openapi;
 use super::net::stream::{Flow, Follow};
 use super::shared::permission_reply;
 use super::{BackendError, BackendEvent, EventSink, Timing, id_within};
@@ -48,6 +54,9 @@ pub(crate) struct OpenCode2 {
     sessions: Mutex<LruCache<String, ()>>,
     /// Ids already reported as unusable, so a resync does not repeat it.
     reported: Mutex<LruCache<String, ()>>,
+    /// The form routes learned at the last resync (the current
+    /// generation's until then), and whether a missing listing was said.
+    routes: Mutex<(FormRoutes, bool)>,
 }
 
 /// How much listed text one resync builds prompts from, at most: ten
@@ -92,7 +101,82 @@ impl OpenCode2 {
             shapes: lru(),
             sessions: lru(),
             reported: lru(),
+            routes: Mutex::new((FormRoutes::CURRENT, false)),
         }
+    }
+
+    fn form_routes(&self) -> FormRoutes {
+        self.routes.lock().expect("not poisoned").0
+    }
+
+    /// Keeps the routes learned; a server with no listing route is said
+    /// once (again only after one that had a listing).
+    fn learned(&self, routes: FormRoutes, sink: &EventSink) {
+        let mut known = self.routes.lock().expect("not poisoned");
+        let tell = routes.listing == Listing::None && !known.1;
+        *known = (routes, routes.listing == Listing::None);
+        drop(known);
+        if tell {
+            let _ = sink.send(BackendEvent::Invalid {
+                error: "this OpenCode has no form listing route; live forms only (forms asked while ask-lsp is not connected are shown once their session is listed)".into(),
+            });
+        }
+    }
+
+    /// The form routes the server's `/doc` names, if it publishes one that
+    /// can be read now.
+    async fn described_routes(&self) -> Option<FormRoutes> {
+        let request = self
+            .request(reqwest::Method::GET, "/doc")
+            .timeout(self.timing.request);
+        match openapi::read(request).await {
+            Ok(paths) => paths.map(|paths| FormRoutes::from_paths(&paths)),
+            Err(error) => {
+                tracing::debug!(server = %self.spec.name, "no OpenAPI description read: {error}");
+                None
+            }
+        }
+    }
+
+    /// The location's pending forms, from the listing `/doc` names, else
+    /// from the first of the known generations' listings that answers. A
+    /// missing route lists nothing and is said once; it never fails the
+    /// connection.
+    async fn location_forms(
+        &self,
+        sink: &EventSink,
+        budget: &mut Budget,
+    ) -> Result<Vec<Listed>, BackendError> {
+        let described = self.described_routes().await;
+        let tried = match described {
+            Some(routes) => vec![routes.listing],
+            None => vec![Listing::Forms, Listing::Requests],
+        };
+        for listing in tried {
+            let Some(path) = listing.path() else {
+                break;
+            };
+            let request = self.location_request(path);
+            match self.list(request, path, self.forms(sink), budget).await {
+                Ok(found) => {
+                    self.learned(described.unwrap_or(FormRoutes::listed_at(listing)), sink);
+                    return Ok(found);
+                }
+                Err(error) if missing(&error) => {
+                    tracing::debug!(server = %self.spec.name, "no form listing at {path}: {}", error.for_log());
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        let routes = described.unwrap_or(FormRoutes::UNLISTED);
+        self.learned(
+            FormRoutes {
+                listing: Listing::None,
+                ..routes
+            },
+            sink,
+        );
+        Ok(Vec::new())
     }
 
     fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
@@ -193,7 +277,7 @@ impl OpenCode2 {
         let directory = directory.or_else(|| self.spec.directory.clone());
         match form.into_prompt(directory) {
             Ok((prompt, shape)) => Some((prompt, Some(shape))),
-            Err(wire::Unshowable(reason)) => {
+            Err(form::Unshowable(reason)) => {
                 self.report(
                     &id,
                     format!("a form cannot be shown here ({reason}); answer it in OpenCode"),
@@ -276,14 +360,7 @@ impl OpenCode2 {
             bytes: SNAPSHOT_BYTES,
             left_out: 0,
         };
-        let mut all = self
-            .list(
-                self.location_request("/api/form/request"),
-                "/api/form/request",
-                self.forms(sink),
-                &mut budget,
-            )
-            .await?;
+        let mut all = self.location_forms(sink, &mut budget).await?;
         all.extend(
             self.list(
                 self.location_request("/api/permission/request"),
@@ -345,6 +422,11 @@ impl OpenCode2 {
             }
         };
         let out = match parsed {
+            V2Event::FormCreated(_, directory) | V2Event::PermissionAsked(_, directory)
+                if !self.in_scope(directory.as_deref()) =>
+            {
+                return true;
+            }
             V2Event::FormCreated(form, directory) => {
                 let Some((prompt, shape)) = self.form(*form, directory, sink) else {
                     return !sink.is_closed();
@@ -379,6 +461,20 @@ impl OpenCode2 {
         sink.send(out).is_ok()
     }
 
+    /// Whether a live event's location is the configured project's (or
+    /// inside it): `/api/event` carries every location's, and with a
+    /// `directory` configured only that project's prompts are shown. An
+    /// event naming no location is kept.
+    fn in_scope(&self, directory: Option<&str>) -> bool {
+        let (Some(configured), Some(directory)) = (&self.spec.directory, directory) else {
+            return true;
+        };
+        let configured = configured.trim_end_matches('/');
+        directory
+            .strip_prefix(configured)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    }
+
     /// What a form's reply needs: remembered when it was shown, else read
     /// back from the server (`GET /api/session/{s}/form/{id}`).
     async fn shape(&self, prompt: &Prompt, id: &str, session: &str) -> Result<Shape, BackendError> {
@@ -403,7 +499,7 @@ impl OpenCode2 {
             .data;
         form.into_prompt(None)
             .map(|(_, shape)| shape)
-            .map_err(|wire::Unshowable(reason)| BackendError::Refused {
+            .map_err(|form::Unshowable(reason)| BackendError::Refused {
                 server: self.peer.label.clone(),
                 reason,
             })
@@ -458,14 +554,29 @@ impl OpenCode2 {
         let session = text::url_segment(&prompt.session).map_err(|e| refused(&e.to_string()))?;
         let post = |path: String| self.request(reqwest::Method::POST, &path);
         let form = |action: &str| post(format!("/api/session/{session}/form/{id}/{action}"));
+        // The model reads the message as the tool's result.
+        let cancel = |message: Option<&String>| match self.form_routes().cancel {
+            Cancel::Delete => {
+                let path = format!("/api/session/{session}/form/{id}");
+                let request = self.request(reqwest::Method::DELETE, &path);
+                match message {
+                    Some(message) => request.query(&[("message", message)]),
+                    None => request,
+                }
+            }
+            Cancel::Post => match message {
+                Some(message) => form("cancel").json(&json!({ "message": message })),
+                None => form("cancel"),
+            },
+        };
         let request = match (&prompt.kind, reply) {
             (Kind::Questions(_) | Kind::Form(_), Reply::Answer(answer)) => {
                 let shape = self.shape(prompt, id, session).await?;
                 let answer = match (&shape, answer) {
                     (Shape::Questions(keys), Answer::Questions(answers)) => {
-                        wire::question_answer(keys, answers)
+                        form::question_answer(keys, answers)
                     }
-                    (Shape::Fields(keys), Answer::Form(values)) => wire::form_answer(keys, values),
+                    (Shape::Fields(keys), Answer::Form(values)) => form::form_answer(keys, values),
                     (Shape::Link(None), Answer::Form(_)) => json!({}),
                     // Upstream: an external field is acknowledged with `true`.
                     (Shape::Link(Some(key)), Answer::Form(_)) => json!({ key: true }),
@@ -473,12 +584,10 @@ impl OpenCode2 {
                 };
                 form("reply").json(&json!({ "answer": answer }))
             }
-            (Kind::Questions(_) | Kind::Form(_), Reply::Reject { message }) => match message {
-                // The model reads the message as the tool's result.
-                Some(message) => form("cancel").json(&json!({ "message": message })),
-                None => form("cancel"),
-            },
-            (Kind::Questions(_) | Kind::Form(_), Reply::Cancel) => form("cancel"),
+            (Kind::Questions(_) | Kind::Form(_), Reply::Reject { message }) => {
+                cancel(message.as_ref())
+            }
+            (Kind::Questions(_) | Kind::Form(_), Reply::Cancel) => cancel(None),
             (Kind::Permission(permission), reply) => {
                 let (body, _) = permission_reply(permission, reply).map_err(refused)?;
                 post(format!("/api/session/{session}/permission/{id}/reply")).json(&body)
@@ -490,18 +599,41 @@ impl OpenCode2 {
     pub(super) async fn still_pending(&self, prompt: &Prompt) -> Option<bool> {
         let id = text::url_segment(&prompt.id).ok()?;
         let session = text::url_segment(&prompt.session).ok()?;
-        let path = match prompt.kind {
-            Kind::Permission(_) => format!("/api/session/{session}/permission/{id}"),
-            _ => format!("/api/session/{session}/form/{id}/state"),
+        let state = self.form_routes().state;
+        let (path, status) = match (&prompt.kind, state) {
+            (Kind::Permission(_), _) => (format!("/api/session/{session}/permission/{id}"), ""),
+            (_, StateCheck::Detail) => (
+                format!("/api/session/{session}/form/{id}"),
+                "/data/state/status",
+            ),
+            (_, StateCheck::Route) => (
+                format!("/api/session/{session}/form/{id}/state"),
+                "/data/status",
+            ),
         };
+        // Only the server's word counts: a JSON "not found", or a state.
         match self.call(self.request(reqwest::Method::GET, &path)).await {
             Err(BackendError::NotFound { .. }) => Some(false),
             Err(_) => None,
             Ok(_) if matches!(prompt.kind, Kind::Permission(_)) => Some(true),
             Ok(answered) => {
                 let state: Value = serde_json::from_slice(&answered.body).ok()?;
-                Some(state.pointer("/data/status")?.as_str()? == "pending")
+                Some(state.pointer(status)?.as_str()? == "pending")
             }
         }
     }
+}
+
+/// Whether an error says the route is not there (as opposed to failing):
+/// a 404 or 405, or a web page where JSON was expected.
+fn missing(error: &BackendError) -> bool {
+    matches!(
+        error,
+        BackendError::NotFound { .. }
+            | BackendError::NotJson { .. }
+            | BackendError::Server {
+                status: 404 | 405,
+                ..
+            }
+    )
 }

@@ -41,8 +41,13 @@ struct PermissionMatcher {
 const SHELL_CHAINING: [&str; 8] = ["$(", "<(", "`", ";", "&", "|", ">", "\n"];
 
 impl PermissionRule {
+    /// OpenCode 2 renamed the action `bash` to `shell`: a rule naming
+    /// either names both.
     fn names_action(&self, permission: &Permission) -> bool {
-        self.action.as_ref().is_none_or(|a| *a == permission.action)
+        let shell = |action: &str| matches!(action, "bash" | "shell");
+        self.action
+            .as_ref()
+            .is_none_or(|a| *a == permission.action || shell(a) && shell(&permission.action))
     }
 
     fn fits(&self, subject: &str) -> bool {

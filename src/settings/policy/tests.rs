@@ -349,6 +349,22 @@ fn rules() -> Value {
     ]})
 }
 
+/// OpenCode 2 renamed `bash` to `shell`: a rule naming either names both.
+#[test]
+fn bash_and_shell_rules_name_each_other() {
+    let mut shell = bash("git status", &["git status"]);
+    if let Kind::Permission(permission) = &mut shell.kind {
+        permission.action = "shell".into();
+    }
+    assert!(matches!(decide(rules(), &shell), Decision::Allow { .. }));
+    let shell_rule = json!({"permissions": [
+        {"action": "shell", "match": "git status*", "decision": "allow"}]});
+    let asked = bash("git status", &["git status"]);
+    assert!(matches!(decide(shell_rule, &asked), Decision::Allow { .. }));
+    let edit_rule = json!({"permissions": [{"action": "edit", "decision": "allow"}]});
+    assert!(!matches!(decide(edit_rule, &shell), Decision::Allow { .. }));
+}
+
 #[test]
 fn permission_rules_allow_reject_and_forward() {
     assert_eq!(

@@ -25,6 +25,7 @@
 //! Only loopback addresses are ever followed this way; a server elsewhere
 //! must be configured.
 
+mod scope;
 mod sockets;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -60,6 +61,7 @@ const MAX_INFO_BODY: usize = 64 * 1024;
 
 /// A server attributed to one of the user's processes, with the pid its
 /// registration names (checked against the server's own word).
+#[derive(Clone)]
 struct Candidate {
     found: Found,
     registered_pid: Option<u32>,
@@ -100,7 +102,8 @@ fn candidates(places: &Places, roots: &[PathBuf]) -> Vec<Candidate> {
     };
     let mut found: Vec<Candidate> = Vec::new();
     if let Some(file) = &places.service_file {
-        found.extend(service(file, &table));
+        let service = service(file, &table);
+        found.extend(service.map_or_else(Vec::new, |s| scope::per_root(s, roots, MAX_FOUND)));
     }
     for server in processes(&table, roots) {
         if !found.iter().any(|f| f.found.url == server.found.url) {

@@ -262,7 +262,7 @@ impl PermissionRequest {
             .unwrap_or_else(|| self.patterns.join(", "));
         let subject = text::bounded(&subject, TITLE_DETAIL_CHARS);
         let title = match self.permission.as_str() {
-            "bash" => format!("Run {subject}"),
+            "bash" | "shell" => format!("Run {subject}"),
             "edit" => format!("Edit {subject}"),
             other => format!("{other}: {subject}"),
         };
