@@ -18,7 +18,7 @@ use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
 use crate::config::{EnvDefaults, UrlSource, servers_from_flags};
 use crate::notify;
 use crate::policy::Policies;
-use crate::prompt::{Answer, Effect, FormValues, Kind, Question};
+use crate::prompt::{Answer, Effect, FormValues, Kind, Question, who_asks};
 use crate::text;
 
 mod form;
@@ -465,10 +465,11 @@ impl<W: Write> Watch<W> {
             Some(directory) => format!("{} · {}", pending.server, text::one_line(directory)),
             None => pending.server.to_string(),
         };
-        self.say(format!(
-            "\n── {what} from {from} (session {}) ──",
-            text::for_display(&pending.prompt.session, text::DISPLAY_ID_CHARS)
-        ));
+        let session = who_asks(
+            &pending.prompt.session,
+            pending.prompt.origin.session_title.as_ref(),
+        );
+        self.say(format!("\n── {what} from {from} ({session}) ──"));
         if !self.queue.is_empty() {
             self.say(format!(
                 "({} waiting after this one)",

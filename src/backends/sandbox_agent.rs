@@ -253,6 +253,7 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
                 origin: Origin {
                     tool_call: tool.as_ref().and_then(|t| t.tool_call_id.clone()),
                     agent: None,
+                    session_title: None,
                 },
                 kind: Kind::Permission(Box::new(Permission {
                     action: tool

@@ -94,6 +94,14 @@ pub(crate) struct Origin {
     #[serde(rename = "toolCallID")]
     pub tool_call_id: Option<String>,
     pub agent: Option<String>,
+    /// The session's title, when the server names it: one line, shown
+    /// neutralised and cut.
+    #[serde(
+        rename = "sessionTitle",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub session_title: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -506,6 +514,7 @@ mod doc_tests {
         let origin = Origin {
             tool_call_id: None,
             agent: None,
+            session_title: None,
         };
         let question = Question {
             question: "q".into(),
@@ -602,7 +611,16 @@ mod doc_tests {
         BTreeMap::from([
             ("AskParams", (json(&full_ask), json(&ask))),
             ("Source", same(json(&source))),
-            ("Origin", same(json(&origin))),
+            (
+                "Origin",
+                (
+                    json(Origin {
+                        session_title: Some("t".into()),
+                        ..origin.clone()
+                    }),
+                    json(&origin),
+                ),
+            ),
             ("Question", same(json(&question))),
             (
                 "QuestionOption",

@@ -19,7 +19,7 @@ use super::{ext, to_proto};
 use crate::backends::BackendError;
 use crate::broker::{BrokerError, BrokerHandle, Human, Outcome, Pending, Reason, Update, Updates};
 use crate::config::Surface;
-use crate::prompt::Kind;
+use crate::prompt::{self, Kind};
 use crate::text;
 
 pub(crate) enum Input {
@@ -316,12 +316,19 @@ impl Presenter {
     }
 
     async fn send_message_request(&self, pending: &Pending, question: usize) -> i64 {
-        let context = self
+        let server = self
             .several_servers
             .then(|| match &pending.prompt.directory {
                 Some(directory) => format!("{} · {}", pending.server, text::one_line(directory)),
                 None => pending.server.to_string(),
             });
+        // A session is named where the server titles it (an id alone is noise).
+        let session = (pending.prompt.origin.session_title.as_ref())
+            .map(|title| prompt::who_asks(&pending.prompt.session, Some(title)));
+        let context = match (server, session) {
+            (Some(server), Some(session)) => Some(format!("{server} · {session}")),
+            (server, session) => server.or(session),
+        };
         self.send_request(
             ShowMessageRequest::METHOD,
             to_proto::message_request(pending, question, context.as_deref()),

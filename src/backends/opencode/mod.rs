@@ -39,7 +39,7 @@ use super::http::{self, Answered, Peer};
 use super::stream::{Flow, Follow, follow};
 use super::{Backend, BackendError, BackendEvent, EventSink, Snapshot, Source, Timing, id_within};
 use crate::config::ServerSpec;
-use crate::prompt::{Answer, Kind, Prompt, Reply};
+use crate::prompt::{Answer, Kind, Prompt, Reply, SessionTitle};
 use crate::sse::SseEvent;
 use crate::text;
 
@@ -67,6 +67,8 @@ pub(crate) struct OpenCode {
     seen_calls: Mutex<SeenCalls>,
     /// Which agent runs each session, from session events.
     agents: Mutex<LruCache<String, String>>,
+    /// Each session's title, from the same events (shown and bounded).
+    titles: Mutex<LruCache<String, SessionTitle>>,
     /// Ids already reported as unusable, so a resync does not repeat it.
     reported: Mutex<LruCache<String, ()>>,
     /// Which engine asked each prompt (1.18.34 runs two), for its routes.
@@ -148,6 +150,7 @@ impl OpenCode {
                 listing: 0,
             }),
             agents: lru(1024),
+            titles: lru(1024),
             reported: lru(1024),
             // Every pending prompt's, and room for the classic twins.
             engines: lru(2 * crate::broker::MAX_PENDING),
@@ -187,6 +190,14 @@ impl OpenCode {
 
     fn agent(&self, session: &str) -> Option<String> {
         self.agents
+            .lock()
+            .expect("not poisoned")
+            .get(session)
+            .cloned()
+    }
+
+    fn title(&self, session: &str) -> Option<SessionTitle> {
+        self.titles
             .lock()
             .expect("not poisoned")
             .get(session)
@@ -266,6 +277,7 @@ impl OpenCode {
                     prompt.directory = self.spec.directory.clone();
                 }
                 prompt.origin.agent = self.agent(&prompt.session);
+                prompt.origin.session_title = self.title(&prompt.session);
                 if !self.usable(&prompt.id, prompt.kind.name(), sink) {
                     return Flow::while_open(!sink.is_closed());
                 }
@@ -309,14 +321,25 @@ impl OpenCode {
             }
             OcEvent::ToolEnded { call_id, ok } => BackendEvent::ToolEnded { call_id, ok },
             OcEvent::SessionEnded { session } => BackendEvent::SessionEnded { session },
-            OcEvent::SessionAgent { session, agent } => {
-                if !id_within(&session) || !id_within(&agent) {
+            OcEvent::Session {
+                session,
+                agent,
+                title,
+            } => {
+                if !id_within(&session) {
                     return Flow::Continue;
                 }
-                self.agents
-                    .lock()
-                    .expect("not poisoned")
-                    .put(session, text::one_line(&agent).into_owned());
+                if let Some(agent) = agent.filter(|agent| id_within(agent)) {
+                    self.agents
+                        .lock()
+                        .expect("not poisoned")
+                        .put(session.clone(), text::one_line(&agent).into_owned());
+                }
+                // A prompt shown already keeps the title it was shown with;
+                // the session's next prompts show the new one.
+                if let Some(title) = title {
+                    self.titles.lock().expect("not poisoned").put(session, title);
+                }
                 return Flow::Continue;
             }
             OcEvent::Disposed => {

@@ -29,6 +29,7 @@ use serde_json::value::RawValue;
 
 use crate::prompt::{
     Answer, Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question, Reply,
+    SessionTitle,
 };
 use crate::text;
 
@@ -65,10 +66,12 @@ pub(crate) enum OcEvent {
     SessionEnded {
         session: String,
     },
-    /// `session.created` / `session.updated`: which agent runs a session.
-    SessionAgent {
+    /// `session.created` / `session.updated`: which agent runs a session,
+    /// and its title.
+    Session {
         session: String,
-        agent: String,
+        agent: Option<String>,
+        title: Option<SessionTitle>,
     },
     Other,
 }
@@ -236,6 +239,7 @@ impl QuestionRequest {
             origin: Origin {
                 tool_call: self.tool.map(|t| t.call_id),
                 agent: None,
+                session_title: None,
             },
             kind: Kind::Questions(
                 self.questions
@@ -336,6 +340,7 @@ impl PermissionRequest {
             origin: Origin {
                 tool_call: self.tool.map(|t| t.call_id),
                 agent: None,
+                session_title: None,
             },
             kind: Kind::Permission(Box::new(Permission {
                 action: self.permission,
@@ -455,6 +460,7 @@ struct SessionInfo {
 struct SessionAgent {
     id: String,
     agent: Option<String>,
+    title: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -612,10 +618,15 @@ fn decode(
         "session.created" | "session.updated" => {
             match serde_json::from_str::<SessionInfo>(props)?.info {
                 SessionAgent {
-                    id,
-                    agent: Some(agent),
-                } => OcEvent::SessionAgent { session: id, agent },
-                _ => OcEvent::Other,
+                    agent: None,
+                    title: None,
+                    ..
+                } => OcEvent::Other,
+                SessionAgent { id, agent, title } => OcEvent::Session {
+                    session: id,
+                    agent,
+                    title: title.as_deref().and_then(SessionTitle::new),
+                },
             }
         }
         _ => OcEvent::Other,
@@ -771,11 +782,25 @@ mod tests {
         let updated = r#"{"id":"e","type":"session.updated","properties":{"sessionID":"ses_d","info":{"id":"ses_d","slug":"nimble-forest","projectID":"global","agent":"build","version":"1.18.33"}}}"#;
         assert_eq!(
             parse_event(updated, false).unwrap().event,
-            OcEvent::SessionAgent {
+            OcEvent::Session {
                 session: "ses_d".into(),
-                agent: "build".into()
+                agent: Some("build".into()),
+                title: None,
             }
         );
+        // A title alone is read too, shown and cut as it is read.
+        let titled = format!(
+            r#"{{"id":"e","type":"session.updated","properties":{{"sessionID":"ses_d","info":{{"id":"ses_d","title":"\u001b[2JMock title{}"}}}}}}"#,
+            "x".repeat(1 << 20)
+        );
+        let OcEvent::Session { agent, title, .. } = parse_event(&titled, false).unwrap().event
+        else {
+            panic!()
+        };
+        let title = title.expect("a title");
+        assert_eq!(agent, None);
+        assert!(title.as_str().starts_with("␛[2JMock title"), "{title:?}");
+        assert!(title.as_str().len() < 400, "{}", title.as_str().len());
         let text = r#"{"id":"e","type":"message.part.delta","properties":{"sessionID":"s","delta":"question"}}"#;
         assert_eq!(parse_event(text, false).unwrap().event, OcEvent::Other);
     }
@@ -1067,9 +1092,10 @@ mod tests {
         let events: Vec<&OcEvent> = parsed.iter().map(|p| &p.event).collect();
         assert_eq!(
             events[0],
-            &OcEvent::SessionAgent {
+            &OcEvent::Session {
                 session: "ses_fx1".into(),
-                agent: "plan".into()
+                agent: Some("plan".into()),
+                title: SessionTitle::new("Fixture"),
             }
         );
         assert_eq!(events[1], &OcEvent::Other, "a token delta");

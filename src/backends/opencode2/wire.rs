@@ -248,6 +248,7 @@ impl FormInfo {
         let origin = Origin {
             tool_call: self.metadata.tool.as_ref().and_then(|t| t.id.clone()),
             agent: None,
+            session_title: None,
         };
         let message = [self.title.as_deref(), self.metadata.message.as_deref()]
             .into_iter()
@@ -619,6 +620,7 @@ impl PermissionRequest {
             origin: Origin {
                 tool_call: self.source.and_then(|s| s.call_id),
                 agent: None,
+                session_title: None,
             },
             kind: Kind::Permission(Box::new(Permission {
                 action: self.action,
