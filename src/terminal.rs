@@ -22,6 +22,7 @@ use crate::prompt::{Answer, Effect, FormValues, Kind, Question, who_asks};
 use crate::text;
 
 mod form;
+pub mod line;
 
 /// What to follow and how, for [`watch`].
 pub struct WatchOptions {

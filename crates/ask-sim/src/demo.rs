@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use ask_lsp::terminal::{WatchOptions, watch};
+use ask_lsp::terminal::WatchOptions;
+use ask_lsp::terminal::line::watch_here;
 use serde_json::json;
 
 use crate::{QuestionInfo, Received, Sim, SimOptions};
@@ -79,8 +80,7 @@ pub async fn run() -> std::io::Result<()> {
         exit_on_eof: false,
         environment: false,
     };
-    let input = tokio::io::BufReader::new(tokio::io::stdin());
-    let watching = watch(options, input, std::io::stdout());
+    let watching = watch_here(options);
     tokio::pin!(watching);
     let finished = tokio::select! {
         result = &mut watching => {
