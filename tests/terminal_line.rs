@@ -105,10 +105,7 @@ async fn connected(client: &mut LspClient) {
 /// A title longer than anyone reads, with an escape that would retitle the
 /// terminal and a right-to-left override.
 fn hostile_title() -> String {
-    format!(
-        "\u{1b}]0;pwned\u{7}\u{202e}gol{}",
-        "x".repeat(1 << 20)
-    )
+    format!("\u{1b}]0;pwned\u{7}\u{202e}gol{}", "x".repeat(1 << 20))
 }
 
 #[tokio::test]
@@ -135,10 +132,44 @@ async fn watch_names_the_session_by_its_title_shown_neutralised_and_bounded() {
         .lines()
         .find(|l| l.contains("ses_hostile"))
         .expect("the header");
-    assert!(header.contains("more characters)"), "the cut is marked: {header}");
+    assert!(
+        header.contains("more characters)"),
+        "the cut is marked: {header}"
+    );
     assert!(header.chars().count() < 200, "{header}");
     assert!(!screen.contains("\u{1b}]0;"), "no raw OSC");
     assert!(!screen.contains('\u{202e}'));
+    terminal.keys("\u{4}").await;
+    let _ = tokio::time::timeout(WAIT, terminal.child.wait()).await;
+}
+
+/// A prompt pending before `watch` started: its session's title is asked
+/// for once (`GET /session/{id}`), and not again after a reconnect.
+#[tokio::test]
+async fn watch_names_a_session_titled_before_it_started() {
+    let sim = sim().await;
+    sim.title_session("ses_before", "Set up CI");
+    sim.ask(Some("ses_before"), database());
+    let mut terminal = Terminal::start(&["watch", "--url", &sim.url()]);
+    terminal
+        .until("(session “Set up CI” (ses_before)) ──", 1)
+        .await;
+    let count = |sim: &Sim, start: &str| {
+        sim.requests()
+            .iter()
+            .filter(|r| r.starts_with(start))
+            .count()
+    };
+    let listed = count(&sim, "GET /question");
+    sim.drop_streams();
+    wait_for(|| count(&sim, "GET /question") > listed).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(
+        count(&sim, "GET /session/ses_before"),
+        1,
+        "{:?}",
+        sim.requests()
+    );
     terminal.keys("\u{4}").await;
     let _ = tokio::time::timeout(WAIT, terminal.child.wait()).await;
 }
@@ -267,16 +298,72 @@ async fn the_terminal_is_given_back_on_ctrl_c_and_sigterm() {
         terminal.until("exit=", 1).await;
         let _ = tokio::time::timeout(WAIT, terminal.child.wait()).await;
         let screen = terminal.screen();
-        let modes: Vec<&str> = screen
-            .lines()
-            .filter(|l| l.starts_with("mode="))
-            .collect();
+        let modes: Vec<&str> = screen.lines().filter(|l| l.starts_with("mode=")).collect();
         assert_eq!(modes.len(), 2, "{how}: {screen}");
-        assert_eq!(modes[0], modes[1], "{how}: the terminal as before: {screen}");
+        assert_eq!(
+            modes[0], modes[1],
+            "{how}: the terminal as before: {screen}"
+        );
         let code = match how {
             "ctrl-c" => "exit=130",
             _ => "exit=143",
         };
         assert!(screen.contains(code), "{how}: {screen}");
     }
+}
+
+/// An ACP agent names its session with `session_info_update`: its next
+/// permission request carries the title, neutralised; a null clears it.
+#[tokio::test]
+async fn an_acp_sessions_title_reaches_the_extension() {
+    const SERVER_ID: &str = "titled";
+    let sim = sim().await;
+    let send = |message: serde_json::Value| {
+        let url = format!("{}/_sim/acp/{SERVER_ID}", sim.url());
+        async move {
+            let status = reqwest::Client::new()
+                .post(url)
+                .json(&message)
+                .send()
+                .await
+                .unwrap()
+                .status();
+            assert!(status.is_success(), "{status}");
+        }
+    };
+    let titled = |title: serde_json::Value| {
+        json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "ses_1",
+               "update": {"sessionUpdate": "session_info_update", "title": title,
+                          "updatedAt": "2026-11-26T17:00:00Z"}}})
+    };
+    let permission = |id: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "session/request_permission",
+               "params": {"sessionId": "ses_1",
+                          "options": [{"optionId": "no", "name": "Reject", "kind": "reject_once"}],
+                          "toolCall": {"toolCallId": format!("call-{id}"), "title": "Run ls",
+                                       "kind": "execute", "rawInput": {"command": "ls"}}}})
+    };
+    send(titled(json!("Fix auth bug\u{202e}\u{1b}[31m"))).await;
+    send(permission("p1")).await;
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"servers": [{"name": "h", "backend": "sandbox-agent", "url": sim.url(),
+                                "serverId": SERVER_ID}]}),
+        )
+        .await;
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["origin"]["sessionTitle"],
+        "Fix auth bug⟨U+202E⟩␛[31m"
+    );
+    client
+        .respond(&ask["id"], json!({"outcome": "rejected"}))
+        .await;
+    send(titled(serde_json::Value::Null)).await;
+    send(permission("p2")).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["origin"].get("sessionTitle"), None, "{ask}");
+    assert!(client.shutdown().await.success());
 }

@@ -41,6 +41,7 @@ use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing, id_w
 use crate::config::Secret;
 use crate::prompt::{
     Answer, Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question, Reply,
+    SessionTitle,
 };
 use crate::sse::SseEvent;
 
@@ -78,6 +79,9 @@ struct State {
     replaying: bool,
     /// What the history asked, not yet shown, by prompt id.
     held: Vec<(String, Held)>,
+    /// Each session's title, from `session_info_update` (shown and cut as
+    /// read); the session's next prompts carry it.
+    titles: lru::LruCache<String, SessionTitle>,
 }
 
 enum Held {
@@ -164,6 +168,11 @@ enum AcpEvent {
         session: String,
         tool_call: String,
         ok: bool,
+    },
+    /// `session_info_update`: the session's title changed (`None`: cleared).
+    SessionTitled {
+        session: String,
+        title: Option<SessionTitle>,
     },
     /// A turn ended: requests made before it are resolved.
     TurnEnded,
@@ -354,7 +363,9 @@ fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serde_json::Err
                 None => AcpEvent::Other,
             }
         }
-        (Some("session/update"), None) => tool_call_ended(&params).unwrap_or(AcpEvent::Other),
+        (Some("session/update"), None) => tool_call_ended(&params)
+            .or_else(|| session_titled(&params))
+            .unwrap_or(AcpEvent::Other),
         (Some("_adapter/agent_exited"), _) => AcpEvent::AgentExited,
         (None, Some(_)) if message.pointer("/result/stopReason").is_some() => AcpEvent::TurnEnded,
         _ => AcpEvent::Other,
@@ -391,6 +402,24 @@ fn over_bounds(data: &str, error: serde_json::Error) -> Result<AcpEvent, serde_j
         }),
         _ => Err(error),
     }
+}
+
+/// A `session_info_update` naming the session's title (ACP's RFD "Session
+/// Info Update": `title` is a string, or null to clear it).
+fn session_titled(params: &Value) -> Option<AcpEvent> {
+    let update = params.get("update")?;
+    if update.get("sessionUpdate")?.as_str()? != "session_info_update" {
+        return None;
+    }
+    let title = match update.get("title")? {
+        Value::String(title) => SessionTitle::new(title),
+        Value::Null => None,
+        _ => return None,
+    };
+    Some(AcpEvent::SessionTitled {
+        session: params.get("sessionId")?.as_str()?.to_owned(),
+        title,
+    })
 }
 
 /// A `tool_call_update` that ends its tool call.
@@ -522,6 +551,7 @@ impl SandboxAgent {
                 open: Vec::new(),
                 replaying: true,
                 held: Vec::new(),
+                titles: lru::LruCache::new(std::num::NonZeroUsize::new(256).expect("non-zero")),
             }),
             activity: tokio::sync::Notify::new(),
         }
@@ -658,7 +688,7 @@ impl SandboxAgent {
             }
         };
         let ended: Vec<BackendEvent> = match parsed {
-            AcpEvent::Asked { prompt, route } => {
+            AcpEvent::Asked { mut prompt, route } => {
                 // Not ours to keep (the broker refuses such ids): up to
                 // 1024 open routes of 4 MiB ids each would be kept otherwise.
                 if !id_within(&prompt.id) || !route.elicitation_id.as_deref().is_none_or(id_within)
@@ -675,6 +705,7 @@ impl SandboxAgent {
                     state.held.retain(|(id, _)| *id != dropped);
                 }
                 state.open.push((prompt.id.clone(), route));
+                prompt.origin.session_title = state.titles.get(&prompt.session).cloned();
                 if state.replaying {
                     state.held.push((prompt.id.clone(), Held::Asked(prompt)));
                     return Ok(true);
@@ -721,6 +752,16 @@ impl SandboxAgent {
             AcpEvent::Cancelled { rpc_id } => {
                 let prefix = format!("{}@", id_text(&rpc_id));
                 withdrawn(self.close_where(|id, _| id.starts_with(&prefix)))
+            }
+            AcpEvent::SessionTitled { session, title } => {
+                if id_within(&session) {
+                    let mut state = self.state.lock().expect("not poisoned");
+                    match title {
+                        Some(title) => state.titles.put(session, title),
+                        None => state.titles.pop(&session),
+                    };
+                }
+                return Ok(true);
             }
             AcpEvent::ToolCallEnded {
                 session,

@@ -61,8 +61,15 @@ mod tests {
         let shown = title.as_str();
         assert!(!shown.contains('\u{1b}') && !shown.contains('\u{202e}'));
         assert!(shown.contains('␛') && shown.contains("⟨U+202E⟩"), "{shown}");
-        assert!(shown.chars().count() < 200, "{} chars", shown.chars().count());
-        assert!(shown.contains("more characters"), "the cut is marked: {shown}");
+        assert!(
+            shown.chars().count() < 200,
+            "{} chars",
+            shown.chars().count()
+        );
+        assert!(
+            shown.contains("more characters"),
+            "the cut is marked: {shown}"
+        );
         assert!(SessionTitle::new(" \n ").is_none());
         // Legitimate scripts stay as written.
         let rtl = SessionTitle::new("תיקון באג 👩‍💻").unwrap();

@@ -45,7 +45,10 @@ fn keys_from_text_controls_and_escape_sequences() {
         ]
     );
     // Unknown sequences and a lone Esc insert nothing.
-    assert_eq!(keys(b"\x1b[200~x\x1b[15;5~"), [Key::Ignored, Key::Char('x'), Key::Ignored]);
+    assert_eq!(
+        keys(b"\x1b[200~x\x1b[15;5~"),
+        [Key::Ignored, Key::Char('x'), Key::Ignored]
+    );
     assert_eq!(keys(b"\x1b"), []);
     assert_eq!(keys(b"\x1bx"), [Key::Ignored, Key::Char('x')]);
     assert_eq!(keys(b"\xff"), [Key::Ignored]);
@@ -84,7 +87,10 @@ fn editing_keys_change_the_line_where_the_cursor_is() {
         [Done::Line("=some typed answer".into())]
     );
     assert_eq!(
-        typed(&mut line, b"keep this\x01\x1b[C\x1b[C\x1b[C\x1b[C\x0b\x1b[F!\r"),
+        typed(
+            &mut line,
+            b"keep this\x01\x1b[C\x1b[C\x1b[C\x1b[C\x0b\x1b[F!\r"
+        ),
         [Done::Line("keep!".into())]
     );
     // Home, Delete, End.
@@ -109,7 +115,10 @@ fn up_and_down_go_through_the_lines_typed_before() {
         typed(&mut line, b"draft\x1b[A\x1b[B\r"),
         [Done::Line("draft".into())]
     );
-    assert_eq!(typed(&mut line, b"\x1b[A\x1b[A\r"), [Done::Line("second".into())]);
+    assert_eq!(
+        typed(&mut line, b"\x1b[A\x1b[A\r"),
+        [Done::Line("second".into())]
+    );
 }
 
 #[test]
@@ -117,7 +126,10 @@ fn ctrl_d_ends_input_only_on_an_empty_line() {
     let mut line = Line::default();
     assert_eq!(typed(&mut line, b"ab\x01\x04\r"), [Done::Line("b".into())]);
     assert_eq!(typed(&mut line, b"\x04"), [Done::EndOfInput]);
-    assert_eq!(typed(&mut line, b"\x0c\x03"), [Done::Redraw, Done::Interrupt]);
+    assert_eq!(
+        typed(&mut line, b"\x0c\x03"),
+        [Done::Redraw, Done::Interrupt]
+    );
 }
 
 #[test]

@@ -526,7 +526,10 @@ mod tests {
         assert_eq!(prompt.directory.as_deref(), Some("/p"));
         assert_eq!(prompt.origin.tool_call.as_deref(), Some("call_b"));
         assert_eq!(prompt.origin.agent.as_deref(), Some("plan"));
-        assert_eq!(prompt.origin.session_title, SessionTitle::new("Plan the move"));
+        assert_eq!(
+            prompt.origin.session_title,
+            SessionTitle::new("Plan the move")
+        );
         let Kind::Questions(questions) = &prompt.kind else {
             panic!()
         };

@@ -22,6 +22,7 @@ mod listing;
 mod next;
 mod pending;
 pub(super) mod prefilter;
+mod titles;
 mod wire;
 
 pub(super) use self::wire::{QuestionInfo, permission_reply};
@@ -67,8 +68,9 @@ pub(crate) struct OpenCode {
     seen_calls: Mutex<SeenCalls>,
     /// Which agent runs each session, from session events.
     agents: Mutex<LruCache<String, String>>,
-    /// Each session's title, from the same events (shown and bounded).
-    titles: Mutex<LruCache<String, SessionTitle>>,
+    /// Each session's title, from the same events (shown and bounded), or
+    /// asked for at connect (`None`: it has none).
+    titles: Mutex<LruCache<String, Option<SessionTitle>>>,
     /// Ids already reported as unusable, so a resync does not repeat it.
     reported: Mutex<LruCache<String, ()>>,
     /// Which engine asked each prompt (1.18.34 runs two), for its routes.
@@ -202,6 +204,7 @@ impl OpenCode {
             .expect("not poisoned")
             .get(session)
             .cloned()
+            .flatten()
     }
 
     /// Remembers a directory to resync, and its workspace when the server
@@ -338,7 +341,8 @@ impl OpenCode {
                 // A prompt shown already keeps the title it was shown with;
                 // the session's next prompts show the new one.
                 if let Some(title) = title {
-                    self.titles.lock().expect("not poisoned").put(session, title);
+                    let mut titles = self.titles.lock().expect("not poisoned");
+                    titles.put(session, Some(title));
                 }
                 return Flow::Continue;
             }
@@ -395,6 +399,7 @@ impl Follow for OpenCode {
                     return Err(e.to_string());
                 }
             };
+            self.look_up_titles(&mut all).await;
             {
                 let mut seen = self.seen_calls.lock().expect("not poisoned");
                 all.retain(|listed| {

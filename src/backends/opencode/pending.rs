@@ -48,7 +48,8 @@ impl OpenCode {
             Ok(text) if (200..=299).contains(&status) && status != 204 => {
                 match listing.read_questions(text, directory.clone()) {
                     Ok(()) => {
-                        listing.look_up_agents(|session| (self.agent(session), self.title(session)));
+                        listing
+                            .look_up_agents(|session| (self.agent(session), self.title(session)));
                         return Ok(listing);
                     }
                     Err(text) => Bytes::from(text.into_bytes()),
