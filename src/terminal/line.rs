@@ -118,9 +118,7 @@ fn decode(bytes: &[u8]) -> Option<(Key, usize)> {
                 0xf0..=0xf7 => 4,
                 _ => return Some((Key::Ignored, 1)),
             };
-            let Some(encoded) = bytes.get(..len) else {
-                return None;
-            };
+            let encoded = bytes.get(..len)?;
             return Some(match std::str::from_utf8(encoded) {
                 Ok(text) => (text.chars().next().map_or(Key::Ignored, Key::Char), len),
                 Err(_) => (Key::Ignored, 1),
