@@ -265,7 +265,8 @@ async fn the_prompt_line_edits_in_place_and_ctrl_l_redraws_the_question() {
 }
 
 /// Ctrl-C and SIGTERM end `watch` as before, and the terminal is given
-/// back as it was (`stty` run after it in the same terminal says so).
+/// back as it was (`stty` run after it in the same terminal says so). The
+/// shell around it traps Ctrl-C, so it goes on to say how `watch` ended.
 #[tokio::test]
 async fn the_terminal_is_given_back_on_ctrl_c_and_sigterm() {
     let sim = sim().await;
@@ -273,7 +274,7 @@ async fn the_terminal_is_given_back_on_ctrl_c_and_sigterm() {
     for how in ["ctrl-c", "sigterm"] {
         let mode = "echo mode=$(stty -g)";
         let line = format!(
-            "{mode}; sh -c 'echo pid=$$; exec {} watch --url {}'; echo exit=$?; {mode}",
+            "trap 'echo trapped' INT; {mode}; sh -c 'echo pid=$$; exec {} watch --url {}'; echo exit=$?; {mode}",
             env!("CARGO_BIN_EXE_ask-lsp"),
             sim.url()
         );
@@ -309,6 +310,8 @@ async fn the_terminal_is_given_back_on_ctrl_c_and_sigterm() {
             _ => "exit=143",
         };
         assert!(screen.contains(code), "{how}: {screen}");
+        // Ctrl-C reaches the whole foreground group, as outside raw mode.
+        assert_eq!(screen.contains("trapped"), how == "ctrl-c", "{screen}");
     }
 }
 

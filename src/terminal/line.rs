@@ -321,6 +321,21 @@ mod unix {
         std::process::exit(128 + signal);
     }
 
+    /// What the terminal itself does for Ctrl-C and Ctrl-Z outside raw
+    /// mode: `signal` to its foreground process group (a script that runs
+    /// `watch` without job control stops with it, as before).
+    fn signal_foreground(signal: libc::c_int) {
+        // SAFETY: reading fd 0's foreground group; signalling it, or us.
+        unsafe {
+            let group = libc::tcgetpgrp(0);
+            if group > 0 {
+                libc::kill(-group, signal);
+            } else {
+                libc::raise(signal);
+            }
+        }
+    }
+
     /// The screen `watch` writes to, shared with the line being typed.
     #[derive(Clone)]
     pub(super) struct Screen(Arc<Mutex<Shared>>);
@@ -496,6 +511,10 @@ mod unix {
                     Done::Interrupt => {
                         let _ = out.write_all(b"^C\n");
                         drop(out);
+                        restore();
+                        // SAFETY: the default disposition, as `watch` has no handler.
+                        unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
+                        signal_foreground(libc::SIGINT);
                         die_by(libc::SIGINT);
                     }
                     Done::Suspend => {
@@ -503,8 +522,7 @@ mod unix {
                         let _ = out.flush();
                         drop(out);
                         restore();
-                        // SAFETY: raising a signal; its default stops us.
-                        unsafe { libc::raise(libc::SIGTSTP) };
+                        signal_foreground(libc::SIGTSTP);
                         // Continued (`fg`).
                         enter_raw();
                         let mut out = std::io::stdout().lock();
