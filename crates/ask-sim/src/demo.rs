@@ -36,6 +36,8 @@ async fn agent(sim: Sim) {
     ];
     let last = script.len() - 1;
     for (n, questions) in script.into_iter().enumerate() {
+        // As OpenCode does at each turn: the session, with its title.
+        sim.title_session("ses_demo", "Set up the new service");
         let request = sim.ask(Some("ses_demo"), questions);
         if n == last {
             println!("\n(this one will be answered in another editor in 5 s: watch it disappear)");
