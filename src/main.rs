@@ -3,7 +3,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use ask_lsp::status::{StatusOptions, status};
-use ask_lsp::terminal::{WatchOptions, watch};
+use ask_lsp::terminal::WatchOptions;
+use ask_lsp::terminal::line::watch_here;
 use serde_json::json;
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
@@ -337,8 +338,7 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
         exit_on_eof: true,
         environment: true,
     };
-    let input = tokio::io::BufReader::new(tokio::io::stdin());
-    watch(options, input, std::io::stdout()).await
+    watch_here(options).await
 }
 
 /// Always exits 0: a failing hook must leave the agent to ask by itself.

@@ -283,6 +283,7 @@ mod tests {
             origin: Origin {
                 tool_call: None,
                 agent: agent.map(Into::into),
+                session_title: None,
             },
             kind: Kind::Questions(vec![Question {
                 header: header.into(),

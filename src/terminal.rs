@@ -20,9 +20,9 @@ use crate::present::{sentences, who};
 use crate::prompt::{Answer, FormValues, Kind, Question};
 use crate::settings::policy::Policies;
 use crate::settings::{EnvDefaults, UrlSource, servers_from_flags};
-use crate::text;
 
 mod form;
+pub mod line;
 
 /// What to follow and how, for [`watch`].
 pub struct WatchOptions {
@@ -455,10 +455,11 @@ impl<W: Write> Watch<W> {
             Kind::Form(_) => "Form".to_owned(),
         };
         let from = who::server_and_project(&pending.server, &pending.prompt);
-        self.say(format!(
-            "\n── {what} from {from} (session {}) ──",
-            text::for_display(&pending.prompt.session, text::DISPLAY_ID_CHARS)
-        ));
+        let session = who::session(
+            &pending.prompt.session,
+            pending.prompt.origin.session_title.as_ref(),
+        );
+        self.say(format!("\n── {what} from {from} ({session}) ──"));
         if !self.queue.is_empty() {
             self.say(format!(
                 "({} waiting after this one)",

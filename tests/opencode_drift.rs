@@ -71,10 +71,10 @@ async fn a_119_stream_shows_each_question_once_and_the_answer_goes_once() {
     }
     let first = client.next_method("askQuestions/ask").await;
     assert_eq!(first["params"]["requestID"], "que_fx1");
-    // The agent comes from the `sync` session.updated.1 envelope.
+    // The agent and the title come from the `sync` session.updated.1 envelope.
     assert_eq!(
         first["params"]["origin"],
-        json!({"toolCallID": "call_fx1", "agent": "plan"})
+        json!({"toolCallID": "call_fx1", "agent": "plan", "sessionTitle": "Fixture"})
     );
     // que_fx2, sent as question.v2.asked only, is taken in (pending behind
     // the first, so not shown yet) and ends with its session, deleted by a

@@ -773,3 +773,27 @@ async fn discovery_follows_a_real_opencode_on_ipv6_loopback_never_a_stranger() {
         "the stranger was contacted"
     );
 }
+
+/// The session's title reaches the prompt: OpenCode names a new session
+/// "New session - <time>" and then the title its model generates (the mock's
+/// "Mock title", generated before the turn asks).
+#[tokio::test]
+async fn a_sessions_title_reaches_the_prompt() {
+    let Some(opencode) = OpenCode::start(None).await else {
+        return;
+    };
+    let mut client = sidecar(&opencode, &[], json!({})).await;
+    let session = opencode.ask("single").await;
+    let ask = next_ask(&mut client, &session).await;
+    let title = ask["params"]["origin"]["sessionTitle"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no title: {ask:#}"));
+    eprintln!("measured: the real 1.18.33's title at the question: {title:?}");
+    assert!(
+        title == "Mock title" || title.starts_with("New session - "),
+        "{title}"
+    );
+    client.answer(&ask, json!([["Postgres"]])).await;
+    opencode.wait_received(1).await;
+    assert!(client.shutdown().await.success());
+}

@@ -40,7 +40,7 @@ use super::net::http::{self, Peer};
 use super::net::stream::{Flow, Follow, follow};
 use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing, id_within};
 use crate::backends::net::sse::SseEvent;
-use crate::prompt::{Prompt, Reply};
+use crate::prompt::{Prompt, Reply, SessionTitle};
 use crate::settings::{Secret, ServerKind};
 
 /// Open requests kept at most (each is a blocked agent turn; more is abuse).
@@ -70,6 +70,9 @@ struct State {
     replaying: bool,
     /// What the history asked, not yet shown, by prompt id.
     held: Vec<(String, Held)>,
+    /// Each session's title, from `session_info_update` (shown and cut as
+    /// read); the session's next prompts carry it.
+    titles: lru::LruCache<String, SessionTitle>,
 }
 
 enum Held {
@@ -110,6 +113,7 @@ impl SandboxAgent {
                 open: Vec::new(),
                 replaying: true,
                 held: Vec::new(),
+                titles: lru::LruCache::new(std::num::NonZeroUsize::new(256).expect("non-zero")),
             }),
             activity: tokio::sync::Notify::new(),
         }
@@ -246,7 +250,7 @@ impl SandboxAgent {
             }
         };
         let ended: Vec<BackendEvent> = match parsed {
-            AcpEvent::Asked { prompt, route } => {
+            AcpEvent::Asked { mut prompt, route } => {
                 // Not ours to keep (the broker refuses such ids): up to
                 // 1024 open routes of 4 MiB ids each would be kept otherwise.
                 if !id_within(&prompt.id) || !route.elicitation_id.as_deref().is_none_or(id_within)
@@ -263,6 +267,7 @@ impl SandboxAgent {
                     state.held.retain(|(id, _)| *id != dropped);
                 }
                 state.open.push((prompt.id.clone(), route));
+                prompt.origin.session_title = state.titles.get(&prompt.session).cloned();
                 if state.replaying {
                     state.held.push((prompt.id.clone(), Held::Asked(prompt)));
                     return Ok(true);
@@ -309,6 +314,16 @@ impl SandboxAgent {
             AcpEvent::Cancelled { rpc_id } => {
                 let prefix = format!("{}@", id_text(&rpc_id));
                 withdrawn(self.close_where(|id, _| id.starts_with(&prefix)))
+            }
+            AcpEvent::SessionTitled { session, title } => {
+                if id_within(&session) {
+                    let mut state = self.state.lock().expect("not poisoned");
+                    match title {
+                        Some(title) => state.titles.put(session, title),
+                        None => state.titles.pop(&session),
+                    };
+                }
+                return Ok(true);
             }
             AcpEvent::ToolCallEnded {
                 session,

@@ -264,6 +264,7 @@ pub(crate) mod tests {
                 origin: Origin {
                     tool_call: call.map(str::to_owned),
                     agent: None,
+                    session_title: None,
                 },
                 kind: Kind::Questions(vec![Question {
                     header: "H".into(),

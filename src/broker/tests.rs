@@ -141,6 +141,7 @@ fn prompt(id: &str) -> Prompt {
         origin: Origin {
             tool_call: Some(format!("call_{id}")),
             agent: None,
+            session_title: None,
         },
         kind: Kind::Questions(vec![Question {
             header: "Database".into(),

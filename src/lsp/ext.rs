@@ -94,6 +94,14 @@ pub(crate) struct Origin {
     #[serde(rename = "toolCallID")]
     pub tool_call_id: Option<String>,
     pub agent: Option<String>,
+    /// The session's title, when the server names it: one line, shown
+    /// neutralised and cut.
+    #[serde(
+        rename = "sessionTitle",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub session_title: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

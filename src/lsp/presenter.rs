@@ -309,9 +309,16 @@ impl Presenter {
     }
 
     async fn send_message_request(&self, pending: &Pending, question: usize) -> i64 {
-        let context = self
+        let server = self
             .several_servers
             .then(|| who::server_and_project(&pending.server, &pending.prompt));
+        // A session is named where the server titles it (an id alone is noise).
+        let session = (pending.prompt.origin.session_title.as_ref())
+            .map(|title| who::session(&pending.prompt.session, Some(title)));
+        let context = match (server, session) {
+            (Some(server), Some(session)) => Some(format!("{server} · {session}")),
+            (server, session) => server.or(session),
+        };
         self.send_request(
             ShowMessageRequest::METHOD,
             plain::message_request(pending, question, context.as_deref()),

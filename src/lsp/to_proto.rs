@@ -79,6 +79,11 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
         origin: ext::Origin {
             tool_call_id: prompt.origin.tool_call.clone(),
             agent: prompt.origin.agent.clone(),
+            session_title: prompt
+                .origin
+                .session_title
+                .as_ref()
+                .map(|title| title.as_str().to_owned()),
         },
         questions,
         permission,

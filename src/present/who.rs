@@ -1,7 +1,7 @@
 //! Who asks: the server (and project) a prompt comes from, said the same
 //! way by every face.
 
-use crate::prompt::Prompt;
+use crate::prompt::{Prompt, SessionTitle};
 use crate::text::{self, DISPLAY_ID_CHARS, for_display};
 
 /// "server · /the/project" (the server alone when it does not say).
@@ -9,6 +9,31 @@ pub(crate) fn server_and_project(server: &str, prompt: &Prompt) -> String {
     match &prompt.directory {
         Some(directory) => format!("{server} · {}", text::one_line(directory)),
         None => server.to_owned(),
+    }
+}
+
+/// "session “Fix the login bug” (ses_dfc881d0bffe…)", or "session ses_…"
+/// without a title: the title is what a person knows the session by; the
+/// start of the id tells apart two of the same title (OpenCode's ids start
+/// with their creation time).
+pub(crate) fn session(session: &str, title: Option<&SessionTitle>) -> String {
+    const ID_SHOWN: usize = 16;
+    match title {
+        Some(title) => {
+            let id = for_display(session, DISPLAY_ID_CHARS);
+            let id: String = match id.chars().count() > ID_SHOWN + 1 {
+                true => id.chars().take(ID_SHOWN).chain(['…']).collect(),
+                false => id.into_owned(),
+            };
+            match id.is_empty() {
+                true => format!("session “{}”", title.as_str()),
+                false => format!("session “{}” ({id})", title.as_str()),
+            }
+        }
+        None => format!(
+            "session {}",
+            for_display(session, DISPLAY_ID_CHARS)
+        ),
     }
 }
 
@@ -34,4 +59,24 @@ pub(crate) fn kind_agent_project(server: &str, prompt: &Prompt) -> String {
     }
     text.push_str(&format!(" ({})", shown(server)));
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_names_the_title_and_the_start_of_the_id() {
+        let title = SessionTitle::new("Fix the login bug");
+        assert_eq!(
+            session("ses_dfc881d0bffezSP70hMi551Xe5", title.as_ref()),
+            "session “Fix the login bug” (ses_dfc881d0bffe…)"
+        );
+        assert_eq!(
+            session("ses_1", title.as_ref()),
+            "session “Fix the login bug” (ses_1)"
+        );
+        assert_eq!(session("ses_1", None), "session ses_1");
+        assert_eq!(session("", title.as_ref()), "session “Fix the login bug”");
+    }
 }

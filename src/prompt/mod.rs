@@ -12,6 +12,7 @@ mod form;
 mod permission;
 mod question;
 mod resolution;
+mod session_title;
 
 pub(crate) use form::{
     Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Link, TextFormat,
@@ -19,6 +20,7 @@ pub(crate) use form::{
 pub(crate) use permission::{Effect, Permission, PermissionChoice};
 pub(crate) use question::{Choice, Question};
 pub(crate) use resolution::{Decider, Notice, Reason, State, Why};
+pub(crate) use session_title::SessionTitle;
 
 use crate::text::{DISPLAY_ID_CHARS, DISPLAY_MESSAGE_CHARS, for_display, multi_line, one_line};
 
@@ -69,6 +71,8 @@ pub(crate) struct Origin {
     pub tool_call: Option<String>,
     /// The agent's name (`build`, `plan`, …), when the server says.
     pub agent: Option<String>,
+    /// The session's title, when the server says.
+    pub session_title: Option<SessionTitle>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

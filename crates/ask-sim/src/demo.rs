@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use ask_lsp::terminal::{WatchOptions, watch};
+use ask_lsp::terminal::WatchOptions;
+use ask_lsp::terminal::line::watch_here;
 use serde_json::json;
 
 use crate::{QuestionInfo, Received, Sim, SimOptions};
@@ -35,6 +36,8 @@ async fn agent(sim: Sim) {
     ];
     let last = script.len() - 1;
     for (n, questions) in script.into_iter().enumerate() {
+        // As OpenCode does at each turn: the session, with its title.
+        sim.title_session("ses_demo", "Set up the new service");
         let request = sim.ask(Some("ses_demo"), questions);
         if n == last {
             println!("\n(this one will be answered in another editor in 5 s: watch it disappear)");
@@ -79,8 +82,7 @@ pub async fn run() -> std::io::Result<()> {
         exit_on_eof: false,
         environment: false,
     };
-    let input = tokio::io::BufReader::new(tokio::io::stdin());
-    let watching = watch(options, input, std::io::stdout());
+    let watching = watch_here(options);
     tokio::pin!(watching);
     let finished = tokio::select! {
         result = &mut watching => {

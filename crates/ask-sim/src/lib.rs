@@ -8,7 +8,7 @@
 //! injection; permission routes are in permission.rs, the ACP endpoint
 //! (forms for editor suites) in acp.rs.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -176,6 +176,8 @@ pub struct SimState {
     ended: Mutex<HashSet<String>>,
     /// Deleted sessions (`GET /session/{id}` is 404).
     deleted: Mutex<HashSet<String>>,
+    /// Session titles set by [`SimState::title_session`].
+    titles: Mutex<HashMap<String, String>>,
     log: Mutex<Vec<Received>>,
     faults: Mutex<VecDeque<Fault>>,
     counter: Mutex<u64>,
@@ -216,6 +218,7 @@ impl Sim {
             approved: Mutex::default(),
             ended: Mutex::default(),
             deleted: Mutex::default(),
+            titles: Mutex::default(),
             log: Mutex::default(),
             faults: Mutex::default(),
             counter: Mutex::new(0),
@@ -253,6 +256,7 @@ impl Sim {
             .route("/_sim/ask", post(control_ask))
             .route("/_sim/answer/{id}", post(control_answer))
             .route("/_sim/abort/{session}", post(control_abort))
+            .route("/_sim/session/{session}", post(control_title))
             .route("/_sim/drop", post(control_drop))
             .route("/_sim/log", get(control_log))
             .fallback(|| async {
@@ -409,6 +413,29 @@ impl SimState {
             json!({"sessionID": session_id, "error": {"name": "MessageAbortedError", "data": {"message": "Aborted"}}}),
         );
         self.emit("session.idle", json!({"sessionID": session_id}));
+    }
+
+    /// Titles a session as OpenCode does once its first message is in:
+    /// `session.updated` with the title, which `GET /session/{id}` then
+    /// answers too.
+    pub fn title_session(&self, session_id: &str, title: &str) {
+        self.titles
+            .lock()
+            .expect("not poisoned")
+            .insert(session_id.to_owned(), title.to_owned());
+        self.emit(
+            "session.updated",
+            json!({"sessionID": session_id, "info": {"id": session_id, "projectID": "global",
+                "directory": self.options.directory, "title": title, "agent": "build"}}),
+        );
+    }
+
+    pub(crate) fn session_title(&self, session_id: &str) -> Option<String> {
+        self.titles
+            .lock()
+            .expect("not poisoned")
+            .get(session_id)
+            .cloned()
     }
 
     /// Sends any event, e.g. `message.part.delta` noise, named and wrapped

@@ -338,7 +338,11 @@ pub(crate) async fn get_session(
         )
             .into_response();
     }
-    axum::Json(json!({"id": session, "directory": inner.options.directory})).into_response()
+    let mut info = json!({"id": session, "directory": inner.options.directory});
+    if let Some(title) = inner.session_title(&session) {
+        info["title"] = title.into();
+    }
+    axum::Json(info).into_response()
 }
 
 pub(crate) async fn delete_session(

@@ -261,6 +261,25 @@ pub(super) async fn control_abort(
     axum::Json(true).into_response()
 }
 
+#[derive(Deserialize)]
+pub(super) struct TitleBody {
+    title: String,
+}
+
+pub(super) async fn control_title(
+    State(inner): State<Arc<SimState>>,
+    Path(session): Path<String>,
+    body: Bytes,
+) -> Response {
+    match serde_json::from_slice::<TitleBody>(&body) {
+        Ok(TitleBody { title }) => {
+            inner.title_session(&session, &title);
+            axum::Json(true).into_response()
+        }
+        Err(_) => bad_request("expected {\"title\": string}"),
+    }
+}
+
 pub(super) async fn control_drop(State(inner): State<Arc<SimState>>) -> Response {
     inner.drop_streams();
     axum::Json(true).into_response()

@@ -38,10 +38,11 @@ export interface QuestionInfo {
   custom: boolean;
 }
 
-/** What asked: the agent's tool call and the agent's name, when known. */
+/** What asked: the agent's tool call, the agent's name and the session's title, when known. */
 export interface Origin {
   toolCallID?: string | null;
   agent?: string | null;
+  sessionTitle?: string | null;
 }
 
 export type PromptKind = 'questions' | 'permission' | 'form';

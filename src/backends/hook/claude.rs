@@ -99,6 +99,7 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), String> {
         origin: Origin {
             tool_call: None,
             agent: Some("claude".into()),
+            session_title: None,
         },
         kind: Kind::Permission(Box::new(Permission {
             action: input.tool_name,

@@ -78,6 +78,7 @@ fn codex_prompt(input: CodexInput) -> Result<Prompt, String> {
         origin: Origin {
             tool_call: None,
             agent: Some("codex".into()),
+            session_title: None,
         },
         kind: Kind::Permission(Box::new(Permission {
             action: input.tool_name,

@@ -12,7 +12,7 @@ use serde::de::{Deserializer as _, SeqAccess, Visitor};
 
 use super::wire::{QuestionHead, QuestionRequest, array_items};
 use crate::backends::Listing as SnapshotListing;
-use crate::prompt::{Kind, Prompt};
+use crate::prompt::{Kind, Prompt, SessionTitle};
 
 #[derive(Default)]
 pub(super) struct Listing {
@@ -43,6 +43,7 @@ enum Item {
         session: Span,
         call: Option<Span>,
         agent: Option<String>,
+        title: Option<SessionTitle>,
     },
     /// Built already; `None` once taken.
     Built(Option<Box<Prompt>>),
@@ -163,6 +164,7 @@ fn question(text: &str, unescaped: &mut String, body: u32, index: u32, head: Que
         session: span(text, unescaped, head.session_id),
         call: head.tool.map(|tool| span(text, unescaped, tool.call_id)),
         agent: None,
+        title: None,
     }
 }
 
@@ -264,8 +266,11 @@ impl Listing {
         Some(())
     }
 
-    /// Looks up who runs each listed prompt's session, in order.
-    pub fn look_up_agents(&mut self, mut agent: impl FnMut(&str) -> Option<String>) {
+    /// Looks up who runs each listed prompt's session, and its title, in order.
+    pub fn look_up_agents(
+        &mut self,
+        mut agent: impl FnMut(&str) -> (Option<String>, Option<SessionTitle>),
+    ) {
         let Listing {
             bodies,
             unescaped,
@@ -278,9 +283,12 @@ impl Listing {
                     body,
                     session,
                     agent: found,
+                    title,
                     ..
-                } => *found = agent(text(bodies, unescaped, *body, *session)),
-                Item::Built(Some(prompt)) => prompt.origin.agent = agent(&prompt.session),
+                } => (*found, *title) = agent(text(bodies, unescaped, *body, *session)),
+                Item::Built(Some(prompt)) => {
+                    (prompt.origin.agent, prompt.origin.session_title) = agent(&prompt.session)
+                }
                 Item::Built(None) => {}
             }
         }
@@ -431,7 +439,11 @@ impl SnapshotListing for Listing {
         match std::mem::replace(&mut self.items[index], Item::Built(None)) {
             Item::Built(prompt) => prompt.map(|prompt| *prompt),
             Item::Question {
-                body, index, agent, ..
+                body,
+                index,
+                agent,
+                title,
+                ..
             } => {
                 let Body {
                     text,
@@ -446,6 +458,7 @@ impl SnapshotListing for Listing {
                 let request = serde_json::from_str::<QuestionRequest>(item).ok()?;
                 let mut prompt = request.into_prompt(directory.clone());
                 prompt.origin.agent = agent;
+                prompt.origin.session_title = title;
                 Some(prompt)
             }
         }
@@ -478,7 +491,10 @@ mod tests {
         listing
             .add_questions(text, Some("/p".into()), &mut skipped)
             .unwrap();
-        listing.look_up_agents(|session| (session == "ses_2").then(|| "plan".to_owned()));
+        listing.look_up_agents(|session| match session {
+            "ses_2" => (Some("plan".to_owned()), SessionTitle::new("Plan the move")),
+            _ => (None, None),
+        });
         assert_eq!(skipped.count, 1, "the broken item alone");
         let listed: Vec<_> = listing
             .iter()
@@ -510,6 +526,10 @@ mod tests {
         assert_eq!(prompt.directory.as_deref(), Some("/p"));
         assert_eq!(prompt.origin.tool_call.as_deref(), Some("call_b"));
         assert_eq!(prompt.origin.agent.as_deref(), Some("plan"));
+        assert_eq!(
+            prompt.origin.session_title,
+            SessionTitle::new("Plan the move")
+        );
         let Kind::Questions(questions) = &prompt.kind else {
             panic!()
         };

@@ -23,6 +23,7 @@ mod listing;
 mod next;
 mod pending;
 pub(crate) mod prefilter;
+mod titles;
 mod wire;
 
 use std::num::NonZeroUsize;
@@ -39,7 +40,7 @@ use super::net::stream::{Flow, Follow};
 use super::shared::permission_reply;
 use super::{BackendError, BackendEvent, EventSink, Snapshot, Timing, id_within};
 use crate::backends::net::sse::SseEvent;
-use crate::prompt::{Answer, Kind, Prompt, Reply};
+use crate::prompt::{Answer, Kind, Prompt, Reply, SessionTitle};
 use crate::settings::ServerSpec;
 use crate::text;
 
@@ -67,6 +68,9 @@ pub(crate) struct OpenCode {
     seen_calls: Mutex<SeenCalls>,
     /// Which agent runs each session, from session events.
     agents: Mutex<LruCache<String, String>>,
+    /// Each session's title, from the same events (shown and bounded), or
+    /// asked for at connect (`None`: it has none).
+    titles: Mutex<LruCache<String, Option<SessionTitle>>>,
     /// Ids already reported as unusable, so a resync does not repeat it.
     reported: Mutex<LruCache<String, ()>>,
     /// Which engine asked each prompt (1.18.34 runs two), for its routes.
@@ -148,6 +152,7 @@ impl OpenCode {
                 listing: 0,
             }),
             agents: lru(1024),
+            titles: lru(1024),
             reported: lru(1024),
             // Every pending prompt's, and room for the classic twins.
             engines: lru(2 * crate::prompt::limits::PENDING),
@@ -191,6 +196,15 @@ impl OpenCode {
             .expect("not poisoned")
             .get(session)
             .cloned()
+    }
+
+    fn title(&self, session: &str) -> Option<SessionTitle> {
+        self.titles
+            .lock()
+            .expect("not poisoned")
+            .get(session)
+            .cloned()
+            .flatten()
     }
 
     /// Remembers a directory to resync, and its workspace when the server
@@ -266,6 +280,7 @@ impl OpenCode {
                     prompt.directory = self.spec.directory.clone();
                 }
                 prompt.origin.agent = self.agent(&prompt.session);
+                prompt.origin.session_title = self.title(&prompt.session);
                 if !self.usable(&prompt.id, prompt.kind.name(), sink) {
                     return Flow::while_open(!sink.is_closed());
                 }
@@ -309,14 +324,26 @@ impl OpenCode {
             }
             OcEvent::ToolEnded { call_id, ok } => BackendEvent::ToolEnded { call_id, ok },
             OcEvent::SessionEnded { session } => BackendEvent::SessionEnded { session },
-            OcEvent::SessionAgent { session, agent } => {
-                if !id_within(&session) || !id_within(&agent) {
+            OcEvent::Session {
+                session,
+                agent,
+                title,
+            } => {
+                if !id_within(&session) {
                     return Flow::Continue;
                 }
-                self.agents
-                    .lock()
-                    .expect("not poisoned")
-                    .put(session, text::one_line(&agent).into_owned());
+                if let Some(agent) = agent.filter(|agent| id_within(agent)) {
+                    self.agents
+                        .lock()
+                        .expect("not poisoned")
+                        .put(session.clone(), text::one_line(&agent).into_owned());
+                }
+                // A prompt shown already keeps the title it was shown with;
+                // the session's next prompts show the new one.
+                if let Some(title) = title {
+                    let mut titles = self.titles.lock().expect("not poisoned");
+                    titles.put(session, Some(title));
+                }
                 return Flow::Continue;
             }
             OcEvent::Disposed => {
@@ -372,6 +399,7 @@ impl Follow for OpenCode {
                     return Err(e.to_string());
                 }
             };
+            self.look_up_titles(&mut all).await;
             {
                 let mut seen = self.seen_calls.lock().expect("not poisoned");
                 all.retain(|listed| {

@@ -48,7 +48,8 @@ impl OpenCode {
             Ok(text) if (200..=299).contains(&status) && status != 204 => {
                 match listing.read_questions(text, directory.clone()) {
                     Ok(()) => {
-                        listing.look_up_agents(|session| self.agent(session));
+                        listing
+                            .look_up_agents(|session| (self.agent(session), self.title(session)));
                         return Ok(listing);
                     }
                     Err(text) => Bytes::from(text.into_bytes()),
@@ -72,7 +73,7 @@ impl OpenCode {
         listing
             .add_questions(text, directory, &mut skipped)
             .ok_or_else(|| self.not_a_list(status, path))?;
-        listing.look_up_agents(|session| self.agent(session));
+        listing.look_up_agents(|session| (self.agent(session), self.title(session)));
         self.skipped(path, skipped);
         Ok(listing)
     }

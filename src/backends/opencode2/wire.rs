@@ -167,6 +167,7 @@ impl PermissionRequest {
             origin: Origin {
                 tool_call: self.source.and_then(|s| s.call_id),
                 agent: None,
+                session_title: None,
             },
             kind: Kind::Permission(Box::new(Permission {
                 action: self.action,

@@ -166,6 +166,7 @@ pub(super) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Ref
             Origin {
                 tool_call: text("toolCallId"),
                 agent: None,
+                session_title: None,
             },
         ),
         // Request-scoped (outside a session): no session to name.

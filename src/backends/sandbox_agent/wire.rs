@@ -8,6 +8,7 @@ use super::{Route, elicitation};
 use crate::backends::shared::QuestionInfo;
 use crate::prompt::{
     Answer, Choice, Effect, Kind, Origin, Permission, PermissionChoice, Prompt, Question, Reply,
+    SessionTitle,
 };
 
 pub(super) const PERMISSION: &str = "session/request_permission";
@@ -82,6 +83,11 @@ pub(super) enum AcpEvent {
         session: String,
         tool_call: String,
         ok: bool,
+    },
+    /// `session_info_update`: the session's title changed (`None`: cleared).
+    SessionTitled {
+        session: String,
+        title: Option<SessionTitle>,
     },
     /// A turn ended: requests made before it are resolved.
     TurnEnded,
@@ -174,6 +180,7 @@ pub(super) fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serd
                 origin: Origin {
                     tool_call: tool.as_ref().and_then(|t| t.tool_call_id.clone()),
                     agent: None,
+                    session_title: None,
                 },
                 kind: Kind::Permission(Box::new(Permission {
                     action: tool
@@ -274,7 +281,9 @@ pub(super) fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serd
                 None => AcpEvent::Other,
             }
         }
-        (Some("session/update"), None) => tool_call_ended(&params).unwrap_or(AcpEvent::Other),
+        (Some("session/update"), None) => tool_call_ended(&params)
+            .or_else(|| session_titled(&params))
+            .unwrap_or(AcpEvent::Other),
         (Some("_adapter/agent_exited"), _) => AcpEvent::AgentExited,
         (None, Some(_)) if message.pointer("/result/stopReason").is_some() => AcpEvent::TurnEnded,
         _ => AcpEvent::Other,
@@ -314,6 +323,24 @@ pub(super) fn over_bounds(
         }),
         _ => Err(error),
     }
+}
+
+/// A `session_info_update` naming the session's title (ACP's RFD "Session
+/// Info Update": `title` is a string, or null to clear it).
+fn session_titled(params: &Value) -> Option<AcpEvent> {
+    let update = params.get("update")?;
+    if update.get("sessionUpdate")?.as_str()? != "session_info_update" {
+        return None;
+    }
+    let title = match update.get("title")? {
+        Value::String(title) => SessionTitle::new(title),
+        Value::Null => None,
+        _ => return None,
+    };
+    Some(AcpEvent::SessionTitled {
+        session: params.get("sessionId")?.as_str()?.to_owned(),
+        title,
+    })
 }
 
 /// A `tool_call_update` that ends its tool call.

@@ -133,6 +133,7 @@ fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
     let origin = Origin {
         tool_call_id: None,
         agent: None,
+        session_title: None,
     };
     let question = Question {
         question: "q".into(),
@@ -229,7 +230,16 @@ fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
     BTreeMap::from([
         ("AskParams", (json(&full_ask), json(&ask))),
         ("Source", same(json(&source))),
-        ("Origin", same(json(&origin))),
+        (
+            "Origin",
+            (
+                json(Origin {
+                    session_title: Some("t".into()),
+                    ..origin.clone()
+                }),
+                json(&origin),
+            ),
+        ),
         ("Question", same(json(&question))),
         (
             "QuestionOption",

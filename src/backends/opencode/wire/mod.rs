@@ -26,7 +26,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::backends::shared::{QuestionInfo, default_true};
-use crate::prompt::{Effect, Kind, Origin, Permission, PermissionChoice, Prompt};
+use crate::prompt::{Effect, Kind, Origin, Permission, PermissionChoice, Prompt, SessionTitle};
 use crate::text;
 
 /// An OpenCode event, reduced to what matters for prompts.
@@ -62,10 +62,12 @@ pub(crate) enum OcEvent {
     SessionEnded {
         session: String,
     },
-    /// `session.created` / `session.updated`: which agent runs a session.
-    SessionAgent {
+    /// `session.created` / `session.updated`: which agent runs a session,
+    /// and its title.
+    Session {
         session: String,
-        agent: String,
+        agent: Option<String>,
+        title: Option<SessionTitle>,
     },
     Other,
 }
@@ -207,6 +209,7 @@ impl QuestionRequest {
             origin: Origin {
                 tool_call: self.tool.map(|t| t.call_id),
                 agent: None,
+                session_title: None,
             },
             kind: Kind::Questions(
                 self.questions
@@ -291,6 +294,7 @@ impl PermissionRequest {
             origin: Origin {
                 tool_call: self.tool.map(|t| t.call_id),
                 agent: None,
+                session_title: None,
             },
             kind: Kind::Permission(Box::new(Permission {
                 action: self.permission,
@@ -411,6 +415,7 @@ struct SessionInfo {
 struct SessionAgent {
     id: String,
     agent: Option<String>,
+    title: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -569,10 +574,15 @@ fn decode(
         "session.created" | "session.updated" => {
             match serde_json::from_str::<SessionInfo>(props)?.info {
                 SessionAgent {
-                    id,
-                    agent: Some(agent),
-                } => OcEvent::SessionAgent { session: id, agent },
-                _ => OcEvent::Other,
+                    agent: None,
+                    title: None,
+                    ..
+                } => OcEvent::Other,
+                SessionAgent { id, agent, title } => OcEvent::Session {
+                    session: id,
+                    agent,
+                    title: title.as_deref().and_then(SessionTitle::new),
+                },
             }
         }
         _ => OcEvent::Other,

@@ -76,11 +76,25 @@ fn tool_parts_session_ends_and_agents() {
     let updated = r#"{"id":"e","type":"session.updated","properties":{"sessionID":"ses_d","info":{"id":"ses_d","slug":"nimble-forest","projectID":"global","agent":"build","version":"1.18.33"}}}"#;
     assert_eq!(
         parse_event(updated, false).unwrap().event,
-        OcEvent::SessionAgent {
+        OcEvent::Session {
             session: "ses_d".into(),
-            agent: "build".into()
+            agent: Some("build".into()),
+            title: None,
         }
     );
+    // A title alone is read too, shown and cut as it is read.
+    let titled = format!(
+        r#"{{"id":"e","type":"session.updated","properties":{{"sessionID":"ses_d","info":{{"id":"ses_d","title":"\u001b[2JMock title{}"}}}}}}"#,
+        "x".repeat(1 << 20)
+    );
+    let OcEvent::Session { agent, title, .. } = parse_event(&titled, false).unwrap().event
+    else {
+        panic!()
+    };
+    let title = title.expect("a title");
+    assert_eq!(agent, None);
+    assert!(title.as_str().starts_with("␛[2JMock title"), "{title:?}");
+    assert!(title.as_str().len() < 400, "{}", title.as_str().len());
     let text = r#"{"id":"e","type":"message.part.delta","properties":{"sessionID":"s","delta":"question"}}"#;
     assert_eq!(parse_event(text, false).unwrap().event, OcEvent::Other);
 }
@@ -372,9 +386,10 @@ fn sdk_119_names_envelopes_and_workspaces_are_read() {
     let events: Vec<&OcEvent> = parsed.iter().map(|p| &p.event).collect();
     assert_eq!(
         events[0],
-        &OcEvent::SessionAgent {
+        &OcEvent::Session {
             session: "ses_fx1".into(),
-            agent: "plan".into()
+            agent: Some("plan".into()),
+            title: SessionTitle::new("Fixture"),
         }
     );
     assert_eq!(events[1], &OcEvent::Other, "a token delta");
