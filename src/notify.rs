@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::broker::{BrokerHandle, Pending, Update};
-use crate::present::who;
+use crate::present::{sentences, who};
 use crate::prompt::{Kind, Notice};
 use crate::settings::notify::{Osc, Settings};
 
@@ -184,10 +184,10 @@ fn message(due: &[Arc<Pending>]) -> Message {
                 .map(|p| format!("{}: {}", origin(p), title(p)))
                 .collect();
             if many.len() > LISTED {
-                lines.push(format!("and {} more", many.len() - LISTED));
+                lines.push(sentences::and_more(many.len() - LISTED));
             }
             Message {
-                summary: format!("ask-lsp: {} prompts waiting", many.len()),
+                summary: format!("ask-lsp: {}", sentences::prompts_waiting(many.len())),
                 body: lines.join("\n"),
             }
         }

@@ -195,7 +195,7 @@ impl Presenter {
                     self.client
                         .log_message(
                             MessageType::INFO,
-                            format!("ask-lsp: {server}: connected again"),
+                            format!("ask-lsp: {}", sentences::connected_again(&server)),
                         )
                         .await
                 }
@@ -241,7 +241,7 @@ impl Presenter {
             self.client
                 .show_message(
                     MessageType::WARNING,
-                    format!("ask-lsp: {held_back} more messages in the last seconds are in the log (Output / :LspLog)"),
+                    format!("ask-lsp: {}", sentences::held_back(held_back)),
                 )
                 .await;
         }
@@ -389,7 +389,7 @@ impl Presenter {
                     self.client
                         .show_message(
                             MessageType::ERROR,
-                            format!("ask-lsp: the editor's answer to {key} is not valid: {e}"),
+                            format!("ask-lsp: {}", sentences::invalid_answer(&key, &e)),
                         )
                         .await;
                     self.defer(key).await;
@@ -477,10 +477,12 @@ impl Presenter {
             .log_message(
                 MessageType::INFO,
                 format!(
-                    "ask-lsp: {} had no answer for {} s; showing the next prompt (it is still pending: code actions and {} list it)",
-                    crate::text::for_display(&key, crate::text::DISPLAY_ID_CHARS),
-                    self.rotate_after.as_secs_f64(),
-                    ext::CMD_LIST
+                    "ask-lsp: {}",
+                    sentences::rotated(
+                        &crate::text::for_display(&key, crate::text::DISPLAY_ID_CHARS),
+                        self.rotate_after,
+                        ext::CMD_LIST
+                    )
                 ),
             )
             .await;

@@ -2,6 +2,8 @@
 //! reason and facts ([`Why`]), each [`Notice`]. Worded here only, so a
 //! catalogue can replace them.
 
+use std::time::Duration;
+
 use crate::prompt::{Decider, Notice, Reason, Why};
 
 /// What happened to the prompt titled `title`, in one sentence.
@@ -92,10 +94,42 @@ pub(crate) fn notice(notice: &Notice) -> String {
     }
 }
 
+/// A server reached again after its connection was lost.
+pub(crate) fn connected_again(server: &str) -> String {
+    format!("{server}: connected again")
+}
+
+/// Messages past the pop-up burst, summed up.
+pub(crate) fn held_back(count: usize) -> String {
+    format!("{count} more messages in the last seconds are in the log (Output / :LspLog)")
+}
+
+/// An editor's answer that does not parse.
+pub(crate) fn invalid_answer(key: &str, error: &str) -> String {
+    format!("the editor's answer to {key} is not valid: {error}")
+}
+
+/// A plain prompt left unanswered goes behind the others; `list` is the
+/// command that lists it.
+pub(crate) fn rotated(key: &str, after: Duration, list: &str) -> String {
+    format!(
+        "{key} had no answer for {} s; showing the next prompt (it is still pending: code actions and {list} list it)",
+        after.as_secs_f64()
+    )
+}
+
+/// A notification's summary for several prompts waiting.
+pub(crate) fn prompts_waiting(count: usize) -> String {
+    format!("{count} prompts waiting")
+}
+
+/// The last line of a notification that names only the first few.
+pub(crate) fn and_more(count: usize) -> String {
+    format!("and {count} more")
+}
+
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
     #[test]
