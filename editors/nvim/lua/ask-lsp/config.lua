@@ -18,7 +18,7 @@
 
 ---Notifications out of the editor (ask-lsp's docs/protocol.md, "Notifications").
 ---@class ask-lsp.NotifyConfig
----@field desktop? boolean A desktop notification (notify-send) for a prompt left unanswered. Default: false.
+---@field desktop? boolean A desktop notification (notify-send; osascript on macOS; a PowerShell toast on Windows) for a prompt left unanswered. Default: false.
 ---@field afterMs? integer Unanswered this long counts as not looking. Default: 10000.
 ---@field intervalMs? integer At most one notification per this many ms; prompts due meanwhile are announced together. Default: 30000.
 
