@@ -10,20 +10,32 @@ local permission_ui = require('ask-lsp.ui.permission')
 local M = {}
 
 --- The hunks of a unified diff: { old_start, old_count, lines = { ' x', '-y', '+z' } }.
+--- A hunk takes as many lines as its header counts (an empty one is an
+--- empty context line whose space was trimmed); what follows is not its.
 local function hunks(diff)
-  local list, current = {}, nil
+  local list, current, old_left, new_left = {}, nil, 0, 0
   for _, line in ipairs(vim.split(diff, '\n', { plain = true })) do
-    local old_start, old_count = line:match('^@@ %-(%d+),?(%d*) %+%d+,?%d* @@')
+    local old_start, old_count, new_count = line:match('^@@ %-(%d+),?(%d*) %+%d+,?(%d*) @@')
     if old_start then
       current = { old_start = tonumber(old_start), old_count = old_count == '' and 1 or tonumber(old_count), lines = {} }
+      old_left, new_left = current.old_count, new_count == '' and 1 or tonumber(new_count)
       table.insert(list, current)
-    elseif current and (line:match('^[ +-]') or line == '') and not line:match('^%-%-%- ') and not line:match('^%+%+%+ ') then
-      -- An empty line in a hunk is an empty context line whose space was trimmed.
-      table.insert(current.lines, line == '' and ' ' or line)
-    elseif current and line:match('^\\') then
-      -- "\ No newline at end of file": nothing to apply.
-    else
-      current = nil
+    elseif current and (old_left > 0 or new_left > 0) then
+      local sign = line == '' and ' ' or line:sub(1, 1)
+      if sign == '\\' then
+        -- "\ No newline at end of file": nothing to apply.
+      elseif sign == '+' and new_left > 0 then
+        new_left = new_left - 1
+        table.insert(current.lines, line)
+      elseif sign == '-' and old_left > 0 then
+        old_left = old_left - 1
+        table.insert(current.lines, line)
+      elseif sign == ' ' and old_left > 0 and new_left > 0 then
+        old_left, new_left = old_left - 1, new_left - 1
+        table.insert(current.lines, line == '' and ' ' or line)
+      else
+        return nil
+      end
     end
   end
   return list
@@ -37,8 +49,8 @@ end
 ---@return string? why
 function M.apply(old, diff)
   local list = hunks(diff)
-  if #list == 0 then
-    return nil, 'the diff has no hunks'
+  if not list or #list == 0 then
+    return nil, 'the diff is not a unified diff'
   end
   local new, next_old = {}, 1
   for _, hunk in ipairs(list) do
