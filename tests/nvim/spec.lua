@@ -960,6 +960,83 @@ test(':checkhealth says where a server nobody configured was found (service.json
   assert(seen.health:find('OK server default (' .. PLAIN .. '): connected', 1, true), seen.health)
 end)
 
+--- A release: a clone of the repository (Cargo.toml and editors/nvim)
+--- tagged v9.9.9, a local HTTP server with that tag's archive for this
+--- platform and its .sha256, and a fake cargo that records being run.
+local function release_fixture()
+  local tmp = vim.fn.tempname()
+  local clone, srv = tmp .. '/clone', tmp .. '/srv/v9.9.9'
+  vim.fn.mkdir(clone .. '/editors', 'p')
+  vim.fn.mkdir(srv, 'p')
+  vim.fn.mkdir(tmp .. '/bin', 'p')
+  local function sh(cmd, cwd)
+    local out = vim.system(cmd, { cwd = cwd, text = true }):wait()
+    assert(out.code == 0, table.concat(cmd, ' ') .. ': ' .. (out.stderr or ''))
+    return out.stdout
+  end
+  sh({ 'cp', root .. '/Cargo.toml', clone .. '/' })
+  sh({ 'cp', '-r', root .. '/editors/nvim', clone .. '/editors/' })
+  vim.fn.delete(clone .. '/editors/nvim/bin', 'rf')
+  sh({ 'git', 'init', '-q' }, clone)
+  sh({ 'git', 'add', '.' }, clone)
+  sh({ 'git', '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'release' }, clone)
+  sh({ 'git', 'tag', 'v9.9.9' }, clone)
+  local target = vim.uv.os_uname().machine .. '-unknown-linux-gnu'
+  local stage = tmp .. '/stage/ask-lsp-' .. target
+  vim.fn.mkdir(stage, 'p')
+  vim.fn.writefile({ '#!/bin/sh', 'echo "ask-lsp 9.9.9 (prebuilt)"' }, stage .. '/ask-lsp')
+  vim.uv.fs_chmod(stage .. '/ask-lsp', tonumber('755', 8))
+  local name = 'ask-lsp-' .. target .. '.tar.gz'
+  sh({ 'tar', '-czf', srv .. '/' .. name, '-C', tmp .. '/stage', 'ask-lsp-' .. target })
+  local good = sh({ 'sha256sum', name }, srv)
+  vim.fn.writefile({ vim.trim(good) }, srv .. '/' .. name .. '.sha256')
+  -- cargo: `metadata` names the target directory, `build` makes a binary
+  -- that says it was built, and each call is recorded.
+  vim.fn.writefile({ '#!/bin/sh', ('echo "$1" >> %s/cargo.log'):format(tmp),
+    ('if [ "$1" = metadata ]; then echo \'{"target_directory":"%s/target"}\'; exit 0; fi'):format(tmp),
+    ('mkdir -p %s/target/release && printf \'#!/bin/sh\\necho "ask-lsp 9.9.9 (built)"\\n\' > %s/target/release/ask-lsp'):format(tmp, tmp),
+    ('chmod +x %s/target/release/ask-lsp'):format(tmp) }, tmp .. '/bin/cargo')
+  vim.uv.fs_chmod(tmp .. '/bin/cargo', tonumber('755', 8))
+  local server = vim.system({ 'python3', '-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '-d', tmp .. '/srv' }, { text = true,
+    stdout = function() end })
+  local port
+  wait_for(function()
+    local out = vim.system({ 'ss', '-ltnpH' }, { text = true }):wait().stdout or ''
+    port = out:match('127%.0%.0%.1:(%d+)[^\n]*pid=' .. server.pid .. ',')
+    return port
+  end, 'the release server')
+  return {
+    clone = clone, tmp = tmp, sha256 = srv .. '/' .. name .. '.sha256', url = 'http://127.0.0.1:' .. port,
+    cargo = function()
+      return vim.fn.filereadable(tmp .. '/cargo.log') == 1 and vim.fn.readfile(tmp .. '/cargo.log') or {}
+    end,
+    stop = function()
+      server:kill('sigterm')
+      vim.fn.delete(tmp, 'rf')
+    end,
+  }
+end
+
+test('the build step at a release tag: the archive whose .sha256 matches is installed, no cargo; a wrong one is refused and cargo builds', function()
+  local release = release_fixture()
+  local env = { PATH = release.tmp .. '/bin:' .. os.getenv('PATH'), ASK_LSP_RELEASE_URL = release.url }
+  local ok, err = pcall(function()
+    local seen = child('prebuilt.lua', { release.clone }, env, 60000)
+    eq({ version = 'ask-lsp 9.9.9 (prebuilt)', said = {} }, seen, 'downloaded')
+    eq({}, release.cargo(), 'cargo not run')
+    eq({ 'ask-lsp 9.9.9 (prebuilt)' }, vim.fn.systemlist({ release.clone .. '/editors/nvim/bin/ask-lsp' }), 'the installed binary')
+    -- The checksum no longer matches the archive.
+    vim.fn.writefile({ ('0'):rep(64) .. '  x' }, release.sha256)
+    seen = child('prebuilt.lua', { release.clone }, env, 60000)
+    eq('ask-lsp 9.9.9 (built)', seen.version, 'built instead')
+    assert(#seen.said == 1 and seen.said[1]:find('the v9.9.9 release was not installed %(ask%-lsp%-.*%.tar%.gz does not match its %.sha256'), vim.inspect(seen.said))
+    eq({ 'metadata', 'build' }, release.cargo(), 'cargo run')
+    eq({ 'ask-lsp 9.9.9 (built)' }, vim.fn.systemlist({ release.clone .. '/editors/nvim/bin/ask-lsp' }), 'the installed binary')
+  end)
+  release.stop()
+  assert(ok, err)
+end)
+
 test('lazy.nvim-style install from a local clone: the build step makes the binary the plugin uses; :help ask-lsp opens', function()
   -- What a clone of this working tree holds (tracked and new files, no
   -- target/), copied so uncommitted changes are tested too. The same path
