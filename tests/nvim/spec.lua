@@ -960,10 +960,11 @@ test(':checkhealth says where a server nobody configured was found (service.json
   assert(seen.health:find('OK server default (' .. PLAIN .. '): connected', 1, true), seen.health)
 end)
 
---- A release: a clone of the repository (Cargo.toml and editors/nvim)
---- tagged v9.9.9, a local HTTP server with that tag's archive for this
---- platform and its .sha256, and a fake cargo that records being run.
-local function release_fixture()
+--- A release: a clone of the repository (Cargo.toml, the root's plugin/
+--- and build.lua, editors/nvim) tagged v9.9.9, a local HTTP server with that
+--- tag's archive for this platform (holding `binary`, else a script saying
+--- "prebuilt") and its .sha256, and a fake cargo that records being run.
+local function release_fixture(binary)
   local tmp = vim.fn.tempname()
   local clone, srv = tmp .. '/clone', tmp .. '/srv/v9.9.9'
   vim.fn.mkdir(clone .. '/editors', 'p')
@@ -974,7 +975,7 @@ local function release_fixture()
     assert(out.code == 0, table.concat(cmd, ' ') .. ': ' .. (out.stderr or ''))
     return out.stdout
   end
-  sh({ 'cp', root .. '/Cargo.toml', clone .. '/' })
+  sh({ 'cp', '-r', root .. '/Cargo.toml', root .. '/build.lua', root .. '/plugin', clone .. '/' })
   sh({ 'cp', '-r', root .. '/editors/nvim', clone .. '/editors/' })
   vim.fn.delete(clone .. '/editors/nvim/bin', 'rf')
   sh({ 'git', 'init', '-q' }, clone)
@@ -984,7 +985,11 @@ local function release_fixture()
   local target = vim.uv.os_uname().machine .. '-unknown-linux-gnu'
   local stage = tmp .. '/stage/ask-lsp-' .. target
   vim.fn.mkdir(stage, 'p')
-  vim.fn.writefile({ '#!/bin/sh', 'echo "ask-lsp 9.9.9 (prebuilt)"' }, stage .. '/ask-lsp')
+  if binary then
+    sh({ 'cp', binary, stage .. '/ask-lsp' })
+  else
+    vim.fn.writefile({ '#!/bin/sh', 'echo "ask-lsp 9.9.9 (prebuilt)"' }, stage .. '/ask-lsp')
+  end
   vim.uv.fs_chmod(stage .. '/ask-lsp', tonumber('755', 8))
   local name = 'ask-lsp-' .. target .. '.tar.gz'
   sh({ 'tar', '-czf', srv .. '/' .. name, '-C', tmp .. '/stage', 'ask-lsp-' .. target })
@@ -1006,7 +1011,7 @@ local function release_fixture()
     return port
   end, 'the release server')
   return {
-    clone = clone, tmp = tmp, sha256 = srv .. '/' .. name .. '.sha256', url = 'http://127.0.0.1:' .. port,
+    clone = clone, tmp = tmp, sh = sh, sha256 = srv .. '/' .. name .. '.sha256', url = 'http://127.0.0.1:' .. port,
     cargo = function()
       return vim.fn.filereadable(tmp .. '/cargo.log') == 1 and vim.fn.readfile(tmp .. '/cargo.log') or {}
     end,
@@ -1032,6 +1037,23 @@ test('the build step at a release tag: the archive whose .sha256 matches is inst
     assert(#seen.said == 1 and seen.said[1]:find('the v9.9.9 release was not installed %(ask%-lsp%-.*%.tar%.gz does not match its %.sha256'), vim.inspect(seen.said))
     eq({ 'metadata', 'build' }, release.cargo(), 'cargo run')
     eq({ 'ask-lsp 9.9.9 (built)' }, vim.fn.systemlist({ release.clone .. '/editors/nvim/bin/ask-lsp' }), 'the installed binary')
+  end)
+  release.stop()
+  assert(ok, err)
+end)
+
+test('the repository URL alone: a file:// clone at its tag, installed as lazy.nvim does the one-line spec, gets its binary and connects', function()
+  local release = release_fixture(BIN)
+  local dir = release.tmp .. '/lazy/ask-lsp'
+  local ok, err = pcall(function()
+    -- lazy.nvim: git clone, then (version = '*') check out the newest tag.
+    release.sh({ 'git', 'clone', '--quiet', 'file://' .. release.clone, dir })
+    release.sh({ 'git', 'checkout', '--quiet', 'v9.9.9' }, dir)
+    local seen = child('lazy_url.lua', { dir }, {
+      PATH = release.tmp .. '/bin:' .. os.getenv('PATH'), ASK_LSP_RELEASE_URL = release.url, ASK_SIM_URL = FOCUS,
+    }, 60000)
+    eq({ help = 'ask-lsp.txt', connected = true, cmd = { dir .. '/editors/nvim/bin/ask-lsp' }, commands = true }, seen, 'installed')
+    eq({}, release.cargo(), 'no cargo: the release archive was used')
   end)
   release.stop()
   assert(ok, err)
