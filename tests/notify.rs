@@ -369,7 +369,11 @@ async fn watch_rings_the_bell_for_an_unanswered_prompt_when_asked_to() {
         }
     })
     .await;
-    assert!(rung.is_ok(), "no bell in {:?}", String::from_utf8_lossy(&out));
+    assert!(
+        rung.is_ok(),
+        "no bell in {:?}",
+        String::from_utf8_lossy(&out)
+    );
     assert!(started.elapsed() >= Duration::from_millis(300));
     // A bare BEL: no OSC sequence around it.
     assert!(!out.contains(&0x1b), "{:?}", String::from_utf8_lossy(&out));
