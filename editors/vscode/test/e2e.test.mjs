@@ -302,8 +302,8 @@ test('a permission shows the whole command; Allow once reaches the server as `on
   });
   await widget.locator('.monaco-list-row', { hasText: 'Show the diff' }).click({ timeout: 60000 });
   const diffEditor = page.locator('.monaco-diff-editor');
-  await diffEditor.locator('.view-lines', { hasText: 'serve(8080);' }).waitFor({ timeout: 20000 });
-  await diffEditor.locator('.view-lines', { hasText: 'serve(3000);' }).waitFor({ timeout: 10000 });
+  await diffEditor.locator('.view-lines', { hasText: 'serve(8080);' }).first().waitFor({ timeout: 20000 });
+  await diffEditor.locator('.view-lines', { hasText: 'serve(3000);' }).first().waitFor({ timeout: 10000 });
   await page.locator('.tab', { hasText: 'server.ts: now ↔ proposed' }).waitFor({ timeout: 10000 });
   assert.equal(await widget.isVisible(), true, 'the prompt stays open beside the diff');
   await page.screenshot({ path: path.join(ARTIFACTS, 'permission-file-diff.png') });
@@ -396,9 +396,10 @@ test('a form is answered step by step with validation, Back and a skipped field,
   const reviewTitle = () => waitFor(async () => (await widget.innerText()).split('\n')[0] === 'Configure the new project — review',
     'the review', 60000);
   await reviewTitle();
-  const reviewRows = async () => (await widget.locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
-  assert.deepEqual((await reviewRows()).slice(0, 6), ['1. Project name web-app', '2. Port 8080', '3. Enable logging No',
-    '4. Strategy Balanced (Recommended)', '5. Colors Red, Blue', '6. Note (empty)']);
+  // Each row's accessible name: "label, description".
+  const reviewRows = () => widget.locator('.monaco-list-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('aria-label')));
+  assert.deepEqual((await reviewRows()).slice(0, 6), ['1. Project name, web-app', '2. Port, 8080', '3. Enable logging, No',
+    '4. Strategy, Balanced (Recommended)', '5. Colors, Red, Blue', '6. Note, (empty)']);
   await page.waitForTimeout(300);
   assert.equal((await log()).length, before, 'nothing sent before Send');
   await page.screenshot({ path: path.join(ARTIFACTS, 'form-review.png') });
@@ -407,7 +408,7 @@ test('a form is answered step by step with validation, Back and a skipped field,
   await input.fill('9090');
   await page.keyboard.press('Enter');
   await reviewTitle();
-  assert.equal((await reviewRows())[1], '2. Port 9090', 'the changed value in the review');
+  assert.equal((await reviewRows())[1], '2. Port, 9090', 'the changed value in the review');
   await page.screenshot({ path: path.join(ARTIFACTS, 'form-review-changed.png') });
   await widget.locator('.monaco-list-row', { hasText: 'the agent receives these values' }).click();
   await waitFor(async () => (await log()).length > before, 'the form answer', 30000);
