@@ -88,6 +88,9 @@ async function startWorkbench() {
     // (forms), both simulated by ask-sim.
     'askLsp.servers': [{ url: simUrl }, { name: 'acp', url: simUrl, backend: 'sandbox-agent', serverId: 'e2e' }],
     'workbench.startupEditor': 'none',
+    // Room for an edit's diff side by side (the chat panel closed).
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'diffEditor.useInlineViewWhenSpaceIsLimited': false,
     'security.workspace.trust.enabled': false,
     'telemetry.telemetryLevel': 'off',
     'extensions.autoCheckUpdates': false,
@@ -294,11 +297,13 @@ test('a permission shows the whole command; Allow once reaches the server as `on
   // VS Code's diff editor; the file itself is not changed by ask-lsp.
   const file = path.join(workspace, 'src', 'server.ts');
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const original = 'import { serve } from "./http";\n\nserve(3000);\nexport {};\n';
+  // The change below the prompt's rows, so the screenshot shows it.
+  const lines = Array.from({ length: 10 }, (_, i) => `// line ${i + 2}`);
+  const original = ['import { serve } from "./http";', ...lines, '', 'serve(3000);', 'export {};', ''].join('\n');
   fs.writeFileSync(file, original);
   const real = await post('/_sim/permission', {
     permission: 'edit', patterns: ['src/server.ts'], always: ['*'],
-    metadata: { filepath: file, diff: '--- a/src/server.ts\n+++ b/src/server.ts\n@@ -2,3 +2,4 @@\n \n-serve(3000);\n+// the proxy moved\n+serve(8080);\n export {};\n' },
+    metadata: { filepath: file, diff: '--- a/src/server.ts\n+++ b/src/server.ts\n@@ -11,4 +11,5 @@\n // line 11\n \n-serve(3000);\n+// the proxy moved\n+serve(8080);\n export {};\n' },
   });
   await widget.locator('.monaco-list-row', { hasText: 'Show the diff' }).click({ timeout: 60000 });
   const diffEditor = page.locator('.monaco-diff-editor');
