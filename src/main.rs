@@ -58,9 +58,10 @@ terminal (Ctrl-D to quit).
   --policy MODE      forward, reject, accept-first or auto (docs/policies.md)
   --timeout-ms N     decide by the policy after N ms without an answer
   --policy-json JSON a full policy object (docs/policies.md)
-  --notify WHERE     announce a prompt left unanswered: desktop (notify-send),
-                     osc9 or osc777 (a terminal notification on stdout);
-                     repeatable
+  --notify WHERE     announce a prompt left unanswered: desktop (notify-send,
+                     osascript, a PowerShell toast), osc9 or osc777 (a
+                     terminal notification on stdout) or bell (a BEL on
+                     stdout); repeatable
   --notify-after-ms N     announce after N ms unanswered (default 10000)
   --notify-interval-ms N  at most one notification per N ms (default 30000)
 
@@ -304,12 +305,12 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
                 "desktop" => {
                     notify.insert("desktop".into(), json!(true));
                 }
-                "osc9" | "osc777" => {
+                "osc9" | "osc777" | "bell" => {
                     notify.insert("terminal".into(), json!(value));
                 }
                 _ => {
                     return Err(format!(
-                        "--notify {value:?}: expected desktop, osc9 or osc777"
+                        "--notify {value:?}: expected desktop, osc9, osc777 or bell"
                     ));
                 }
             },

@@ -1,7 +1,8 @@
 //! Notifications out of the editor (opt-in, the `notify` settings): a prompt
 //! the person has not answered within `afterMs` is announced on the desktop
-//! (`notify-send`, freedesktop notifications) or, in `ask-lsp watch`, in the
-//! terminal (OSC 9 or OSC 777).
+//! (`notify-send`, freedesktop notifications; `osascript` on macOS; a toast
+//! through PowerShell on Windows) or, in `ask-lsp watch`, in the terminal
+//! (OSC 9, OSC 777, or a plain BEL that tmux and screen flag).
 //!
 //! "Not looking" means exactly that: still pending `afterMs` after it was
 //! asked. ask-lsp cannot see whether an editor window has focus, and a prompt
@@ -14,10 +15,11 @@
 //! The notifier follows the broker's updates beside the presenter
 //! ([`spawn`]) and keeps only its own timers.
 
+mod desktop;
+
 use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -29,8 +31,6 @@ use crate::settings::notify::{Osc, Settings};
 
 /// Prompts named in a summary; the rest are counted.
 const LISTED: usize = 3;
-/// How long `notify-send` may take before it is left alone.
-const COMMAND_BOUND: Duration = Duration::from_secs(10);
 
 /// Follows the broker's updates (as its observer) and notifies as the
 /// settings say; a problem delivering goes to the person through `broker`.
@@ -157,13 +157,13 @@ impl Notifier {
         if !self.settings.desktop {
             return None;
         }
-        match desktop(message) {
+        match desktop::show(desktop::Desktop::current(), message) {
             Ok(()) => None,
             Err(error) if !std::mem::replace(&mut self.told_failure, true) => {
                 Some(error.to_string())
             }
             Err(error) => {
-                tracing::debug!("notify-send: {error}");
+                tracing::debug!("desktop notification: {error}");
                 None
             }
         }
@@ -225,46 +225,8 @@ fn osc_sequence(osc: Osc, message: &Message) -> String {
             flat(&message.summary),
             flat(&message.body)
         ),
+        Osc::Bell => "\x07".to_owned(),
     }
-}
-
-/// Runs `notify-send`, without waiting for it longer than it takes to start.
-fn desktop(message: &Message) -> std::io::Result<()> {
-    let mut child = tokio::process::Command::new("notify-send")
-        .arg("--app-name=ask-lsp")
-        .arg("--")
-        .arg(&message.summary)
-        .arg(markup_escaped(&message.body))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => std::io::Error::new(
-                e.kind(),
-                "notify-send is not on PATH (Debian/Ubuntu: libnotify-bin, Fedora: libnotify)",
-            ),
-            _ => e,
-        })?;
-    tokio::spawn(async move {
-        match tokio::time::timeout(COMMAND_BOUND, child.wait()).await {
-            Ok(Ok(status)) if status.success() => {}
-            Ok(Ok(status)) => {
-                tracing::warn!("notify-send failed ({status}): is a notification daemon running?")
-            }
-            Ok(Err(error)) => tracing::warn!("notify-send: {error}"),
-            Err(_) => tracing::warn!("notify-send did not finish within {COMMAND_BOUND:?}"),
-        }
-    });
-    Ok(())
-}
-
-/// Notification servers may read the body as markup (`body-markup`).
-fn markup_escaped(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 #[cfg(test)]
@@ -394,7 +356,8 @@ mod tests {
             osc_sequence(Osc::Osc9, &message),
             "\x1b]9;ask-lsp: a, b: one, two\x07"
         );
-        assert_eq!(markup_escaped("<b>&</b>"), "&lt;b&gt;&amp;&lt;/b&gt;");
+        // The bell carries no text at all.
+        assert_eq!(osc_sequence(Osc::Bell, &message), "\x07");
         // Agent text reaches a notification neutralised.
         let hostile = pending(
             "q9",

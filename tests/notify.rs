@@ -341,3 +341,42 @@ async fn a_permission_is_announced_by_its_action_never_its_command() {
     assert!(out.contains(token), "the prompt shows the whole command");
     assert!(!sequence.contains("sk-live"), "{sequence:?}");
 }
+
+#[tokio::test]
+async fn watch_rings_the_bell_for_an_unanswered_prompt_when_asked_to() {
+    let sim = sim().await;
+    sim.ask(None, database());
+    let mut child = watch(
+        &sim,
+        &std::env::var("PATH").unwrap_or_default(),
+        &["--notify", "bell", "--notify-after-ms", "300"],
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut out = Vec::new();
+    let started = tokio::time::Instant::now();
+    // The prompt's text and its options come first; the bell after 300 ms.
+    let rung = tokio::time::timeout(WAIT, async {
+        use tokio::io::AsyncReadExt;
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = stdout.read(&mut buf).await.unwrap();
+            assert!(n > 0, "watch ended");
+            out.extend_from_slice(&buf[..n]);
+            if out.contains(&0x07) {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(
+        rung.is_ok(),
+        "no bell in {:?}",
+        String::from_utf8_lossy(&out)
+    );
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    // A bare BEL: no OSC sequence around it.
+    assert!(!out.contains(&0x1b), "{:?}", String::from_utf8_lossy(&out));
+    stdin.write_all(b"1\n").await.unwrap();
+    wait_for(|| !sim.received().is_empty()).await;
+}

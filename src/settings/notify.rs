@@ -24,6 +24,8 @@ pub(crate) enum Osc {
     Osc9,
     /// `ESC ] 777 ; notify ; title ; body BEL`: urxvt, foot, WezTerm, ghostty.
     Osc777,
+    /// BEL alone: tmux and screen flag the window, terminals ring or flash.
+    Bell,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,7 +114,13 @@ mod tests {
         );
         let err = Settings::from_json(Some(&json!({"afterMS": 1})), Host::Lsp).unwrap_err();
         assert!(err.to_string().contains("unknown field `afterMS`"), "{err}");
-        let err = Settings::from_json(Some(&json!({"terminal": "bell"})), Host::Watch).unwrap_err();
-        assert!(err.to_string().contains("unknown variant `bell`"), "{err}");
+        let bell = Settings::from_json(Some(&json!({"terminal": "bell"})), Host::Watch).unwrap();
+        assert_eq!(bell.terminal, Some(Osc::Bell));
+        assert_eq!(
+            Settings::from_json(Some(&json!({"terminal": "bell"})), Host::Lsp).unwrap_err(),
+            NotifyError::TerminalInLsp
+        );
+        let err = Settings::from_json(Some(&json!({"terminal": "beep"})), Host::Watch).unwrap_err();
+        assert!(err.to_string().contains("unknown variant `beep`"), "{err}");
     }
 }

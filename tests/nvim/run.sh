@@ -49,10 +49,13 @@ start_sim plain
 # The plain server's process: a service.json names it (discovery follows a
 # registration only when its pid listens at its url).
 ASK_SIM_PLAIN_PID=${pids[-1]}
+# The focus specs' embedded Neovim has a server of its own.
+start_sim focus
 ASK_SIM_URL=$(sim_url sim)
 ASK_SIM_LOCKED_URL=$(sim_url locked)
 ASK_SIM_PLAIN_URL=$(sim_url plain)
-export ASK_SIM_URL ASK_SIM_LOCKED_URL ASK_SIM_PLAIN_URL ASK_SIM_PLAIN_PID ASK_LSP_BIN="$BIN"
+ASK_SIM_FOCUS_URL=$(sim_url focus)
+export ASK_SIM_URL ASK_SIM_LOCKED_URL ASK_SIM_PLAIN_URL ASK_SIM_PLAIN_PID ASK_SIM_FOCUS_URL ASK_LSP_BIN="$BIN"
 # The lazy-style install runs `cargo build --release --locked` in a copy of
 # the repository; it shares this target directory so the build is warm.
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}

@@ -125,6 +125,9 @@ require('ask-lsp').setup({
     -- The simulated server's sandbox-agent endpoint: forms (ACP elicitations).
     { name = 'acp', url = SIM, backend = 'sandbox-agent', serverId = 'nvim' },
   },
+  -- The default mode, with a shorter wait: prompts open once no key came
+  -- for 300 ms.
+  focus = { mode = 'idle', idle_ms = 300 },
 })
 
 test('connects and reports its servers', function()
@@ -193,6 +196,126 @@ test('two single-select questions: picking on the last one waits for <CR>; the f
   eq(before, #received(), 'nothing sent before <CR>')
   keys('<CR>')
   eq({ kind = 'reply', id = request.id, answers = { { 'Postgres' }, { 'None' } } }, next_received(before), 'received')
+end)
+
+--- A second Neovim, driven like a person at a keyboard (nvim_input goes
+--- through its real input loop), with the plugin set up against its own
+--- simulated server (so this one's prompts stay out of the others' logs).
+local FOCUS = assert(os.getenv('ASK_SIM_FOCUS_URL'), 'ASK_SIM_FOCUS_URL')
+local function embedded(focus)
+  local chan = vim.fn.jobstart({ vim.v.progpath, '--embed', '--headless', '--clean' }, { rpc = true })
+  local nvim = { chan = chan }
+  function nvim.lua(code, ...)
+    return vim.rpcrequest(chan, 'nvim_exec_lua', code, { ... })
+  end
+  function nvim.input(keys_)
+    vim.rpcrequest(chan, 'nvim_input', keys_)
+  end
+  function nvim.state()
+    return nvim.lua([[
+      local float
+      for _, win in ipairs(vim.api.nvim_list_wins()) do
+        if vim.bo[vim.api.nvim_win_get_buf(win)].filetype == 'ask-lsp' then float = win end
+      end
+      local text = float and table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(float), 0, -1, false), '\n')
+      return { mode = vim.api.nvim_get_mode().mode, win = vim.api.nvim_get_current_win(), float = float, text = text,
+        line = vim.api.nvim_buf_get_lines(_G.typing_buf, 0, -1, false), announced = _G.announced,
+        statusline = require('ask-lsp').statusline(), notified = _G.notified }
+    ]])
+  end
+  nvim.lua([[
+    local root, bin, url, focus = ...
+    vim.opt.rtp:prepend(root .. '/editors/nvim')
+    vim.cmd.runtime('plugin/ask-lsp.lua')
+    _G.notified, _G.announced = {}, {}
+    vim.notify = function(message) table.insert(_G.notified, message) end
+    vim.api.nvim_create_autocmd('User', { pattern = 'AskLspPrompt', callback = function(ev)
+      table.insert(_G.announced, ev.data.title)
+    end })
+    require('ask-lsp').setup({ cmd = { bin }, servers = { { name = 'focus', url = url } }, focus = focus })
+    _G.typing_buf = vim.api.nvim_get_current_buf()
+  ]], root, BIN, FOCUS, focus)
+  wait_for(function()
+    return nvim.lua([[local s = require('ask-lsp.client').status.servers return s and s[1] and s[1].connected]])
+  end, 'the embedded Neovim to connect')
+  return nvim
+end
+
+local function focus_ask(questions, session)
+  return http('POST', '/_sim/ask', { sessionID = session, questions = questions }, FOCUS)
+end
+
+test('focus idle: a prompt arriving while typing in Insert mode is announced, takes no key, and opens once idle', function()
+  local nvim = embedded({ mode = 'idle', idle_ms = 400 })
+  local before = #received(FOCUS)
+  local start = nvim.state()
+  nvim.input('ihello')
+  wait_for(function()
+    return nvim.state().line[1] == 'hello'
+  end, 'typing')
+  local request = focus_ask(vim.list_extend(vim.deepcopy(database), vim.deepcopy(checks)), 'ses_nvim_typing')
+  wait_for(function()
+    return #nvim.state().announced > 0
+  end, 'the announcement')
+  -- Typing goes on, a key every 100 ms: never idle for 400 ms.
+  for _, key in ipairs({ ' ', 'w', 'o', 'r', 'l', 'd' }) do
+    nvim.input(key)
+    vim.wait(100)
+  end
+  local seen = nvim.state()
+  eq({ 'i', start.win, nil, { 'hello world' } }, { seen.mode, seen.win, seen.float, seen.line }, 'mode, window, float, typed text')
+  eq({ 'Database (+1 more)' }, seen.announced, 'User AskLspPrompt')
+  eq('? 1 question', seen.statusline, 'statusline')
+  eq('ask-lsp: Database (+1 more) — waiting for you (:AskLsp answer)', seen.notified[#seen.notified], 'vim.notify')
+  -- <Esc>, then idle in Normal mode: it opens, focused.
+  nvim.input('<Esc>')
+  wait_for(function()
+    return nvim.state().float
+  end, 'the float once idle')
+  seen = nvim.state()
+  eq(seen.float, seen.win, 'focused once idle')
+  assert(seen.text:find('Question 1/2 · Database', 1, true), seen.text)
+  nvim.input('2')
+  nvim.input('13<CR>')
+  eq({ kind = 'reply', id = request.id, answers = { { 'SQLite' }, { 'Unit', 'E2E' } } }, (function()
+    wait_for(function()
+      return #received(FOCUS) > before
+    end, 'the answer')
+    return received(FOCUS)[before + 1]
+  end)(), 'received')
+  eq({ 'hello world' }, nvim.state().line, 'the buffer as typed')
+  vim.fn.jobstop(nvim.chan)
+end)
+
+test('focus unfocused: the float shows at once without the cursor; :AskLsp answer goes into it', function()
+  local nvim = embedded({ mode = 'unfocused', idle_ms = 400 })
+  local before = #received(FOCUS)
+  local start = nvim.state()
+  nvim.input('iabc')
+  wait_for(function()
+    return nvim.state().line[1] == 'abc'
+  end, 'typing')
+  local request = focus_ask(database, 'ses_nvim_unfocused')
+  wait_for(function()
+    return nvim.state().float
+  end, 'the float')
+  nvim.input('def')
+  vim.wait(200)
+  local seen = nvim.state()
+  eq({ 'i', start.win, { 'abcdef' } }, { seen.mode, seen.win, seen.line }, 'mode, window, typed text')
+  assert(seen.text:find('1. ( ) Postgres — Relational', 1, true), seen.text)
+  eq(before, #received(FOCUS), 'nothing sent')
+  nvim.input('<Esc>:AskLsp answer<CR>')
+  wait_for(function()
+    local now = nvim.state()
+    return now.float and now.win == now.float
+  end, 'the cursor in the float')
+  nvim.input('2')
+  wait_for(function()
+    return #received(FOCUS) > before
+  end, 'the answer')
+  eq({ kind = 'reply', id = request.id, answers = { { 'SQLite' } } }, received(FOCUS)[before + 1], 'received')
+  vim.fn.jobstop(nvim.chan)
 end)
 
 test('multi-select in the float: number keys toggle, <CR> submits', function()
@@ -520,6 +643,83 @@ test('an edit shows its files and diff; answered in another client, the float cl
   eq(before + 1, #received(), 'nothing sent from Neovim')
 end)
 
+--- The proposed side of an edit's diff split: its window, buffer, and the
+--- file's window beside it.
+local function diff_split()
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    if vim.api.nvim_buf_get_name(buf):find('^ask%-lsp://proposed/') then
+      for _, other in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+        if other ~= win then
+          return win, buf, other
+        end
+      end
+    end
+  end
+end
+
+--- An edit of a real file: `before` on disk, the diff the agent proposes.
+local function edit_file(name, session, on_disk)
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, 'p')
+  local path = dir .. '/' .. name
+  vim.fn.writefile(on_disk or { 'fn a() {}', 'fn old() {}', 'fn c() {}', 'fn d() {}' }, path)
+  local diff = ('--- a/%s\n+++ b/%s\n@@ -1,3 +1,4 @@\n fn a() {}\n-fn old() {}\n+fn new() {}\n+fn added() {}\n fn c() {}\n'):format(name, name)
+  local request = http('POST', '/_sim/permission', {
+    sessionID = session, permission = 'edit', patterns = { name }, metadata = { filepath = path, diff = diff }, always = { '*' },
+  })
+  return path, request
+end
+
+test('an edit of a real file opens it beside the proposed version in a diff split; o allows once', function()
+  local before = #received()
+  local tabs = #vim.api.nvim_list_tabpages()
+  local path, request = edit_file('split.rs', 'ses_nvim_split')
+  wait_for(diff_split, 'the diff split')
+  local win, buf, file_win = diff_split()
+  eq(win, vim.api.nvim_get_current_win(), 'the cursor on the proposed side')
+  eq(path, vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(file_win)), 'the real file beside it')
+  eq({ 'fn a() {}', 'fn new() {}', 'fn added() {}', 'fn c() {}', 'fn d() {}' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'proposed')
+  eq({ 'fn a() {}', 'fn old() {}', 'fn c() {}', 'fn d() {}' }, vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(file_win), 0, -1, false), 'the file')
+  eq({ true, true }, { vim.wo[win].diff, vim.wo[file_win].diff }, 'diff mode on both sides')
+  local bar = vim.wo[win].winbar
+  assert(bar:find('[1/o] Allow once', 1, true) and bar:find('[3/r] Reject', 1, true) and bar:find('Session ses_nvim_split', 1, true), bar)
+  vim.wait(100)
+  eq(before, #received(), 'nothing sent before a key')
+  keys('o')
+  eq({ kind = 'permission', id = request.id, reply = 'once', message = vim.NIL }, next_received(before), 'received')
+  wait_for(function()
+    return diff_split() == nil and #vim.api.nvim_list_tabpages() == tabs
+  end, 'the split to close')
+  eq(-1, vim.fn.bufnr(path), 'the file, opened only for the diff, is not left loaded')
+  eq({ 'fn a() {}', 'fn old() {}', 'fn c() {}', 'fn d() {}' }, vim.fn.readfile(path), 'the file on disk untouched')
+  vim.wait(200)
+  eq(before + 1, #received(), 'sent once')
+end)
+
+test('the diff split: r rejects; a diff that no longer applies falls back to the float', function()
+  local before = #received()
+  local path, request = edit_file('reject.rs', 'ses_nvim_split_reject')
+  wait_for(diff_split, 'the diff split')
+  keys('r')
+  eq({ kind = 'permission', id = request.id, reply = 'reject', message = vim.NIL }, next_received(before), 'received')
+  wait_for(function()
+    return diff_split() == nil
+  end, 'the split to close')
+  vim.wait(200)
+  eq(before + 1, #received(), 'sent once')
+  -- The file changed since the agent read it: its diff does not apply.
+  local changed, stale = edit_file('stale.rs', 'ses_nvim_split_stale', { 'fn a() {}', 'fn other() {}', 'fn c() {}' })
+  wait_for(float_win, 'the float')
+  assert(float_text():find('Diff:\n  --- a/stale.rs', 1, true), float_text())
+  eq(nil, diff_split(), 'no split')
+  keys('r')
+  eq({ kind = 'permission', id = stale.id, reply = 'reject', message = vim.NIL }, next_received(before + 1), 'received')
+  float_closed()
+  vim.fn.delete(vim.fs.dirname(path), 'rf')
+  vim.fn.delete(vim.fs.dirname(changed), 'rf')
+end)
+
 --- The agent's request through the sandbox-agent endpoint; its JSON-RPC id.
 local acp_requests = 0
 local function acp_request(method, params)
@@ -589,9 +789,42 @@ test('a form: every field type, hints and required marks; refused until valid, t
   eq(before, #received(), 'nothing sent while a value is wrong')
   typed.next = '8080'
   keys('<CR>s')
+  -- Valid: a review of every value first; nothing is sent yet.
+  local review = float_text()
+  for _, expected in ipairs({ 'Review: nothing is sent until you press s\nConfigure the run',
+    '1. Checks\n   Unit, E2E', '2. Color\n   Green', '3. Email\n   dev@example.com', '4. Note\n   (empty)',
+    '5. Port\n   8080', '6. Verbose\n   yes', '[s] Send' }) do
+    assert(review:find(expected, 1, true), ('%q not in\n%s'):format(expected, review))
+  end
+  assert_fits()
+  vim.wait(100)
+  eq(before, #received(), 'nothing sent before the review is confirmed')
+  -- b: back to the form, s: the review again; 3 changes the email.
+  keys('b')
+  assert(float_text():find('^Form\n'), float_text())
+  keys('s')
+  typed.next = 'ops@example.com'
+  keys('3')
+  assert(float_text():find('^Form\n.*> ops@example.com'), float_text())
+  keys('s')
+  assert(float_text():find('3. Email\n   ops@example.com', 1, true), float_text())
+  vim.wait(100)
+  eq(before, #received(), 'nothing sent while reviewing')
+  keys('s')
   eq(acp_response(id, { action = 'accept', content = {
-    checks = { 'unit', 'e2e' }, color = 'green', email = 'dev@example.com', port = 8080, verbose = true } }),
-    next_received(before), 'received')
+    checks = { 'unit', 'e2e' }, color = 'green', email = 'ops@example.com', port = 8080, verbose = true } }),
+    next_received(before), 'received: the value changed in the review')
+  float_closed()
+end)
+
+test('a form of one field is sent without a review', function()
+  local before = #received()
+  local id = acp_request('elicitation/create', { sessionId = 'nvim-acp', mode = 'form', message = 'Name it',
+    requestedSchema = { type = 'object', required = { 'name' }, properties = { name = { type = 'string', title = 'Name' } } } })
+  wait_for(float_win, 'the float')
+  typed.next = 'demo'
+  keys('<CR>s')
+  eq(acp_response(id, { action = 'accept', content = { name = 'demo' } }), next_received(before), 'received')
   float_closed()
 end)
 
@@ -725,6 +958,105 @@ test(':checkhealth says where a server nobody configured was found (service.json
   local found = ('server default (%s): no server configured; found running: %s'):format(PLAIN, file)
   assert(seen.health:find(found, 1, true), seen.health)
   assert(seen.health:find('OK server default (' .. PLAIN .. '): connected', 1, true), seen.health)
+end)
+
+--- A release: a clone of the repository (Cargo.toml, the root's plugin/
+--- and build.lua, editors/nvim) tagged v9.9.9, a local HTTP server with that
+--- tag's archive for this platform (holding `binary`, else a script saying
+--- "prebuilt") and its .sha256, and a fake cargo that records being run.
+local function release_fixture(binary)
+  local tmp = vim.fn.tempname()
+  local clone, srv = tmp .. '/clone', tmp .. '/srv/v9.9.9'
+  vim.fn.mkdir(clone .. '/editors', 'p')
+  vim.fn.mkdir(srv, 'p')
+  vim.fn.mkdir(tmp .. '/bin', 'p')
+  local function sh(cmd, cwd)
+    local out = vim.system(cmd, { cwd = cwd, text = true }):wait()
+    assert(out.code == 0, table.concat(cmd, ' ') .. ': ' .. (out.stderr or ''))
+    return out.stdout
+  end
+  sh({ 'cp', '-r', root .. '/Cargo.toml', root .. '/build.lua', root .. '/plugin', clone .. '/' })
+  sh({ 'cp', '-r', root .. '/editors/nvim', clone .. '/editors/' })
+  vim.fn.delete(clone .. '/editors/nvim/bin', 'rf')
+  sh({ 'git', 'init', '-q' }, clone)
+  sh({ 'git', 'add', '.' }, clone)
+  sh({ 'git', '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'release' }, clone)
+  sh({ 'git', 'tag', 'v9.9.9' }, clone)
+  local target = vim.uv.os_uname().machine .. '-unknown-linux-gnu'
+  local stage = tmp .. '/stage/ask-lsp-' .. target
+  vim.fn.mkdir(stage, 'p')
+  if binary then
+    sh({ 'cp', binary, stage .. '/ask-lsp' })
+  else
+    vim.fn.writefile({ '#!/bin/sh', 'echo "ask-lsp 9.9.9 (prebuilt)"' }, stage .. '/ask-lsp')
+  end
+  vim.uv.fs_chmod(stage .. '/ask-lsp', tonumber('755', 8))
+  local name = 'ask-lsp-' .. target .. '.tar.gz'
+  sh({ 'tar', '-czf', srv .. '/' .. name, '-C', tmp .. '/stage', 'ask-lsp-' .. target })
+  local good = sh({ 'sha256sum', name }, srv)
+  vim.fn.writefile({ vim.trim(good) }, srv .. '/' .. name .. '.sha256')
+  -- cargo: `metadata` names the target directory, `build` makes a binary
+  -- that says it was built, and each call is recorded.
+  vim.fn.writefile({ '#!/bin/sh', ('echo "$1" >> %s/cargo.log'):format(tmp),
+    ('if [ "$1" = metadata ]; then echo \'{"target_directory":"%s/target"}\'; exit 0; fi'):format(tmp),
+    ('mkdir -p %s/target/release && printf \'#!/bin/sh\\necho "ask-lsp 9.9.9 (built)"\\n\' > %s/target/release/ask-lsp'):format(tmp, tmp),
+    ('chmod +x %s/target/release/ask-lsp'):format(tmp) }, tmp .. '/bin/cargo')
+  vim.uv.fs_chmod(tmp .. '/bin/cargo', tonumber('755', 8))
+  local server = vim.system({ 'python3', '-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '-d', tmp .. '/srv' }, { text = true,
+    stdout = function() end })
+  local port
+  wait_for(function()
+    local out = vim.system({ 'ss', '-ltnpH' }, { text = true }):wait().stdout or ''
+    port = out:match('127%.0%.0%.1:(%d+)[^\n]*pid=' .. server.pid .. ',')
+    return port
+  end, 'the release server')
+  return {
+    clone = clone, tmp = tmp, sh = sh, sha256 = srv .. '/' .. name .. '.sha256', url = 'http://127.0.0.1:' .. port,
+    cargo = function()
+      return vim.fn.filereadable(tmp .. '/cargo.log') == 1 and vim.fn.readfile(tmp .. '/cargo.log') or {}
+    end,
+    stop = function()
+      server:kill('sigterm')
+      vim.fn.delete(tmp, 'rf')
+    end,
+  }
+end
+
+test('the build step at a release tag: the archive whose .sha256 matches is installed, no cargo; a wrong one is refused and cargo builds', function()
+  local release = release_fixture()
+  local env = { PATH = release.tmp .. '/bin:' .. os.getenv('PATH'), ASK_LSP_RELEASE_URL = release.url }
+  local ok, err = pcall(function()
+    local seen = child('prebuilt.lua', { release.clone }, env, 60000)
+    eq({ version = 'ask-lsp 9.9.9 (prebuilt)', said = {} }, seen, 'downloaded')
+    eq({}, release.cargo(), 'cargo not run')
+    eq({ 'ask-lsp 9.9.9 (prebuilt)' }, vim.fn.systemlist({ release.clone .. '/editors/nvim/bin/ask-lsp' }), 'the installed binary')
+    -- The checksum no longer matches the archive.
+    vim.fn.writefile({ ('0'):rep(64) .. '  x' }, release.sha256)
+    seen = child('prebuilt.lua', { release.clone }, env, 60000)
+    eq('ask-lsp 9.9.9 (built)', seen.version, 'built instead')
+    assert(#seen.said == 1 and seen.said[1]:find('the v9.9.9 release was not installed %(ask%-lsp%-.*%.tar%.gz does not match its %.sha256'), vim.inspect(seen.said))
+    eq({ 'metadata', 'build' }, release.cargo(), 'cargo run')
+    eq({ 'ask-lsp 9.9.9 (built)' }, vim.fn.systemlist({ release.clone .. '/editors/nvim/bin/ask-lsp' }), 'the installed binary')
+  end)
+  release.stop()
+  assert(ok, err)
+end)
+
+test('the repository URL alone: a file:// clone at its tag, installed as lazy.nvim does the one-line spec, gets its binary and connects', function()
+  local release = release_fixture(BIN)
+  local dir = release.tmp .. '/lazy/ask-lsp'
+  local ok, err = pcall(function()
+    -- lazy.nvim: git clone, then (version = '*') check out the newest tag.
+    release.sh({ 'git', 'clone', '--quiet', 'file://' .. release.clone, dir })
+    release.sh({ 'git', 'checkout', '--quiet', 'v9.9.9' }, dir)
+    local seen = child('lazy_url.lua', { dir }, {
+      PATH = release.tmp .. '/bin:' .. os.getenv('PATH'), ASK_LSP_RELEASE_URL = release.url, ASK_SIM_URL = FOCUS,
+    }, 60000)
+    eq({ help = 'ask-lsp.txt', connected = true, cmd = { dir .. '/editors/nvim/bin/ask-lsp' }, commands = true }, seen, 'installed')
+    eq({}, release.cargo(), 'no cargo: the release archive was used')
+  end)
+  release.stop()
+  assert(ok, err)
 end)
 
 test('lazy.nvim-style install from a local clone: the build step makes the binary the plugin uses; :help ask-lsp opens', function()

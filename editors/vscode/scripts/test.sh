@@ -36,6 +36,24 @@ fi
 size="$(basename "$VSIX"): $(stat -c %s "$VSIX") bytes; extension/bin/ask-lsp: $(stat -c %s "$shipped/extension/bin/ask-lsp") bytes; $described"
 echo "$size" | tee test-artifacts/vsix.txt
 
+# release.sh: a VSIX per archive given (its checksum checked), the rest
+# named; a wrong checksum or --publish without tokens refuses.
+archives=$(mktemp -d)
+trap 'rm -rf "$shipped" "$archives"' EXIT
+mkdir "$archives/ask-lsp-x86_64-unknown-linux-gnu"
+cp "$shipped/extension/bin/ask-lsp" "$archives/ask-lsp-x86_64-unknown-linux-gnu/"
+tar -czf "$archives/ask-lsp-x86_64-unknown-linux-gnu.tar.gz" -C "$archives" ask-lsp-x86_64-unknown-linux-gnu
+(cd "$archives" && sha256sum ask-lsp-x86_64-unknown-linux-gnu.tar.gz >ask-lsp-x86_64-unknown-linux-gnu.tar.gz.sha256)
+released=$(scripts/release.sh "$archives")
+[ "$released" = "packaged: $VSIX
+skipped (no archive): linux-arm64 darwin-x64 darwin-arm64 win32-x64" ] || { echo "FAIL: release.sh said: $released"; exit 1; }
+if (env -u VSCE_PAT -u OVSX_PAT scripts/release.sh "$archives" --publish 2>&1 || true) | grep -qx 'release.sh: --publish needs VSCE_PAT OVSX_PAT (a Marketplace / Open VSX token); nothing packaged or published'; then :; else
+  echo "FAIL: release.sh --publish without tokens did not refuse"; exit 1
+fi
+echo 0000000000000000000000000000000000000000000000000000000000000000"  ask-lsp-x86_64-unknown-linux-gnu.tar.gz" >"$archives/ask-lsp-x86_64-unknown-linux-gnu.tar.gz.sha256"
+if scripts/release.sh "$archives" >/dev/null 2>&1; then echo "FAIL: release.sh packaged an archive whose checksum is wrong"; exit 1; fi
+echo "release.sh: per-target packaging checked"
+
 export CODE_SERVER_DIR CODE_SERVER_NODE ASK_LSP_VSIX=$VSIX ASK_LSP_REQUIRE_E2E=1
 # --test-force-exit: a test file ends when its tests do, whatever handles it
 # left open (a run hung here once on a leftover handle).

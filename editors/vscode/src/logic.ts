@@ -218,6 +218,82 @@ export function permissionDocument(params: AskParams): string {
   return lines.join('\n') + '\n';
 }
 
+/**
+ * The file an edit is to: an absolute path among the patterns (OpenCode adds
+ * the edit's full path there), else the diff's `+++` path in the request's
+ * directory; undefined when neither names one.
+ */
+export function editTarget(params: AskParams): string | undefined {
+  const p = params.permission!;
+  const absolute = [...p.patterns].reverse().find((pattern) => pattern.startsWith('/') || /^[A-Za-z]:[\\/]/.test(pattern));
+  if (absolute) return absolute;
+  const named = /^\+\+\+ ([^\t\n]+)/m.exec(p.diff ?? '')?.[1];
+  if (!named || named === '/dev/null') return undefined;
+  if (named.startsWith('/')) return named;
+  const directory = params.source?.directory;
+  return directory ? `${directory.replace(/\/+$/, '')}/${named.replace(/^b\//, '')}` : undefined;
+}
+
+/**
+ * `text` with the unified `diff` applied, or why it does not apply: every
+ * context and removed line must be where its hunk says (the file may have
+ * changed since the agent read it).
+ */
+export function applyDiff(text: string, diff: string): { text: string } | { error: string } {
+  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  const old = text === '' ? [] : text.replace(/\r?\n$/, '').split(/\r?\n/);
+  // A hunk takes as many lines as its header counts (an empty one is an
+  // empty context line whose space was trimmed); what follows is not its.
+  const hunks: Array<{ start: number; count: number; lines: string[] }> = [];
+  let hunk: (typeof hunks)[number] | undefined;
+  let oldLeft = 0;
+  let newLeft = 0;
+  for (const line of diff.split('\n')) {
+    const head = /^@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(line);
+    if (head) {
+      hunk = { start: Number(head[1]), count: head[2] === undefined ? 1 : Number(head[2]), lines: [] };
+      oldLeft = hunk.count;
+      newLeft = head[3] === undefined ? 1 : Number(head[3]);
+      hunks.push(hunk);
+      continue;
+    }
+    if (!hunk || (oldLeft === 0 && newLeft === 0)) continue;
+    const sign = line === '' ? ' ' : line[0];
+    if (sign === '\\') continue; // "\ No newline at end of file"
+    if (sign === '+' && newLeft > 0) newLeft -= 1;
+    else if (sign === '-' && oldLeft > 0) oldLeft -= 1;
+    else if (sign === ' ' && oldLeft > 0 && newLeft > 0) {
+      oldLeft -= 1;
+      newLeft -= 1;
+    } else return { error: 'the diff is not a unified diff' };
+    hunk.lines.push(line === '' ? ' ' : line);
+  }
+  if (hunks.length === 0) return { error: 'the diff is not a unified diff' };
+  const out: string[] = [];
+  let next = 1;
+  for (const h of hunks) {
+    const start = h.count === 0 ? h.start + 1 : h.start;
+    if (start < next) return { error: 'its hunks overlap' };
+    if (start - 1 > old.length) return { error: `it starts past the end (line ${start})` };
+    out.push(...old.slice(next - 1, start - 1));
+    let at = start;
+    for (const line of h.lines) {
+      const sign = line[0];
+      const body = line.slice(1);
+      if (sign === '+') {
+        out.push(body);
+        continue;
+      }
+      if (old[at - 1] !== body) return { error: `line ${at} is not what the diff expects` };
+      if (sign === ' ') out.push(body);
+      at += 1;
+    }
+    next = at;
+  }
+  out.push(...old.slice(next - 1));
+  return { text: out.length ? out.join(eol) + eol : '' };
+}
+
 /** A reject's reason, or why it cannot be sent. */
 export function rejectWithReason(typed: string | undefined): AskResult | { error: string } {
   const message = (typed ?? '').trim();
@@ -392,6 +468,16 @@ export function formAnswer(form: Form, values: Array<FieldValue | undefined>): A
     if (values[i] !== undefined) out[field.id] = values[i]!;
   });
   return { outcome: 'answered', values: out };
+}
+
+/** A value as the review step shows it: option labels, Yes/No, the text as typed. */
+export function shownValue(field: FormField, value: FieldValue | undefined): string {
+  if (value === undefined) return '(empty)';
+  const label = (v: string) => field.options?.find((o) => o.value === v)?.label ?? v;
+  if (Array.isArray(value)) return value.length ? value.map(label).join(', ') : '(none)';
+  if (typeof value === 'boolean') return value ? 'Yes' : 'No';
+  if (field.type === 'choice') return label(String(value));
+  return String(value);
 }
 
 /** A link: consenting is `values: {}` (ask-lsp never opens it). */

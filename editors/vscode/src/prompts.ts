@@ -6,8 +6,8 @@
 import * as vscode from 'vscode';
 import { CancellationToken } from 'vscode-languageclient/node';
 import {
-  FieldItem, LINK_CONSENT, PermissionRow, fieldHint, fieldItems, fieldLabel, formAnswer, initialText, parseTyped,
-  permissionDocument, permissionRows, permissionTitle, pickedValue, rejectWithReason, whereFrom, wrapRows,
+  FieldItem, LINK_CONSENT, PermissionRow, applyDiff, editTarget, fieldHint, fieldItems, fieldLabel, formAnswer, initialText, parseTyped,
+  permissionDocument, permissionRows, permissionTitle, pickedValue, rejectWithReason, shownValue, whereFrom, wrapRows,
 } from './logic';
 import { AskParams, AskResult, FieldValue, requestTitle } from './protocol';
 
@@ -41,6 +41,33 @@ export class RequestDocuments implements vscode.TextDocumentContentProvider {
     await vscode.window.showTextDocument(document, { preview: true, preserveFocus: true, viewColumn: vscode.ViewColumn.Beside });
   }
 
+  /**
+   * An edit beside the file it changes: `vscode.diff` between the file and
+   * the proposed version (the file with the edit's diff applied). False when
+   * there is no such file or the diff does not apply to it as it is now.
+   */
+  async openEdit(params: AskParams): Promise<boolean> {
+    const target = editTarget(params);
+    if (!target || !params.permission?.diff) return false;
+    const file = vscode.Uri.file(target);
+    let current = '';
+    try {
+      // The open document if there is one (unsaved changes included).
+      const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === file.toString());
+      current = open ? open.getText() : new TextDecoder().decode(await vscode.workspace.fs.readFile(file));
+    } catch {
+      // No such file: the edit creates it.
+    }
+    const proposed = applyDiff(current, params.permission.diff);
+    if ('error' in proposed) return false;
+    const uri = vscode.Uri.from({ scheme: RequestDocuments.scheme, path: `/${params.key}/proposed/${file.path.split('/').pop()}` });
+    this.texts.set(uri.path, proposed.text);
+    const name = file.path.split('/').pop();
+    await vscode.commands.executeCommand('vscode.diff', file, uri, `${name}: now ↔ proposed (ask-lsp)`,
+      { preview: true, preserveFocus: true, viewColumn: vscode.ViewColumn.Beside });
+    return true;
+  }
+
   /** The request left the pending set: its texts are not kept. */
   forget(key: string): void {
     for (const path of this.texts.keys()) {
@@ -54,7 +81,10 @@ type PermissionItem = vscode.QuickPickItem & { row: PermissionRow };
 /** A permission: the whole request in rows, then the choices. */
 export function askPermission(params: AskParams, token: CancellationToken, documents: RequestDocuments): Promise<AskResult> {
   const permission = params.permission!;
-  const openDiff = () => documents.open(params.key, 'changes.diff', permission.diff ?? '');
+  // The file beside the proposed version; the diff itself when that cannot be.
+  const openDiff = async () => {
+    if (!(await documents.openEdit(params))) await documents.open(params.key, 'changes.diff', permission.diff ?? '');
+  };
   const openDetails = () => documents.open(params.key, 'request.txt', permissionDocument(params));
   return new Promise((resolve) => {
     const pick = vscode.window.createQuickPick<PermissionItem>();
@@ -157,7 +187,37 @@ function onButtons<T>(input: vscode.QuickPick<vscode.QuickPickItem> | vscode.Inp
 
 type FieldPickItem = vscode.QuickPickItem & { item: FieldItem };
 
-/** A form: one step per field, Back to revise, then the answer. */
+type ReviewItem = vscode.QuickPickItem & { field?: number; send?: true };
+
+/**
+ * The review before a form of several fields is sent (ACP's elicitation
+ * spec: clients let people review and change what they send): every field
+ * with its value; picking one goes back to it, "Send" sends.
+ */
+function review(params: AskParams, values: Array<FieldValue | undefined>, token: CancellationToken): Promise<Step<number | 'send'>> {
+  const form = params.form!;
+  const pick = vscode.window.createQuickPick<ReviewItem>();
+  pick.title = `${requestTitle(params)} — review`;
+  pick.placeholder = 'Nothing is sent yet: pick a field to change it, or Send';
+  pick.ignoreFocusOut = true;
+  pick.buttons = [vscode.QuickInputButtons.Back, LATER, DECLINE];
+  pick.items = [
+    ...form.fields.map((field, i) => ({ label: `${i + 1}. ${field.title}`, description: shownValue(field, values[i]), field: i })),
+    { label: '', kind: vscode.QuickPickItemKind.Separator },
+    { label: '$(send) Send', description: 'the agent receives these values', send: true as const },
+  ];
+  pick.activeItems = pick.items.filter((item) => item.send);
+  return step(pick, token, (finish) => {
+    onButtons(pick, finish);
+    pick.onDidAccept(() => {
+      const item = pick.activeItems[0];
+      if (item?.send) finish({ value: 'send' });
+      else if (item?.field !== undefined) finish({ value: item.field });
+    });
+  });
+}
+
+/** A form: one step per field, Back to revise, a review of several, then the answer. */
 export async function askForm(params: AskParams, token: CancellationToken): Promise<AskResult> {
   const form = params.form!;
   if (form.url) return askLink(params, token);
@@ -167,7 +227,24 @@ export async function askForm(params: AskParams, token: CancellationToken): Prom
   const message = form.message.replace(/\s*\n\s*/g, ' ');
   const intro = message !== title ? message : '';
   let index = 0;
-  while (index < form.fields.length) {
+  // After the first review, a changed field returns to the review.
+  let reviewed = false;
+  for (;;) {
+    if (index >= form.fields.length) {
+      if (form.fields.length < 2) break;
+      reviewed = true;
+      const decided = await review(params, values, token);
+      if ('value' in decided) {
+        if (decided.value === 'send') break;
+        index = decided.value;
+        continue;
+      }
+      if (decided.go === 'back') {
+        index = form.fields.length - 1;
+        continue;
+      }
+      return decided.go === 'decline' ? { outcome: 'rejected' } : { outcome: 'deferred' };
+    }
     const field = form.fields[index];
     // The field's name in the title: the prompt line below gives way to
     // validation messages.
@@ -221,7 +298,7 @@ export async function askForm(params: AskParams, token: CancellationToken): Prom
     }
     if ('value' in result) {
       values[index] = result.value;
-      index += 1;
+      index = reviewed ? form.fields.length : index + 1;
       continue;
     }
     switch (result.go) {

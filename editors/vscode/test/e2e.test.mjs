@@ -88,6 +88,9 @@ async function startWorkbench() {
     // (forms), both simulated by ask-sim.
     'askLsp.servers': [{ url: simUrl }, { name: 'acp', url: simUrl, backend: 'sandbox-agent', serverId: 'e2e' }],
     'workbench.startupEditor': 'none',
+    // Room for an edit's diff side by side (the chat panel closed).
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'diffEditor.useInlineViewWhenSpaceIsLimited': false,
     'security.workspace.trust.enabled': false,
     'telemetry.telemetryLevel': 'off',
     'extensions.autoCheckUpdates': false,
@@ -121,7 +124,7 @@ async function startWorkbench() {
     body: JSON.stringify(body),
   })).json();
   const log = async () => (await fetch(`${simUrl}/_sim/log`)).json();
-  return { page, simUrl, post, log, widget: page.locator('.quick-input-widget') };
+  return { page, simUrl, post, log, workspace, widget: page.locator('.quick-input-widget') };
 }
 
 test('a question shows as a QuickPick in VS Code and the pick reaches the server', { timeout: 240000 }, async (t) => {
@@ -228,7 +231,7 @@ const command = `git status && ${'echo "step"; '.repeat(12)}rm -rf build/tmp`;
 test('a permission shows the whole command; Allow once reaches the server as `once`; edits open their diff', { timeout: 240000 }, async (t) => {
   const started = workbench(t);
   if (!started) return;
-  const { page, post, log, widget } = await started;
+  const { page, post, log, widget, workspace } = await started;
   const before = (await log()).length;
   const asked = await post('/_sim/permission', {
     permission: 'bash', patterns: ['git status', 'echo "step"', 'rm -rf build/tmp'], metadata: { command }, always: ['git status *', 'echo *', 'rm *'],
@@ -289,6 +292,30 @@ test('a permission shows the whole command; Allow once reaches the server as `on
   await widget.waitFor({ state: 'hidden', timeout: 10000 });
   await page.waitForTimeout(500);
   assert.deepEqual((await log()).slice(before + 3), [{ kind: 'permission', id: third.id, reply: 'reject', message: 'from the TUI' }]);
+
+  // An edit of a file that exists: the file beside the proposed version in
+  // VS Code's diff editor; the file itself is not changed by ask-lsp.
+  const file = path.join(workspace, 'src', 'server.ts');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  // The change below the prompt's rows, so the screenshot shows it.
+  const lines = Array.from({ length: 10 }, (_, i) => `// line ${i + 2}`);
+  const original = ['import { serve } from "./http";', ...lines, '', 'serve(3000);', 'export {};', ''].join('\n');
+  fs.writeFileSync(file, original);
+  const real = await post('/_sim/permission', {
+    permission: 'edit', patterns: ['src/server.ts'], always: ['*'],
+    metadata: { filepath: file, diff: '--- a/src/server.ts\n+++ b/src/server.ts\n@@ -11,4 +11,5 @@\n // line 11\n \n-serve(3000);\n+// the proxy moved\n+serve(8080);\n export {};\n' },
+  });
+  await widget.locator('.monaco-list-row', { hasText: 'Show the diff' }).click({ timeout: 60000 });
+  const diffEditor = page.locator('.monaco-diff-editor');
+  await diffEditor.locator('.view-lines', { hasText: 'serve(8080);' }).first().waitFor({ timeout: 20000 });
+  await diffEditor.locator('.view-lines', { hasText: 'serve(3000);' }).first().waitFor({ timeout: 10000 });
+  await page.locator('.tab', { hasText: 'server.ts: now ↔ proposed' }).waitFor({ timeout: 10000 });
+  assert.equal(await widget.isVisible(), true, 'the prompt stays open beside the diff');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'permission-file-diff.png') });
+  await widget.locator('.monaco-list-row', { hasText: 'Allow once' }).click();
+  await waitFor(async () => (await log()).length > before + 4, 'the edit allowed', 30000);
+  assert.deepEqual((await log()).slice(before + 4), [{ kind: 'permission', id: real.id, reply: 'once', message: null }]);
+  assert.equal(fs.readFileSync(file, 'utf8'), original, 'the file is the agent\'s to change');
 });
 
 const schema = {
@@ -307,7 +334,7 @@ const schema = {
   required: ['name', 'port', 'strategy', 'colors'],
 };
 
-test('a form is answered step by step with validation, Back and a skipped field; the agent receives the values', { timeout: 240000 }, async (t) => {
+test('a form is answered step by step with validation, Back and a skipped field, reviewed and changed; the agent receives the values', { timeout: 240000 }, async (t) => {
   const started = workbench(t);
   if (!started) return;
   const { page, post, log, widget } = await started;
@@ -369,9 +396,29 @@ test('a form is answered step by step with validation, Back and a skipped field;
   await stepTitle('Note (optional)', 6);
   assert.equal(await prompt(), 'Optional: leave empty to skip');
   await page.keyboard.press('Enter');
+
+  // The review: every value; nothing sent yet. Port is changed from it.
+  const reviewTitle = () => waitFor(async () => (await widget.innerText()).split('\n')[0] === 'Configure the new project — review',
+    'the review', 60000);
+  await reviewTitle();
+  // Each row's accessible name: "label, description".
+  const reviewRows = () => widget.locator('.monaco-list-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('aria-label')));
+  assert.deepEqual((await reviewRows()).slice(0, 6), ['1. Project name, web-app', '2. Port, 8080', '3. Enable logging, No',
+    '4. Strategy, Balanced (Recommended)', '5. Colors, Red, Blue', '6. Note, (empty)']);
+  await page.waitForTimeout(300);
+  assert.equal((await log()).length, before, 'nothing sent before Send');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'form-review.png') });
+  await row('2. Port').click();
+  await stepTitle('Port *', 2);
+  await input.fill('9090');
+  await page.keyboard.press('Enter');
+  await reviewTitle();
+  assert.equal((await reviewRows())[1], '2. Port, 9090', 'the changed value in the review');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'form-review-changed.png') });
+  await widget.locator('.monaco-list-row', { hasText: 'the agent receives these values' }).click();
   await waitFor(async () => (await log()).length > before, 'the form answer', 30000);
   assert.deepEqual((await log()).slice(before), [{ kind: 'acp', message: { jsonrpc: '2.0', id: 'form-1',
-    result: { action: 'accept', content: { name: 'web-app', port: 8080, logging: false, strategy: 'balanced', colors: ['#f00', '#00f'] } } } }]);
+    result: { action: 'accept', content: { name: 'web-app', port: 9090, logging: false, strategy: 'balanced', colors: ['#f00', '#00f'] } } } }]);
   await widget.waitFor({ state: 'hidden', timeout: 10000 });
 
   // A link: the real domain and the whole URL; nothing opens by itself; declined.

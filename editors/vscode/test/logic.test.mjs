@@ -219,12 +219,32 @@ test('pick fields: yes/no, choices, multi with bounds; optional ones can be left
   assert.deepEqual(logic.pickedValue(colors, colorItems), { error: 'Pick at most 2' });
   assert.deepEqual(logic.pickedValue(colors, colorItems.slice(1)), { value: ['#0f0', '#00f'] });
   assert.deepEqual(logic.pickedValue({ ...colors, required: false, minItems: undefined }, []), { value: undefined });
+  // The review shows labels, not the values sent.
+  assert.deepEqual([logic.shownValue(colors, ['#f00', '#00f']), logic.shownValue(colors, []), logic.shownValue(logging, false),
+    logic.shownValue(size, 'L'), logic.shownValue(size, undefined)], ['Red, Blue', '(none)', 'No', 'Large', '(empty)']);
 });
 
 test('a form\'s answer: values by field id, fields left empty left out; a link is consented with {}', () => {
   const form = { message: 'Configure', url: null, fields: [field('text'), field('integer'), field('boolean', { required: false })] };
   assert.deepEqual(logic.formAnswer(form, ['web', 8080, undefined]), { outcome: 'answered', values: { text: 'web', integer: 8080 } });
   assert.deepEqual(logic.LINK_CONSENT, { outcome: 'answered', values: {} });
+});
+
+test('an edit: its file, and the file with the diff applied, or why it does not apply', () => {
+  const edit = (patterns, diff, directory) => ({ ...bash, source: { backend: 'opencode', url: 'u', directory },
+    permission: { ...bash.permission, action: 'edit', patterns, diff } });
+  const diff = '--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1,3 +1,4 @@\n one\n-two\n+TWO\n+two and a half\n three\n';
+  assert.equal(logic.editTarget(edit(['src/a.ts', '/p/src/a.ts'], diff, '/p')), '/p/src/a.ts');
+  assert.equal(logic.editTarget(edit(['src/a.ts'], diff, '/p/')), '/p/src/a.ts');
+  assert.equal(logic.editTarget(edit(['src/a.ts'], diff, null)), undefined);
+  assert.deepEqual(logic.applyDiff('one\ntwo\nthree\nfour\n', diff), { text: 'one\nTWO\ntwo and a half\nthree\nfour\n' });
+  assert.deepEqual(logic.applyDiff('one\r\ntwo\r\nthree\r\n', diff), { text: 'one\r\nTWO\r\ntwo and a half\r\nthree\r\n' });
+  // Changed since the agent read it: refused, never guessed.
+  assert.deepEqual(logic.applyDiff('one\n2\nthree\n', diff), { error: 'line 2 is not what the diff expects' });
+  // A new file; an empty context line whose space was trimmed.
+  assert.deepEqual(logic.applyDiff('', '--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,2 @@\n+hello\n+world\n'), { text: 'hello\nworld\n' });
+  assert.deepEqual(logic.applyDiff('a\n\nb\n', '@@ -1,3 +1,3 @@\n a\n\n-b\n+c\n'), { text: 'a\n\nc\n' });
+  assert.deepEqual(logic.applyDiff('a\n', 'not a diff'), { error: 'the diff is not a unified diff' });
 });
 
 test('the client declares the kinds it shows', () => {

@@ -1,6 +1,9 @@
--- The build step: builds ask-lsp with cargo from the repository this plugin
--- lives in (it is editors/nvim there) and installs the binary as
--- <plugin>/bin/ask-lsp, which the plugin uses when `cmd` is not set.
+-- The build step: installs ask-lsp as <plugin>/bin/ask-lsp, which the
+-- plugin uses when `cmd` is not set. When the repository this plugin lives
+-- in (it is editors/nvim there) is checked out at a release tag, the
+-- release archive for that tag and this platform is downloaded and its
+-- .sha256 checked (no Rust toolchain needed); otherwise, or when the
+-- download or the checksum fails, it builds with cargo.
 -- lazy.nvim runs it through build.lua; :AskLsp build runs it again.
 -- Loaded with dofile() by build.lua, before the plugin is on 'runtimepath',
 -- so it requires nothing of the plugin's own.
@@ -27,6 +30,11 @@ end
 
 --- Runs `cmd` in `cwd`; `on_done(err, stdout)` on the main loop. The error
 --- keeps the end of stderr, where cargo says what went wrong.
+--- What the build says on the way (lazy.nvim shows it in its build log).
+function M.log(message)
+  vim.notify(message, vim.log.levels.WARN)
+end
+
 local function run(cmd, cwd, on_done)
   local ok, spawned = pcall(vim.system, cmd, { cwd = cwd, text = true }, function(out)
     vim.schedule(function()
@@ -59,8 +67,109 @@ local function install(built)
   end
 end
 
---- Builds and installs the binary; `on_done(err, version)` runs once, on
---- the main loop, when everything has finished or something failed.
+--- The release target (cargo-dist's archive names) of this machine, and
+--- its archive's extension; nil for a platform without releases.
+local function release_target()
+  local uname = vim.uv.os_uname()
+  local arch = ({ x86_64 = 'x86_64', amd64 = 'x86_64', AMD64 = 'x86_64', aarch64 = 'aarch64', arm64 = 'aarch64', ARM64 = 'aarch64' })[uname.machine]
+  if not arch then
+    return nil
+  end
+  if uname.sysname == 'Linux' then
+    return arch .. '-unknown-linux-gnu', '.tar.gz'
+  elseif uname.sysname == 'Darwin' then
+    return arch .. '-apple-darwin', '.tar.gz'
+  elseif uname.sysname:find('Windows') and arch == 'x86_64' then
+    return 'x86_64-pc-windows-msvc', '.zip'
+  end
+end
+
+--- Where release archives are: $ASK_LSP_RELEASE_URL, else the GitHub
+--- releases of the repository's `origin` remote; nil when neither.
+local function release_base(root)
+  local configured = os.getenv('ASK_LSP_RELEASE_URL')
+  if configured and configured ~= '' then
+    return (configured:gsub('/+$', ''))
+  end
+  local out = vim.system({ 'git', 'remote', 'get-url', 'origin' }, { cwd = root, text = true }):wait()
+  local repo = out.code == 0 and vim.trim(out.stdout):match('github%.com[:/]([^/]+/[^/]+)$')
+  return repo and ('https://github.com/%s/releases/download'):format((repo:gsub('%.git$', ''))) or nil
+end
+
+--- The SHA-256 of a file, in hex, by whichever tool this system has.
+local function sha256(path)
+  for _, cmd in ipairs({ { 'sha256sum', path }, { 'shasum', '-a', '256', path }, { 'certutil', '-hashfile', path, 'SHA256' } }) do
+    if vim.fn.executable(cmd[1]) == 1 then
+      local out = vim.system(cmd, { text = true }):wait()
+      local hex = out.code == 0 and out.stdout:match('%f[%x](%x+)%f[%X]')
+      if hex and #hex == 64 then
+        return hex:lower()
+      end
+    end
+  end
+end
+
+--- Downloads the release archive of `tag` for this platform, checks it
+--- against its .sha256 and installs the binary in it. Returns nil when it
+--- is installed, else why not (the caller then builds with cargo).
+local function download(root, tag)
+  local target, ext = release_target()
+  local base = release_base(root)
+  if not target or not base then
+    return not target and 'no release archive for this platform' or 'no release URL (set $ASK_LSP_RELEASE_URL)'
+  end
+  if vim.fn.executable('curl') == 0 or vim.fn.executable('tar') == 0 then
+    return 'curl and tar are needed to download the release'
+  end
+  local name = ('ask-lsp-%s%s'):format(target, ext)
+  local url = ('%s/%s/%s'):format(base, tag, name)
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, 'p')
+  local archive = dir .. '/' .. name
+  local function fetch(from, to)
+    local out = vim.system({ 'curl', '-fsSL', '--max-time', '300', '-o', to, from }, { text = true }):wait()
+    return out.code == 0 or nil, vim.trim(out.stderr or '')
+  end
+  local ok, err = fetch(url, archive)
+  if not ok then
+    return ('cannot download %s: %s'):format(url, err)
+  end
+  ok, err = fetch(url .. '.sha256', archive .. '.sha256')
+  if not ok then
+    return ('cannot download %s.sha256: %s'):format(url, err)
+  end
+  local file = io.open(archive .. '.sha256', 'r')
+  local expected = file and file:read('*a'):match('^%s*(%x+)') or ''
+  if file then
+    file:close()
+  end
+  local actual = sha256(archive)
+  if not actual then
+    return 'no sha256sum, shasum or certutil to check the download'
+  end
+  if #expected ~= 64 or expected:lower() ~= actual then
+    return ('%s does not match its .sha256 (%s, expected %s): not installed'):format(name, actual, expected)
+  end
+  local out = vim.system({ 'tar', '-xf', archive, '-C', dir }, { text = true }):wait()
+  if out.code ~= 0 then
+    return ('cannot unpack %s: %s'):format(name, vim.trim(out.stderr or ''))
+  end
+  local installed = install(('%s/ask-lsp-%s/ask-lsp%s'):format(dir, target, exe))
+  vim.fn.delete(dir, 'rf')
+  return installed
+end
+
+--- The release tag the repository is checked out at (lazy.nvim checks out
+--- a plugin's tag with `version = '*'`), else nil.
+local function release_tag(root)
+  local out = vim.system({ 'git', 'describe', '--tags', '--exact-match', 'HEAD' }, { cwd = root, text = true }):wait()
+  local tag = out.code == 0 and vim.trim(out.stdout) or ''
+  return tag:match('^v%d') and tag or nil
+end
+
+--- Installs the binary (downloaded for a release tag, else built);
+--- `on_done(err, version)` runs once, on the main loop, when everything has
+--- finished or something failed.
 ---@param on_done fun(err: string?, version: string?)
 function M.build(on_done)
   local finished = false
@@ -83,6 +192,16 @@ function M.build(on_done)
   local root, err = repository()
   if not root then
     return finish(err)
+  end
+  local tag = release_tag(root)
+  if tag then
+    local why = download(root, tag)
+    if not why then
+      return run({ M.binary, '--version' }, root, step(function(verr, version)
+        finish(verr, version and vim.trim(version))
+      end))
+    end
+    M.log(('ask-lsp: the %s release was not installed (%s); building it with cargo'):format(tag, why))
   end
   if vim.fn.executable('cargo') == 0 then
     return finish('cargo not found: install Rust (https://rustup.rs) and run :AskLsp build, or set cmd in setup{}')

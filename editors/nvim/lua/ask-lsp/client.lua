@@ -124,6 +124,7 @@ handlers['askQuestions/ask'] = function(_, params, ctx)
   M.current = prompt
   M.status.pending = params.pending or M.status.pending
   vim.schedule(function()
+    vim.cmd.redrawstatus({ bang = true })
     vim.api.nvim_exec_autocmds('User', {
       pattern = 'AskLspPrompt',
       data = {
@@ -134,7 +135,7 @@ handlers['askQuestions/ask'] = function(_, params, ctx)
         client_id = ctx.client_id,
       },
     })
-    require('ask-lsp.ui').show(prompt)
+    require('ask-lsp.attention').present(prompt)
   end)
   return coroutine.yield()
 end

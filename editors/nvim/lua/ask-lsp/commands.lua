@@ -59,6 +59,9 @@ M.subcommands = {
   end,
   -- Shows a pending request again (one you closed with q, or one waiting).
   answer = function()
+    if require('ask-lsp.attention').focus() then
+      return
+    end
     choose(function(request)
       client.command('askLsp.show', { request.key }, function() end)
     end)

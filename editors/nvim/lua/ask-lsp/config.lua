@@ -18,9 +18,14 @@
 
 ---Notifications out of the editor (ask-lsp's docs/protocol.md, "Notifications").
 ---@class ask-lsp.NotifyConfig
----@field desktop? boolean A desktop notification (notify-send) for a prompt left unanswered. Default: false.
+---@field desktop? boolean A desktop notification (notify-send; osascript on macOS; a PowerShell toast on Windows) for a prompt left unanswered. Default: false.
 ---@field afterMs? integer Unanswered this long counts as not looking. Default: 10000.
 ---@field intervalMs? integer At most one notification per this many ms; prompts due meanwhile are announced together. Default: 30000.
+
+---When a prompt takes the cursor (ask-lsp.attention; :help ask-lsp-focus).
+---@class ask-lsp.FocusConfig
+---@field mode? 'idle'|'unfocused'|'now' Default: 'idle'.
+---@field idle_ms? integer 'idle': no key pressed for this long, in Normal mode. Default: 1500.
 
 ---@class ask-lsp.Config
 ---The ask-lsp command. nil: the binary the build step put in the plugin's
@@ -34,6 +39,11 @@
 ---@field ui? 'auto'|'float'|'select'
 ---@field autostart? boolean Start ask-lsp at setup (else on the first :AskLsp). Default: true.
 ---@field float? ask-lsp.FloatConfig
+---@field focus? ask-lsp.FocusConfig
+---'split': an edit permission opens its file beside the proposed version
+---(a diff split in a new tab) when its diff applies; 'float': the diff in
+---the permission float. Default: 'split'.
+---@field diff? 'split'|'float'
 
 local M = {}
 
@@ -46,6 +56,8 @@ M.defaults = {
   ui = 'auto',
   autostart = true,
   float = { max_width = 90, border = 'rounded' },
+  focus = { mode = 'idle', idle_ms = 1500 },
+  diff = 'split',
 }
 
 ---@type ask-lsp.Config
@@ -79,6 +91,15 @@ function M.set(opts)
   vim.validate('ui', M.options.ui, function(v)
     return v == 'auto' or v == 'float' or v == 'select'
   end, "'auto', 'float' or 'select'")
+  vim.validate('diff', M.options.diff, function(v)
+    return v == 'split' or v == 'float'
+  end, "'split' or 'float'")
+  vim.validate('focus.mode', M.options.focus.mode, function(v)
+    return v == 'idle' or v == 'unfocused' or v == 'now'
+  end, "'idle', 'unfocused' or 'now'")
+  vim.validate('focus.idle_ms', M.options.focus.idle_ms, function(v)
+    return type(v) == 'number' and v >= 0
+  end, 'a number of milliseconds')
   return M.options
 end
 

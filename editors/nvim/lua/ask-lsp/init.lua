@@ -25,6 +25,8 @@ function M.setup(opts)
     return
   end
   require('ask-lsp.config').set(opts)
+  -- Keys are watched from now on: "idle" is measured from the last one.
+  require('ask-lsp.attention')
   if require('ask-lsp.config').options.autostart then
     M.start()
   end

@@ -121,7 +121,7 @@ end
 
 function Form:open()
   -- Closed some other way (:q): the question stays pending.
-  self.window = window.open(function()
+  self.window = window.open(self.prompt, function()
     self.prompt.respond({ outcome = 'deferred' })
   end)
   local function map(lhs, fn)

@@ -10,6 +10,7 @@ local asker = require('ask-lsp.ui.permission').asker
 local M = {}
 
 local HELP = '* required · j/k: move · <CR>/<Space>: type, pick or toggle · x: clear · <Tab>: next field · s: send · d: decline · q: later'
+local REVIEW_HELP = 's: send · 1-9 or <CR> on a field: change it · b: back to the form · d: decline · q: later'
 local LINK_HELP = 'o: open it in the browser and go on · a: go on (I open it myself) · y: copy the URL · d: decline · q: later'
 
 --- A number as JSON Schema bounds are written: 1024, 0.5.
@@ -151,7 +152,7 @@ function M.show(prompt)
   for i, field in ipairs(form.fields) do
     self.values[i] = vim.deepcopy(field.default)
   end
-  self.window = window.open(function()
+  self.window = window.open(prompt, function()
     -- Closed some other way (:q): it stays pending.
     prompt.respond({ outcome = 'deferred' })
   end)
@@ -188,10 +189,12 @@ function Form:render()
       end
     end
   end
-  add({ form.url and 'Link' or 'Form' }, 'AskLspTitle')
+  add({ form.url and 'Link' or (self.reviewing and 'Review: nothing is sent until you press s' or 'Form') }, 'AskLspTitle')
   add(window.wrap(form.message, width))
   add(window.wrap(asker(self.prompt.params), width), 'AskLspDescription')
-  if form.url then
+  if self.reviewing then
+    self:render_review(lines, add, width)
+  elseif form.url then
     add({ '' })
     add(window.wrap('Domain: ' .. form.url.domain, width), 'AskLspDomain')
     add({ 'URL:' }, 'AskLspTitle')
@@ -249,6 +252,82 @@ function Form:render()
   end
 end
 
+--- A value as the review shows it: option labels, yes/no, the text.
+function Form:shown(i)
+  local field, value = self.form.fields[i], self:value(i)
+  if value == nil then
+    return '(empty)'
+  end
+  local function label(v)
+    for _, option in ipairs(field.options or {}) do
+      if option.value == v then
+        return option.label
+      end
+    end
+    return tostring(v)
+  end
+  if field.type == 'choice' then
+    return label(value)
+  elseif field.type == 'multi' then
+    return #value == 0 and '(none)' or table.concat(vim.tbl_map(label, value), ', ')
+  elseif field.type == 'boolean' then
+    return value and 'yes' or 'no'
+  end
+  return type(value) == 'number' and num(value) or tostring(value)
+end
+
+--- Every field and the value that would be sent, then the Send row.
+function Form:render_review(lines, add, width)
+  local stops = {}
+  for i, field in ipairs(self.form.fields) do
+    add({ '' })
+    table.insert(stops, { field = i, line = #lines + 1 })
+    add(window.wrap(('%d. %s'):format(i, field.title), width), 'AskLspOption')
+    add(window.indent(window.cut(self:shown(i), width - 3), '   '))
+  end
+  add({ '' })
+  table.insert(stops, { send = true, line = #lines + 1 })
+  add({ '[s] Send' }, 'AskLspOption')
+  add(window.wrap(REVIEW_HELP, width), 'AskLspHelp')
+  self.window:set(lines)
+  self.stops = stops
+  self.stop = math.max(1, math.min(self.stop, #stops))
+  self.window:cursor(stops[self.stop].line)
+end
+
+--- Into the review (the number keys pick a field to change) or out of it.
+function Form:review(on)
+  self.reviewing = on
+  for n = 1, math.min(9, #self.form.fields) do
+    if on then
+      self.window:map(tostring(n), function()
+        self:change(n)
+      end)
+    else
+      pcall(vim.keymap.del, 'n', tostring(n), { buffer = self.window.buf })
+    end
+  end
+  self.stop = on and #self.form.fields + 1 or 1
+  self:render()
+end
+
+--- From the review back to field `i` of the form; a text or number field
+--- asks for its new value at once.
+function Form:change(i)
+  self:review(false)
+  for s, stop in ipairs(self.stops) do
+    if stop.field == i then
+      self.stop = s
+      break
+    end
+  end
+  self:render()
+  local field = self.form.fields[i]
+  if field.type == 'text' or field.type == 'number' or field.type == 'integer' then
+    self:type(i, field)
+  end
+end
+
 function Form:keys()
   local win = self.window
   local function map(lhs, fn)
@@ -292,6 +371,11 @@ function Form:keys()
   map('<Space>', function() self:act() end)
   map('x', function() self:clear() end)
   map('s', function() self:send() end)
+  map('b', function()
+    if self.reviewing then
+      self:review(false)
+    end
+  end)
 end
 
 --- The stop under the cursor (the person may have moved it with any
@@ -333,6 +417,9 @@ function Form:next_field(delta)
 end
 
 function Form:clear()
+  if self.reviewing then
+    return
+  end
   self:sync()
   local i = self.stops[self.stop].field
   self.values[i], self.typed[i] = nil, nil
@@ -343,6 +430,9 @@ end
 function Form:act()
   self:sync()
   local stop = self.stops[self.stop]
+  if self.reviewing then
+    return stop.send and self:send() or self:change(stop.field)
+  end
   local i, field = stop.field, self.form.fields[stop.field]
   if field.type == 'boolean' then
     self.values[i] = not self.values[i]
@@ -394,7 +484,9 @@ function Form:type(i, field)
   end)
 end
 
---- Sends the values when every field is right; else says what is wrong
+--- Sends the values when every field is right (a form of several fields
+--- after a review of them all: ACP's elicitation spec asks clients to let
+--- people review and change what they send); else says what is wrong
 --- (beside each field too) and moves to the first.
 function Form:send()
   local values, problems, first = vim.empty_dict(), {}, nil
@@ -419,6 +511,9 @@ function Form:send()
     self:render()
     vim.notify('ask-lsp: not sent:\n' .. table.concat(problems, '\n'), vim.log.levels.WARN)
     return
+  end
+  if #self.form.fields > 1 and not self.reviewing then
+    return self:review(true)
   end
   self:finish({ outcome = 'answered', values = values })
 end

@@ -17,9 +17,17 @@ function M.show(prompt)
   local ui = config.options.ui
   local params = prompt.params
   if params.kind == 'permission' then
-    require('ask-lsp.ui.permission').show(prompt)
+    -- An edit: the file beside the proposed version when the diff applies
+    -- to it (a tab cannot open without the cursor: the float when unfocused).
+    local split = params.permission.diff and config.options.diff == 'split' and not prompt.unfocused
+    if not (split and require('ask-lsp.ui.diff').show(prompt)) then
+      require('ask-lsp.ui.permission').show(prompt)
+    end
   elseif params.kind == 'form' then
     require('ask-lsp.ui.form').show(prompt)
+  elseif prompt.unfocused then
+    -- vim.ui.select always takes the cursor; the float can leave it.
+    require('ask-lsp.ui.float').show(prompt)
   elseif (ui == 'auto' and #params.questions == 1 and all_single(params)) or (ui == 'select' and all_single(params)) then
     require('ask-lsp.ui.select').show(prompt)
   else

@@ -25,11 +25,81 @@ local function asker(params)
 end
 M.asker = asker
 
+--- Which key picks which choice: 1-9 by position, letters by effect.
+---@return table<integer, string> letters by position
+---@return table<string, table> choices by letter
+function M.letters(permission)
+  local letters, by_letter = {}, {}
+  for i, choice in ipairs(permission.choices) do
+    local letter = LETTER[choice.effect]
+    if letter and not by_letter[letter] then
+      by_letter[letter] = choice
+      letters[i] = letter
+    end
+  end
+  return letters, by_letter
+end
+
+--- "[1/o] Allow once", … and the rejects every prompt has.
+function M.choice_labels(permission)
+  local letters, by_letter = M.letters(permission)
+  local lines = {}
+  for i, choice in ipairs(permission.choices) do
+    local key = letters[i] and (i .. '/' .. letters[i]) or tostring(i)
+    table.insert(lines, ('[%s] %s'):format(key, choice.label))
+  end
+  if not by_letter.r then
+    table.insert(lines, '[r] Reject')
+  end
+  table.insert(lines, '[m] Reject, telling the agent why…')
+  return lines
+end
+
+--- Maps the deciding keys with `map(lhs, fn)`: 1-9 and the letters pick a
+--- choice, r rejects, m rejects with a reason, q and <Esc> leave it pending.
+--- `finish(result)` sends and closes.
+function M.bind(map, permission, finish)
+  local _, by_letter = M.letters(permission)
+  local function choose(choice)
+    finish({ outcome = 'answered', choice = choice.id })
+  end
+  for i, choice in ipairs(permission.choices) do
+    if i <= 9 then
+      map(tostring(i), function()
+        choose(choice)
+      end)
+    end
+  end
+  for letter, choice in pairs(by_letter) do
+    map(letter, function()
+      choose(choice)
+    end)
+  end
+  if not by_letter.r then
+    map('r', function()
+      finish({ outcome = 'rejected' })
+    end)
+  end
+  map('m', function()
+    vim.ui.input({ prompt = 'Reject — tell the agent why: ' }, function(text)
+      text = text and vim.trim(text) or ''
+      if text ~= '' then
+        finish({ outcome = 'rejected', message = text })
+      end
+    end)
+  end)
+  for _, lhs in ipairs({ 'q', '<Esc>' }) do
+    map(lhs, function()
+      finish({ outcome = 'deferred' })
+    end)
+  end
+end
+
 ---@param prompt { params: ask-lsp.AskParams, respond: fun(result: table), close?: fun() }
 function M.show(prompt)
   local params = prompt.params
   local permission = params.permission
-  local win = window.open(function()
+  local win = window.open(prompt, function()
     -- Closed some other way (:q): it stays pending, never allowed.
     prompt.respond({ outcome = 'deferred' })
   end)
@@ -39,16 +109,6 @@ function M.show(prompt)
   end
   prompt.close = function()
     win:close()
-  end
-
-  -- Which key picks which choice: 1-9 by position, letters by effect.
-  local letters, by_letter = {}, {}
-  for i, choice in ipairs(permission.choices) do
-    local letter = LETTER[choice.effect]
-    if letter and not by_letter[letter] then
-      by_letter[letter] = choice
-      letters[i] = letter
-    end
   end
 
   local width = window.width() - 2
@@ -85,53 +145,18 @@ function M.show(prompt)
     end
   end
   add({ '' })
-  for i, choice in ipairs(permission.choices) do
-    local key = letters[i] and (i .. '/' .. letters[i]) or tostring(i)
-    add(window.wrap(('[%s] %s'):format(key, choice.label), width), 'AskLspOption')
+  for _, line in ipairs(M.choice_labels(permission)) do
+    add(window.wrap(line, width), 'AskLspOption')
   end
-  if not by_letter.r then
-    add({ '[r] Reject' }, 'AskLspOption')
-  end
-  add({ '[m] Reject, telling the agent why…' }, 'AskLspOption')
   add(window.wrap(HELP, width), 'AskLspHelp')
   win:set(lines)
   for _, mark in ipairs(marks) do
     win:mark(mark[1], 0, nil, mark[2])
   end
 
-  local function choose(choice)
-    finish({ outcome = 'answered', choice = choice.id })
-  end
-  for i, choice in ipairs(permission.choices) do
-    if i <= 9 then
-      win:map(tostring(i), function()
-        choose(choice)
-      end)
-    end
-  end
-  for letter, choice in pairs(by_letter) do
-    win:map(letter, function()
-      choose(choice)
-    end)
-  end
-  if not by_letter.r then
-    win:map('r', function()
-      finish({ outcome = 'rejected' })
-    end)
-  end
-  win:map('m', function()
-    vim.ui.input({ prompt = 'Reject — tell the agent why: ' }, function(text)
-      text = text and vim.trim(text) or ''
-      if text ~= '' then
-        finish({ outcome = 'rejected', message = text })
-      end
-    end)
-  end)
-  for _, lhs in ipairs({ 'q', '<Esc>' }) do
-    win:map(lhs, function()
-      finish({ outcome = 'deferred' })
-    end)
-  end
+  M.bind(function(lhs, fn)
+    win:map(lhs, fn)
+  end, permission, finish)
 end
 
 return M

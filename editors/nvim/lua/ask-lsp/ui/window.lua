@@ -99,16 +99,18 @@ end
 local Window = {}
 Window.__index = Window
 
---- Opens a focused float on a new scratch buffer. `on_wipe` runs when the
---- buffer goes, however the window was closed.
+--- Opens a float on a new scratch buffer for `prompt`, focused unless the
+--- prompt is to be shown unfocused (ask-lsp.attention). `on_wipe` runs when
+--- the buffer goes, however the window was closed.
+---@param prompt { unfocused?: boolean, win?: integer }
 ---@param on_wipe fun()
 ---@return ask-lsp.Window
-function M.open(on_wipe)
+function M.open(prompt, on_wipe)
   local self = setmetatable({}, Window)
   self.buf = vim.api.nvim_create_buf(false, true)
   vim.bo[self.buf].bufhidden = 'wipe'
   vim.bo[self.buf].filetype = 'ask-lsp'
-  self.win = vim.api.nvim_open_win(self.buf, true, {
+  self.win = vim.api.nvim_open_win(self.buf, not prompt.unfocused, {
     relative = 'editor',
     width = M.width(),
     height = 3,
@@ -119,6 +121,7 @@ function M.open(on_wipe)
     title = ' ask-lsp ',
     title_pos = 'center',
   })
+  prompt.win = self.win
   vim.wo[self.win].wrap = false
   vim.wo[self.win].cursorline = true
   vim.api.nvim_create_autocmd('BufWipeout', { buffer = self.buf, once = true, callback = on_wipe })
