@@ -231,6 +231,8 @@ fn osc_sequence(osc: Osc, message: &Message) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::broker::{Reason, Resolution, State, test_pending};
     use crate::prompt::{Choice, Kind, Origin, Prompt, Question};

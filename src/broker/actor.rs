@@ -302,7 +302,9 @@ impl Broker {
             // Said once per time the store fills, not for every prompt (nor
             // again at every resync).
             if !std::mem::replace(&mut self.cap_noticed, true) {
-                self.notice(Notice::StoreFull { max: limits::PENDING });
+                self.notice(Notice::StoreFull {
+                    max: limits::PENDING,
+                });
             }
             tracing::debug!(%key, "not taken in: the pending store is full");
             return None;

@@ -30,10 +30,7 @@ pub(crate) fn session(session: &str, title: Option<&SessionTitle>) -> String {
                 false => format!("session “{}” ({id})", title.as_str()),
             }
         }
-        None => format!(
-            "session {}",
-            for_display(session, DISPLAY_ID_CHARS)
-        ),
+        None => format!("session {}", for_display(session, DISPLAY_ID_CHARS)),
     }
 }
 

@@ -87,8 +87,7 @@ fn tool_parts_session_ends_and_agents() {
         r#"{{"id":"e","type":"session.updated","properties":{{"sessionID":"ses_d","info":{{"id":"ses_d","title":"\u001b[2JMock title{}"}}}}}}"#,
         "x".repeat(1 << 20)
     );
-    let OcEvent::Session { agent, title, .. } = parse_event(&titled, false).unwrap().event
-    else {
+    let OcEvent::Session { agent, title, .. } = parse_event(&titled, false).unwrap().event else {
         panic!()
     };
     let title = title.expect("a title");
