@@ -303,3 +303,32 @@ pub(crate) async fn probe(spec: &ServerSpec) -> Probed {
         source: backend.source(),
     }
 }
+
+/// What `ask-lsp status --hooks` says: the instances a hook would reach now.
+#[cfg(unix)]
+pub(crate) use crate::backends::hook::instances::Reach as HookReach;
+
+#[cfg(unix)]
+pub(crate) fn hook_reach() -> HookReach {
+    crate::backends::hook::instances::reach(crate::backends::hook::socket_dir(
+        hook_socket_dir(),
+        false,
+    ))
+}
+
+/// What `ask-lsp hook` needs to hand a request over: the instances to ask
+/// (in the directory this process's environment names) and the checks on
+/// the connection.
+#[cfg(unix)]
+pub(crate) mod hook_client {
+    use std::io;
+    use std::path::{Path, PathBuf};
+
+    pub(crate) use crate::backends::hook::{MAX_INPUT, same_user};
+
+    /// Those whose workspace holds `cwd`, then the others.
+    pub(crate) fn instances(cwd: Option<&Path>) -> io::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+        let dir = crate::backends::hook::socket_dir(super::hook_socket_dir(), false)?;
+        Ok(crate::backends::hook::instances::instances(&dir, cwd))
+    }
+}

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::app::{self, Probed};
+use crate::app::{self, HookReach, Probed};
 use crate::prompt::Prompt;
 use crate::settings::{ServerKind, ServerSpec, UrlSource, servers_from_flags};
 use crate::text;
@@ -39,7 +39,7 @@ pub async fn status(options: StatusOptions, mut out: impl Write) -> Result<bool,
     let reports = futures_util::future::join_all(servers.iter().map(probe)).await;
     let all_reachable = reports.iter().all(|r| r.error.is_none());
     #[cfg(unix)]
-    let hooks = options.hooks.then(crate::hook::reach);
+    let hooks = options.hooks.then(app::hook_reach);
     let written = if options.json {
         let all = Reports {
             servers: &reports,
@@ -56,7 +56,7 @@ pub async fn status(options: StatusOptions, mut out: impl Write) -> Result<bool,
             .and_then(|()| {
                 #[cfg(unix)]
                 if let Some(hooks) = &hooks {
-                    hooks.write(&mut out)?;
+                    write_hooks(hooks, &mut out)?;
                 }
                 Ok(())
             })
@@ -71,7 +71,7 @@ struct Reports<'a> {
     /// Where `ask-lsp hook` looks, and whether hooks reach each instance.
     #[cfg(unix)]
     #[serde(skip_serializing_if = "Option::is_none")]
-    hooks: Option<&'a crate::hook::Reach>,
+    hooks: Option<&'a HookReach>,
 }
 
 #[derive(Serialize)]
@@ -207,5 +207,65 @@ async fn probe(spec: &ServerSpec) -> Report {
             .iter()
             .map(|p| text::for_display(p, text::DISPLAY_MESSAGE_CHARS).into_owned())
             .collect(),
+    }
+}
+
+/// For a person: one line for where hooks look, one per instance.
+#[cfg(unix)]
+fn write_hooks(reach: &HookReach, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    match (&reach.directory, &reach.error) {
+        (Some(dir), Some(error)) => writeln!(out, "hooks ({dir}): {error}")?,
+        (Some(dir), None) => writeln!(out, "hooks ({dir}):")?,
+        (None, error) => writeln!(out, "hooks: {}", error.as_deref().unwrap_or_default())?,
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    for listener in &reach.listeners {
+        let workspace = match listener.roots.as_slice() {
+            [] => "no workspace".to_owned(),
+            roots => format!("workspace {}", roots.join(", ")),
+        };
+        let reached = match (listener.last_request_ms, &listener.last_agent) {
+            (None, _) => "no hook request has reached it yet".to_owned(),
+            (Some(at), agent) => format!(
+                "last hook request {} ago{}, {} in all",
+                ago(now.saturating_sub(at)),
+                agent
+                    .as_deref()
+                    .map(|a| format!(" ({a})"))
+                    .unwrap_or_default(),
+                listener.requests
+            ),
+        };
+        writeln!(
+            out,
+            "  {} (pid {}, {workspace}): {reached}",
+            listener.socket, listener.pid
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+/// `ms` as a person reads an age: "12 s", "3 min", "2 h".
+fn ago(ms: u64) -> String {
+    match ms / 1000 {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7200 => format!("{} min", s / 60),
+        s => format!("{} h", s / 3600),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_as_a_person_reads_them() {
+        assert_eq!(ago(0), "0 s");
+        assert_eq!(ago(12_400), "12 s");
+        assert_eq!(ago(180_000), "3 min");
+        assert_eq!(ago(3 * 3_600_000), "3 h");
     }
 }

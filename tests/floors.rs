@@ -53,35 +53,8 @@ const SPLIT: &[&str] = &["backends"];
 /// The faces start through `app` and never name a backend.
 const FACES: &[&str] = &["lsp", "terminal", "status", "hook"];
 
-/// Faces that still import from `backends/` (see [`FACES`]): the hook
-/// client shares the socket protocol with its listener (`backends/hook`);
-/// the LSP presenter reads a backend error until the presentation branch
-/// (#29) has the broker emit reasons. The lead empties this list at merge.
-const FACES_INTO_BACKENDS_FOR_NOW: &[(&str, &str)] =
-    &[("hook", "backends/hook"), ("lsp", "backends")];
-
-/// Faces that import another face: the terminal borrows the LSP surface's
-/// field hints until the presentation branch (#29) gives every face one
-/// presentation floor. The lead empties this list when it is merged.
-const FACE_TO_FACE_FOR_NOW: &[(&str, &str)] = &[("terminal", "lsp")];
-
 /// The longest a file in `src/` may be.
 const MAX_LINES: usize = 700;
-
-/// Files over [`MAX_LINES`] that other branches of #29–#36 are splitting
-/// (text.rs, lsp/*, terminal.rs, prompt/form.rs: presentation; opencode2/wire.rs:
-/// OpenCode 2 forms; sandbox_agent.rs: ACP). The lead empties this list
-/// when those branches are merged.
-const LONG_FOR_NOW: &[&str] = &[
-    "text.rs",
-    "lsp/to_proto.rs",
-    "lsp/ext.rs",
-    "lsp/transport.rs",
-    "terminal.rs",
-    "prompt/form.rs",
-    "backends/opencode2/wire.rs",
-    "backends/sandbox_agent.rs",
-];
 
 /// The one file that reads the environment.
 const ENVIRONMENT_READER: &str = "app.rs";
@@ -554,10 +527,7 @@ fn imports_go_down_the_floors() {
                 }
                 Some(_) => {}
             }
-            if FACES.contains(&from.as_str())
-                && FACES.contains(&target.as_str())
-                && !FACE_TO_FACE_FOR_NOW.contains(&(from.as_str(), target.as_str()))
-            {
+            if FACES.contains(&from.as_str()) && FACES.contains(&target.as_str()) {
                 let files: Vec<&str> = files.iter().map(String::as_str).collect();
                 wrong.push(format!(
                     "{from} imports the face {target} ({})",
@@ -566,7 +536,6 @@ fn imports_go_down_the_floors() {
             }
             if FACES.contains(&from.as_str())
                 && (target == "backends" || target.starts_with("backends/"))
-                && !FACES_INTO_BACKENDS_FOR_NOW.contains(&(from.as_str(), target.as_str()))
             {
                 let files: Vec<&str> = files.iter().map(String::as_str).collect();
                 wrong.push(format!(
@@ -595,7 +564,7 @@ fn no_file_is_over_the_line_limit() {
             .expect("readable source")
             .lines()
             .count();
-        if lines > MAX_LINES && !LONG_FOR_NOW.contains(&relative.as_str()) {
+        if lines > MAX_LINES {
             long.push(format!("src/{relative}: {lines} lines"));
         }
     }

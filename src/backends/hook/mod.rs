@@ -31,6 +31,7 @@ use crate::settings::{BackendKind, ServerKind, ServerSpec, UrlSource};
 
 mod claude;
 mod codex;
+pub(crate) mod instances;
 
 /// The most a hook input may be: Claude's is a few KiB; more is not one.
 pub(crate) const MAX_INPUT: usize = 1 << 20;
