@@ -100,7 +100,9 @@ async fn help_and_unknown_flags() {
         let (code, out) = run(args).await;
         assert_eq!(code, Some(0), "{args:?}");
         assert!(
-            out.contains("ask-sim serve [--opencode2 [--forms current|8c6ff624|23699db9]] [--port N]"),
+            out.contains(
+                "ask-sim serve [--opencode2 [--forms current|8c6ff624|23699db9]] [--port N]"
+            ),
             "{args:?}: {out}"
         );
     }
