@@ -38,7 +38,11 @@ fn build_lua_archives() -> BTreeSet<String> {
             panic!("unexpected return in release_target: {line}");
         };
         if returned.starts_with("arch ..") {
-            names.extend(arches.iter().map(|arch| format!("ask-lsp-{arch}{target}{ext}")));
+            names.extend(
+                arches
+                    .iter()
+                    .map(|arch| format!("ask-lsp-{arch}{target}{ext}")),
+            );
         } else {
             names.insert(format!("ask-lsp-{target}{ext}"));
         }
@@ -57,9 +61,14 @@ fn the_mason_package_names_the_archives_the_build_step_downloads() {
             .is_some_and(|id| id.starts_with("pkg:github/")),
         "source.id is a GitHub purl"
     );
-    assert_eq!(package["bin"]["ask-lsp"].as_str(), Some("{{source.asset.bin}}"));
+    assert_eq!(
+        package["bin"]["ask-lsp"].as_str(),
+        Some("{{source.asset.bin}}")
+    );
 
-    let assets = package["source"]["asset"].as_vec().expect("source.asset list");
+    let assets = package["source"]["asset"]
+        .as_vec()
+        .expect("source.asset list");
     let mut files = BTreeSet::new();
     for asset in assets {
         let file = asset["file"].as_str().expect("asset.file");

@@ -112,10 +112,18 @@ impl Peer {
 
     /// The server could not be reached, for `reason` ("connection refused").
     pub fn not_connected(&self, reason: String) -> BackendError {
+        // rustls's words for a certificate it does not trust; the reason
+        // reaches here as text from every path (probe, requests, stream).
+        let hint = if reason.starts_with("invalid peer certificate") {
+            "is the CA that signed its certificate in the system's trust store \
+             (or in the file SSL_CERT_FILE names)?"
+        } else {
+            self.start_hint
+        };
         BackendError::Connect {
             server: self.label.clone(),
             message: reason,
-            hint: self.start_hint,
+            hint,
         }
     }
 
