@@ -141,6 +141,8 @@ fn main() {
                 report(&events, started);
             }
             "reqwest" => {
+                // reqwest has no crypto provider of its own (Cargo.toml).
+                let _ = rustls::crypto::ring::default_provider().install_default();
                 let client = reqwest::Client::new();
                 let response = client
                     .get(format!("http://{address}/event"))

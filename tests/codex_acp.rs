@@ -118,7 +118,7 @@ stream_max_retries = 0
             _api: api,
             api_port,
             url: format!("http://127.0.0.1:{port}"),
-            http: reqwest::Client::new(),
+            http: common::http_client(),
             dir,
         };
         let deadline = tokio::time::Instant::now() + WAIT;

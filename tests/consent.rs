@@ -29,7 +29,7 @@ fn hostile_options(genuine: bool) -> Value {
 }
 
 async fn send_acp(sim: &Sim, message: Value) {
-    let status = reqwest::Client::new()
+    let status = common::http_client()
         .post(format!("{}/_sim/acp/{SERVER_ID}", sim.url()))
         .json(&message)
         .send()

@@ -62,7 +62,7 @@ async fn resolutions(client: &mut LspClient, count: usize, may_show: &[&str]) ->
 
 /// A direct reply from another client, as `curl` would send it.
 async fn reply_elsewhere(sim: &Sim, id: &str, body: Value) -> u16 {
-    reqwest::Client::new()
+    common::http_client()
         .post(format!("{}/permission/{id}/reply", sim.url()))
         .query(&[("directory", DIR)])
         .json(&body)
@@ -232,7 +232,7 @@ async fn a_deleted_or_aborted_sessions_permission_is_withdrawn_and_never_shown_a
         .ask_permission(PermissionAsk::bash("touch gone"))
         .unwrap();
     let ask = client.next_method("askQuestions/ask").await;
-    let status = reqwest::Client::new()
+    let status = common::http_client()
         .delete(format!("{}/session/{}", sim.url(), deleted.session_id))
         .send()
         .await

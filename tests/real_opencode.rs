@@ -59,7 +59,7 @@ impl OpenCode {
             port,
             llm,
             llm_url,
-            http: reqwest::Client::new(),
+            http: common::http_client(),
             _turn: turn,
         };
         opencode.wait_healthy().await;

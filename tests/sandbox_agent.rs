@@ -81,7 +81,7 @@ impl Server {
             _root: root,
             process,
             url: format!("http://127.0.0.1:{port}"),
-            http: reqwest::Client::new(),
+            http: common::http_client(),
         };
         let deadline = tokio::time::Instant::now() + WAIT;
         while server

@@ -324,7 +324,7 @@ async fn an_acp_sessions_title_reaches_the_extension() {
     let send = |message: serde_json::Value| {
         let url = format!("{}/_sim/acp/{SERVER_ID}", sim.url());
         async move {
-            let status = reqwest::Client::new()
+            let status = common::http_client()
                 .post(url)
                 .json(&message)
                 .send()

@@ -308,6 +308,13 @@ pub async fn sim() -> Sim {
         .expect("sim listens")
 }
 
+/// An HTTP client for a test's own requests. reqwest is built without a
+/// crypto provider (Cargo.toml): ring is installed first, as ask-lsp does.
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 /// A port nothing listens on now, for a server the test starts.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -577,7 +577,9 @@ mod tests {
 
     #[test]
     fn the_request_carries_the_url_and_headers() {
-        let request = reqwest::Client::new()
+        let request = crate::backends::net::http::builder()
+            .build()
+            .expect("client")
             .get("http://127.0.0.1:4096/event?directory=%2Fp%20q")
             .header("accept", "text/event-stream")
             .basic_auth("opencode", Some("secret"))

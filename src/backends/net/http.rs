@@ -21,8 +21,18 @@ pub(in crate::backends) struct Peer {
 /// many times over); a larger one is an error, not a memory spike.
 pub(in crate::backends) const MAX_BODY: usize = 16 << 20;
 
-pub(in crate::backends) fn client(timing: &Timing) -> reqwest::Client {
+/// A client builder with the one crypto provider (ring) installed: reqwest
+/// is built without its own (`rustls-no-provider`, Cargo.toml) and panics
+/// when a client is built before one is installed. HTTPS trusts the
+/// operating system's store (`SSL_CERT_FILE` / `SSL_CERT_DIR` on Linux).
+pub(in crate::backends) fn builder() -> reqwest::ClientBuilder {
+    // Err only when a provider is installed already, which is the aim.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
+}
+
+pub(in crate::backends) fn client(timing: &Timing) -> reqwest::Client {
+    builder()
         .connect_timeout(timing.request)
         // Only the configured URL is ever contacted: no redirect is
         // followed, and no proxy from the environment (it would see the
@@ -102,10 +112,18 @@ impl Peer {
 
     /// The server could not be reached, for `reason` ("connection refused").
     pub fn not_connected(&self, reason: String) -> BackendError {
+        // rustls's words for a certificate it does not trust; the reason
+        // reaches here as text from every path (probe, requests, stream).
+        let hint = if reason.starts_with("invalid peer certificate") {
+            "is the CA that signed its certificate in the system's trust store \
+             (or in the file SSL_CERT_FILE names)?"
+        } else {
+            self.start_hint
+        };
         BackendError::Connect {
             server: self.label.clone(),
             message: reason,
-            hint: self.start_hint,
+            hint,
         }
     }
 

@@ -290,7 +290,7 @@ async fn reported_pid(found: &Found) -> Option<u64> {
     struct Info {
         pid: u64,
     }
-    let client = reqwest::Client::builder()
+    let client = crate::backends::net::http::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(INFO_TIME)
