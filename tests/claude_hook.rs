@@ -139,7 +139,9 @@ impl Setup {
 
     /// What the model was told as the tool's result, for the last call.
     async fn last_tool_result(&self) -> Value {
-        let body = reqwest::get(format!("http://127.0.0.1:{}/received", self.api_port))
+        let body = common::http_client()
+            .get(format!("http://127.0.0.1:{}/received", self.api_port))
+            .send()
             .await
             .unwrap()
             .json::<Value>()

@@ -146,7 +146,9 @@ timeout = 60
 
     /// What Codex sent back to the model for each tool call, in order.
     async fn received(&self) -> Vec<Value> {
-        let body = reqwest::get(format!("http://127.0.0.1:{}/received", self.api_port))
+        let body = common::http_client()
+            .get(format!("http://127.0.0.1:{}/received", self.api_port))
+            .send()
             .await
             .unwrap()
             .json::<Value>()
