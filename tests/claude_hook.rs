@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use common::tmux::Tmux;
 use common::*;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
@@ -315,85 +316,6 @@ async fn an_editor_not_answering_in_time_leaves_the_decision_to_claude_code() {
     assert!(client.shutdown().await.success());
 }
 
-/// A tmux server of the test's own (`-L`), killed when dropped.
-struct Tmux(String);
-
-impl Tmux {
-    fn start(command: &str, cwd: &Path) -> Option<Tmux> {
-        let tmux = Tmux(format!("ask-lsp-hook-{}", std::process::id()));
-        let started = std::process::Command::new("tmux")
-            .args([
-                "-L",
-                &tmux.0,
-                "new-session",
-                "-d",
-                "-x",
-                "150",
-                "-y",
-                "40",
-                "-c",
-            ])
-            .arg(cwd)
-            .arg(command)
-            .status();
-        match started {
-            Ok(status) if status.success() => Some(tmux),
-            _ => {
-                assert!(
-                    std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
-                    "ASK_LSP_REQUIRE_E2E is set but tmux cannot start"
-                );
-                eprintln!("SKIP: no tmux");
-                None
-            }
-        }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let status = std::process::Command::new("tmux")
-            .args(["-L", &self.0, "send-keys", "-t", "0"])
-            .args(keys)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
-    fn screen(&self) -> String {
-        let out = std::process::Command::new("tmux")
-            .args(["-L", &self.0, "capture-pane", "-p", "-t", "0"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    async fn wait_for(&self, text: &str) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        while !self.screen().contains(text) {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{text:?} not on screen:\n{}",
-                self.screen()
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Types a line into Claude Code's input.
-    async fn type_line(&self, line: &str) {
-        self.keys(&["-l", line]);
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        self.keys(&["Enter"]);
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.0, "kill-server"])
-            .status();
-    }
-}
-
 /// Interactive Claude Code in tmux: it shows its own dialog while the hook
 /// waits (so with no ask-lsp, that dialog is the prompt), and an allow from
 /// the editor closes it and runs the command.
@@ -421,7 +343,7 @@ async fn interactive_claude_code_shows_its_dialog_and_takes_the_editors_allow() 
         claude = setup.claude.display(),
         settings = setup.dir.path().join("settings.json").display(),
     );
-    let Some(tmux) = Tmux::start(&command, &project) else {
+    let Some(tmux) = Tmux::start(&command, &project, Duration::from_secs(30)) else {
         return;
     };
     tmux.wait_for("manual mode on").await;

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use common::tmux::Tmux;
 use common::*;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
@@ -139,7 +140,7 @@ timeout = 60
             runtime = self.runtime().display(),
             codex = self.codex.display(),
         );
-        let tmux = Tmux::start(&command, &self.project())?;
+        let tmux = Tmux::start(&command, &self.project(), Duration::from_secs(40))?;
         tmux.wait_for("Ask Codex to do anything").await;
         Some(tmux)
     }
@@ -171,89 +172,6 @@ timeout = 60
             assert!(tokio::time::Instant::now() < deadline, "{received:?}");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-    }
-}
-
-/// A tmux server of the test's own (`-L`), killed when dropped.
-struct Tmux(String);
-
-impl Tmux {
-    fn start(command: &str, cwd: &Path) -> Option<Tmux> {
-        let tmux = Tmux(format!(
-            "ask-lsp-codex-{}-{}",
-            std::process::id(),
-            cwd.parent().unwrap().file_name().unwrap().to_string_lossy()
-        ));
-        let started = std::process::Command::new("tmux")
-            .args([
-                "-L",
-                &tmux.0,
-                "new-session",
-                "-d",
-                "-x",
-                "150",
-                "-y",
-                "40",
-                "-c",
-            ])
-            .arg(cwd)
-            .arg(command)
-            .status();
-        match started {
-            Ok(status) if status.success() => Some(tmux),
-            _ => {
-                assert!(
-                    std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
-                    "ASK_LSP_REQUIRE_E2E is set but tmux cannot start"
-                );
-                eprintln!("SKIP: no tmux");
-                None
-            }
-        }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let status = std::process::Command::new("tmux")
-            .args(["-L", &self.0, "send-keys", "-t", "0"])
-            .args(keys)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
-    fn screen(&self) -> String {
-        let out = std::process::Command::new("tmux")
-            .args(["-L", &self.0, "capture-pane", "-p", "-t", "0"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    async fn wait_for(&self, text: &str) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(40);
-        while !self.screen().contains(text) {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{text:?} not on screen:\n{}",
-                self.screen()
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Types a line into Codex's composer.
-    async fn type_line(&self, line: &str) {
-        self.keys(&["-l", line]);
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        self.keys(&["Enter"]);
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.0, "kill-server"])
-            .status();
     }
 }
 

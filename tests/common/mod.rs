@@ -2,6 +2,8 @@
 //! would, against the in-process simulated OpenCode server.
 #![allow(dead_code)] // each test binary uses a different part of it
 
+pub mod tmux;
+
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};

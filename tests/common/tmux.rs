@@ -1,0 +1,98 @@
+//! A tmux server of a test's own, for agents that draw on a terminal.
+
+use std::path::Path;
+use std::time::Duration;
+
+/// A tmux server of the test's own (`-L`), killed when dropped.
+pub struct Tmux {
+    name: String,
+    /// How long [`Tmux::wait_for`] waits for a text.
+    wait: Duration,
+}
+
+impl Tmux {
+    /// `command` in a new session at `cwd`; `None` (the test skips) when
+    /// tmux cannot start and the run does not require every peer. The
+    /// server's name holds `cwd`'s parent, so tests running at once each
+    /// have their own.
+    pub fn start(command: &str, cwd: &Path, wait: Duration) -> Option<Tmux> {
+        let tmux = Tmux {
+            name: format!(
+                "ask-lsp-hook-{}-{}",
+                std::process::id(),
+                cwd.parent().unwrap().file_name().unwrap().to_string_lossy()
+            ),
+            wait,
+        };
+        let started = std::process::Command::new("tmux")
+            .args([
+                "-L",
+                &tmux.name,
+                "new-session",
+                "-d",
+                "-x",
+                "150",
+                "-y",
+                "40",
+                "-c",
+            ])
+            .arg(cwd)
+            .arg(command)
+            .status();
+        match started {
+            Ok(status) if status.success() => Some(tmux),
+            _ => {
+                assert!(
+                    std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
+                    "ASK_LSP_REQUIRE_E2E is set but tmux cannot start"
+                );
+                eprintln!("SKIP: no tmux");
+                None
+            }
+        }
+    }
+
+    pub fn keys(&self, keys: &[&str]) {
+        let status = std::process::Command::new("tmux")
+            .args(["-L", &self.name, "send-keys", "-t", "0"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    pub fn screen(&self) -> String {
+        let out = std::process::Command::new("tmux")
+            .args(["-L", &self.name, "capture-pane", "-p", "-t", "0"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub async fn wait_for(&self, text: &str) {
+        let deadline = tokio::time::Instant::now() + self.wait;
+        while !self.screen().contains(text) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{text:?} not on screen:\n{}",
+                self.screen()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Types a line into the agent's input.
+    pub async fn type_line(&self, line: &str) {
+        self.keys(&["-l", line]);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.keys(&["Enter"]);
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.name, "kill-server"])
+            .status();
+    }
+}
