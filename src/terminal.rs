@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::app;
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
+use crate::present::draft::{Draft, DraftError, Piece, Progress};
 use crate::present::prompt_text::{self, Layout};
 use crate::present::{sentences, who};
 use crate::prompt::{Answer, FormValues, Kind, Question};
@@ -107,10 +108,11 @@ struct Watch<W: Write> {
 
 struct Current {
     pending: Arc<Pending>,
-    answers: Vec<Vec<String>>,
-    /// A form's values so far; `field` is the one on screen.
-    values: FormValues,
-    field: usize,
+    /// The answers typed so far.
+    draft: Draft,
+    /// The question or form field on screen; past the last once the
+    /// answer is whole (or, for a permission, once a choice is made).
+    at: usize,
     /// An empty line on several questions asks first.
     confirm_reject: bool,
     /// What the permission answer sent here allows, to say once it is done.
@@ -125,14 +127,30 @@ impl Current {
         }
     }
 
-    /// Lines still needed: one per question, or one for a permission.
+    /// Lines still needed: one per question or field, or one for a
+    /// permission.
     fn needs_input(&self) -> bool {
         self.confirm_reject
             || match &self.pending.prompt.kind {
-                Kind::Questions(questions) => self.answers.len() < questions.len(),
-                Kind::Permission(_) => self.answers.is_empty(),
-                Kind::Form(form) => self.field < form.fields.len().max(1),
+                Kind::Questions(questions) => self.at < questions.len(),
+                Kind::Permission(_) => self.at == 0,
+                Kind::Form(form) => self.at < form.fields.len().max(1),
             }
+    }
+
+    /// Adds a typed piece: the whole answer once every piece is in, else
+    /// `None` with the next one on screen.
+    fn add(&mut self, piece: Piece) -> Result<Option<Human>, DraftError> {
+        match self.draft.add(&self.pending.prompt, piece)? {
+            Progress::Whole(answer) => {
+                self.at = usize::MAX;
+                Ok(Some(Human::Answer(answer)))
+            }
+            Progress::Remaining(remaining) => {
+                self.at = remaining.first().copied().unwrap_or(usize::MAX);
+                Ok(None)
+            }
+        }
     }
 }
 
@@ -468,9 +486,8 @@ impl<W: Write> Watch<W> {
         }
         self.current = Some(Current {
             pending,
-            answers: Vec::new(),
-            values: FormValues::new(),
-            field: 0,
+            draft: Draft::default(),
+            at: 0,
             confirm_reject: false,
             allowed: None,
         });
@@ -497,7 +514,7 @@ impl<W: Write> Watch<W> {
         } else {
             match &current.pending.prompt.kind {
                 Kind::Questions(questions) => {
-                    let index = current.answers.len();
+                    let index = current.at;
                     question_text(&mut text, &questions[index], index, questions.len());
                 }
                 Kind::Permission(permission) => {
@@ -511,7 +528,7 @@ impl<W: Write> Watch<W> {
                 }
                 Kind::Form(f) if f.url.is_some() => form::link_text(f, &mut text),
                 Kind::Form(f) if f.fields.is_empty() => form::empty_text(f, &mut text),
-                Kind::Form(f) => form::field_text(f, current.field, &mut text),
+                Kind::Form(f) => form::field_text(f, current.at, &mut text),
             }
         }
         let _ = write!(self.out, "{text}\n> ");
@@ -535,28 +552,31 @@ impl<W: Write> Watch<W> {
         } else {
             match &current.pending.prompt.kind {
                 Kind::Questions(questions) => {
-                    let total = questions.len();
-                    match parse_line(&questions[current.answers.len()], line) {
+                    let index = current.at;
+                    match parse_line(&questions[index], line) {
                         Err(error) => {
                             self.say(format!("  {error}"));
                             return self.prompt();
                         }
-                        Ok(Typed::Reject) if total > 1 => {
+                        Ok(Typed::Reject) if questions.len() > 1 => {
                             current.confirm_reject = true;
                             return self.prompt();
                         }
                         Ok(Typed::Reject) => Human::Reject { message: None },
                         Ok(Typed::Answer(answer)) => {
-                            current.answers.push(answer);
-                            if current.answers.len() < total {
-                                return self.prompt();
+                            match current.add(Piece::Question { index, answer }) {
+                                Ok(Some(human)) => human,
+                                Ok(None) => return self.prompt(),
+                                Err(error) => {
+                                    self.say(format!("  {}", error.for_prompt(&key)));
+                                    return self.prompt();
+                                }
                             }
-                            Human::Answer(Answer::Questions(current.answers.clone()))
                         }
                     }
                 }
                 Kind::Form(f) if f.url.is_some() || f.fields.is_empty() => {
-                    current.field = 1;
+                    current.at = 1;
                     if line.trim().eq_ignore_ascii_case("y") {
                         Human::Answer(Answer::Form(FormValues::new()))
                     } else {
@@ -564,8 +584,8 @@ impl<W: Write> Watch<W> {
                     }
                 }
                 Kind::Form(f) => {
-                    let field = &f.fields[current.field];
-                    match form::parse(field, line) {
+                    let index = current.at;
+                    match form::parse(&f.fields[index], line) {
                         Err(error) => {
                             self.say(format!("  {error}"));
                             return self.prompt();
@@ -575,14 +595,18 @@ impl<W: Write> Watch<W> {
                             return self.prompt();
                         }
                         Ok(line) => {
-                            if let form::Line::Value(value) = line {
-                                current.values.insert(field.id.clone(), value);
+                            let value = match line {
+                                form::Line::Value(value) => Some(value),
+                                _ => None,
+                            };
+                            match current.add(Piece::Field { index, value }) {
+                                Ok(Some(human)) => human,
+                                Ok(None) => return self.prompt(),
+                                Err(error) => {
+                                    self.say(format!("  {}", error.for_prompt(&key)));
+                                    return self.prompt();
+                                }
                             }
-                            current.field += 1;
-                            if current.field < f.fields.len() {
-                                return self.prompt();
-                            }
-                            Human::Answer(Answer::Form(current.values.clone()))
                         }
                     }
                 }
@@ -602,7 +626,7 @@ impl<W: Write> Watch<W> {
                             .filter(|n| (1..=count).contains(n))
                         {
                             Some(n) => {
-                                current.answers.push(vec![line.to_owned()]);
+                                current.at = 1;
                                 current.allowed =
                                     prompt_text::allowed(permission.choices[n - 1].effect);
                                 Human::Answer(Answer::Permission {
@@ -621,9 +645,8 @@ impl<W: Write> Watch<W> {
         if let Err(error) = self.broker.decide(&key, human).await {
             self.say(format!("! not sent: {error}"));
             if let Some(current) = &mut self.current {
-                current.answers.clear();
-                current.values.clear();
-                current.field = 0;
+                current.draft = Draft::default();
+                current.at = 0;
             }
             self.prompt();
         }

@@ -254,24 +254,39 @@ async fn malformed_answers_from_the_editor_are_errors_and_nothing_is_sent() {
         json!({"type": 1, "message": format!(
             "ask-lsp: the editor's answer to {key} is not valid: invalid type: string \"Postgres\", expected a sequence")})
     );
+    const USAGE: &str = "askLsp.answer takes one object: [{key, answers: string[][]}], [{key, question: number, answer: string[]}], [{key, choice: string}] or [{key, values: {fieldId: value}}]";
+    let several = format!(
+        "{USAGE}: one of `answers`, `question` with `answer`, `choice` or `values`, not several"
+    );
+    let positional = format!("{USAGE}; positional arguments ([key, …]) are no longer taken");
     let wrong_shapes = [
         (
-            json!([key, "Postgres"]),
+            json!([{"key": key, "choice": "Postgres"}]),
             "this is a questions prompt; the answer is for a permission prompt",
         ),
         (
-            json!([key, [["Postgres"], ["extra"]]]),
+            json!([{"key": key, "answers": [["Postgres"], ["extra"]]}]),
             "expected 1 answers (one per question), got 2",
         ),
         (
-            json!([key, [["Postgres", "SQLite"]]]),
+            json!([{"key": key, "answers": [["Postgres", "SQLite"]]}]),
             "question 0 takes exactly one answer, got 2",
         ),
-        (json!([key, [[""]]]), "question 0: an answer is empty"),
         (
-            json!([]),
-            "askLsp.answer takes [key, answers: string[][]], [key, questionIndex, answer: string[]], [key, choiceId: string] or [key, {fieldId: value}]",
+            json!([{"key": key, "answers": [[""]]}]),
+            "question 0: an answer is empty",
         ),
+        // A piece that fails validation is refused, and nothing is kept.
+        (
+            json!([{"key": key, "question": 0, "answer": ["Postgres", "SQLite"]}]),
+            "question 0 takes exactly one answer, got 2",
+        ),
+        (json!([]), USAGE),
+        (
+            json!([{"key": key, "answers": [["Postgres"]], "choice": "x"}]),
+            several.as_str(),
+        ),
+        (json!([key, [["Postgres"]]]), positional.as_str()),
     ];
     for (arguments, message) in wrong_shapes {
         let response = client
@@ -301,7 +316,7 @@ async fn malformed_answers_from_the_editor_are_errors_and_nothing_is_sent() {
     let sent = client
         .request(
             "workspace/executeCommand",
-            json!({"command": "askLsp.answer", "arguments": [key, [["Postgres"]]]}),
+            json!({"command": "askLsp.answer", "arguments": [{"key": key, "answers": [["Postgres"]]}]}),
         )
         .await;
     assert_eq!(sent["result"], json!({"state": "sent"}));

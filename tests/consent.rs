@@ -201,7 +201,7 @@ async fn an_acp_permission_with_only_unknown_kinds_can_only_be_cancelled() {
     let refused = client
         .request(
             "workspace/executeCommand",
-            json!({"command": "askLsp.answer", "arguments": [key, "allow-session"]}),
+            json!({"command": "askLsp.answer", "arguments": [{"key": key, "choice": "allow-session"}]}),
         )
         .await;
     assert!(refused.get("error").is_some(), "{refused}");

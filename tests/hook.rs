@@ -340,7 +340,12 @@ async fn a_hook_killed_or_timing_out_withdraws_its_prompt() {
             json!({"command": "askLsp.answer", "arguments": [{"key": ask["params"]["key"], "choice": "allow-once"}]}),
         )
         .await;
-    assert!(late.get("error").is_some(), "{late}");
+    let key = ask["params"]["key"].as_str().unwrap();
+    assert_eq!(
+        late["error"]["message"],
+        json!(format!("no pending prompt {key}")),
+        "{late}"
+    );
     assert!(client.shutdown().await.success());
 }
 

@@ -372,7 +372,7 @@ async fn deferred_requests_wait_while_the_next_one_is_shown_in_order() {
     let answered = client
         .request(
             "workspace/executeCommand",
-            json!({"command": "askLsp.answer", "arguments": [format!("default/{}", first.id), [["Postgres"]]]}),
+            json!({"command": "askLsp.answer", "arguments": [{"key": format!("default/{}", first.id), "answers": [["Postgres"]]}]}),
         )
         .await;
     assert_eq!(answered["result"], json!({"state": "sent"}));
@@ -398,7 +398,7 @@ async fn commands_answer_one_question_at_a_time_and_report_errors() {
     let partial = client
         .request(
             "workspace/executeCommand",
-            command(json!([key, 1, ["E2E", "Lint"]])),
+            command(json!([{"key": key, "question": 1, "answer": ["E2E", "Lint"]}])),
         )
         .await;
     assert_eq!(
@@ -408,7 +408,7 @@ async fn commands_answer_one_question_at_a_time_and_report_errors() {
     let unknown = client
         .request(
             "workspace/executeCommand",
-            command(json!(["default/que_nope", [["x"]]])),
+            command(json!([{"key": "default/que_nope", "answers": [["x"]]}])),
         )
         .await;
     assert_eq!(
@@ -416,7 +416,10 @@ async fn commands_answer_one_question_at_a_time_and_report_errors() {
         json!({"code": -32602, "message": "no pending prompt default/que_nope"})
     );
     let shape = client
-        .request("workspace/executeCommand", command(json!([key, 7, ["x"]])))
+        .request(
+            "workspace/executeCommand",
+            command(json!([{"key": key, "question": 7, "answer": ["x"]}])),
+        )
         .await;
     assert_eq!(
         shape["error"]["message"],
@@ -425,7 +428,7 @@ async fn commands_answer_one_question_at_a_time_and_report_errors() {
     let sent = client
         .request(
             "workspace/executeCommand",
-            command(json!([key, 0, ["SQLite"]])),
+            command(json!([{"key": key, "question": 0, "answer": ["SQLite"]}])),
         )
         .await;
     assert_eq!(sent["result"], json!({"state": "sent"}));
@@ -448,7 +451,10 @@ async fn an_unknown_key_is_echoed_visibly_and_bounded() {
         "k".repeat(100_000)
     );
     for (command, arguments) in [
-        ("askLsp.answer", json!([hostile, [["x"]]])),
+        (
+            "askLsp.answer",
+            json!([{"key": hostile, "answers": [["x"]]}]),
+        ),
         ("askLsp.reject", json!([hostile])),
     ] {
         let error = client

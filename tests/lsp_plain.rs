@@ -165,7 +165,7 @@ async fn code_actions_answer_multi_select_and_typed_text_by_command() {
     );
     assert_eq!(
         actions[1]["command"],
-        json!({"title": "Answer \"Database\": Postgres", "command": "askLsp.answer", "arguments": [key, 0, ["Postgres"]]})
+        json!({"title": "Answer \"Database\": Postgres", "command": "askLsp.answer", "arguments": [{"key": key, "question": 0, "answer": ["Postgres"]}]})
     );
     // Run the first answer's command, then answer the multi-select by command.
     let partial = client
@@ -178,7 +178,7 @@ async fn code_actions_answer_multi_select_and_typed_text_by_command() {
     let sent = client
         .request(
             "workspace/executeCommand",
-            json!({"command": "askLsp.answer", "arguments": [key, 1, ["Unit", "E2E"]]}),
+            json!({"command": "askLsp.answer", "arguments": [{"key": key, "question": 1, "answer": ["Unit", "E2E"]}]}),
         )
         .await;
     assert_eq!(sent["result"], json!({"state": "sent"}));

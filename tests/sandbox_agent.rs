@@ -554,7 +554,7 @@ async fn forms_on_a_plain_lsp_client() {
         "{message}"
     );
     assert!(
-        message.contains("askLsp.answer command: [\"sa/q-1@"),
+        message.contains("askLsp.answer command: [{\"key\": \"sa/q-1@"),
         "{message}"
     );
     assert_eq!(
@@ -562,7 +562,7 @@ async fn forms_on_a_plain_lsp_client() {
         json!([{"title": "✗ Reject"}, {"title": "↷ Skip"}])
     );
     let key = message
-        .split("[\"")
+        .split("[{\"key\": \"")
         .nth(1)
         .and_then(|rest| rest.split('"').next())
         .unwrap()
@@ -584,7 +584,7 @@ async fn forms_on_a_plain_lsp_client() {
         .clone();
     assert_eq!(
         conservative["command"]["arguments"],
-        json!([key, {"strategy": "conservative"}])
+        json!([{"key": key, "values": {"strategy": "conservative"}}])
     );
     // One field from the code action, the rest typed: sent once all
     // required fields have a value.
@@ -600,7 +600,7 @@ async fn forms_on_a_plain_lsp_client() {
         .request(
             "workspace/executeCommand",
             json!({"command": "askLsp.answer",
-                   "arguments": [key, {"name": "web-app", "port": 8080, "colors": ["#0f0"]}]}),
+                   "arguments": [{"key": key, "values": {"name": "web-app", "port": 8080, "colors": ["#0f0"]}}]}),
         )
         .await;
     assert_eq!(sent["result"], json!({"state": "sent"}), "{sent}");

@@ -11,7 +11,7 @@ use super::ending::{self, Which};
 use super::registry::{Registry, Transition};
 use super::store::Store;
 use super::updates::UpdateSender;
-use super::{Counters, Input, Listed, Pending, Reason, Resolution, State, Status, Update};
+use super::{BrokerError, Counters, Input, Pending, Reason, Resolution, State, Status, Update};
 use crate::backends::{BackendEvent, Factory};
 use crate::prompt::{Decider, Notice, Why};
 use crate::prompt::{Prompt, Refused, Reply, limits};
@@ -132,12 +132,17 @@ impl Broker {
                     .store
                     .ordered()
                     .filter(|e| !e.sending)
-                    .map(|e| Listed {
-                        pending: e.pending.clone(),
-                        remaining: e.remaining(),
-                    })
+                    .map(|e| e.pending.clone())
                     .collect();
                 let _ = tx.send(listed);
+            }
+            Input::Open { key, reply } => {
+                let open = match self.store.get(&key) {
+                    None => Err(BrokerError::UnknownKey(key)),
+                    Some(entry) if entry.sending => Err(BrokerError::Busy(key)),
+                    Some(entry) => Ok(entry.pending.clone()),
+                };
+                let _ = reply.send(open);
             }
             Input::Status(tx) => {
                 let _ = tx.send(self.status());

@@ -27,7 +27,7 @@ pub(crate) use store::tests::pending as test_pending;
 pub(crate) use updates::Updates;
 
 use crate::backends::{BackendError, Factory, Source};
-use crate::prompt::{Answer, FieldValue, FormValues, Notice, Prompt, PromptError, Why};
+use crate::prompt::{Answer, Notice, Prompt, PromptError, Why};
 pub(crate) use crate::prompt::{Reason, State};
 use crate::settings::policy::Policies;
 use crate::settings::{ServerKind, ServerSpec};
@@ -108,15 +108,6 @@ pub(crate) enum Update {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    Sent,
-    /// Answers recorded for some questions; these indices still need one.
-    Partial {
-        remaining: Vec<usize>,
-    },
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum BrokerError {
     // Keys come from the client (`askLsp.answer`): echoed shown and bounded.
@@ -126,10 +117,6 @@ pub(crate) enum BrokerError {
     Busy(String),
     #[error("{} could not be shown, so it can only be rejected", shown_key(.0))]
     OnlyRejected(String),
-    #[error("prompt {} has no question {}", shown_key(.0), .1)]
-    NoSuchQuestion(String, usize),
-    #[error("prompt {} has no form field {}", shown_key(.0), .1)]
-    NoSuchField(String, usize),
     #[error("{0}")]
     Invalid(#[from] PromptError),
     #[error("{0}")]
@@ -149,36 +136,15 @@ fn shown_key(key: &str) -> std::borrow::Cow<'_, str> {
     crate::text::for_display(key, crate::text::DISPLAY_ID_CHARS)
 }
 
-/// A person's decision.
+/// A person's decision, whole: answers given a piece at a time are put
+/// together by the face that asked (`present::draft`).
 #[derive(Debug)]
 pub(crate) enum Human {
     Answer(Answer),
-    /// One question of several; sent when all have an answer.
-    One {
-        index: usize,
-        answer: Vec<String>,
-    },
-    /// One form field from a plain surface; `None` skips an optional one.
-    /// Sent once every field has been put to the person.
-    Field {
-        index: usize,
-        value: Option<FieldValue>,
-    },
-    /// Some of a form's values; sent once every required field has one.
-    Fields(FormValues),
-    Reject {
-        message: Option<String>,
-    },
+    Reject { message: Option<String> },
 }
 
-/// A pending prompt with the questions that still need an answer.
-#[derive(Debug, Clone)]
-pub(crate) struct Listed {
-    pub pending: Arc<Pending>,
-    pub remaining: Vec<usize>,
-}
-
-type ReplyTo = oneshot::Sender<Result<Outcome, BrokerError>>;
+type ReplyTo = oneshot::Sender<Result<(), BrokerError>>;
 
 /// What presenters and the front send the broker.
 enum Input {
@@ -191,7 +157,12 @@ enum Input {
     Timeout {
         key: String,
     },
-    List(oneshot::Sender<Vec<Listed>>),
+    List(oneshot::Sender<Vec<Arc<Pending>>>),
+    /// One prompt open to a decision: pending and not being answered.
+    Open {
+        key: String,
+        reply: oneshot::Sender<Result<Arc<Pending>, BrokerError>>,
+    },
     /// How many decisions are on their way to a server.
     Sending(oneshot::Sender<usize>),
     Status(oneshot::Sender<Status>),
@@ -225,7 +196,7 @@ impl BrokerHandle {
         (BrokerHandle { inbox }, updates_rx)
     }
 
-    pub async fn decide(&self, key: &str, human: Human) -> Result<Outcome, BrokerError> {
+    pub async fn decide(&self, key: &str, human: Human) -> Result<(), BrokerError> {
         let (reply, rx) = oneshot::channel();
         self.inbox
             .send(Input::Decide {
@@ -245,10 +216,24 @@ impl BrokerHandle {
         rx.await.unwrap_or_default()
     }
 
-    pub async fn list(&self) -> Vec<Listed> {
+    /// The prompts open to a decision, oldest first.
+    pub async fn list(&self) -> Vec<Arc<Pending>> {
         let (tx, rx) = oneshot::channel();
         let _ = self.inbox.send(Input::List(tx));
         rx.await.unwrap_or_default()
+    }
+
+    /// The prompt `key` if a decision on it may be taken now: pending and
+    /// not being answered.
+    pub async fn open(&self, key: &str) -> Result<Arc<Pending>, BrokerError> {
+        let (reply, rx) = oneshot::channel();
+        self.inbox
+            .send(Input::Open {
+                key: key.to_owned(),
+                reply,
+            })
+            .map_err(|_| BrokerError::Closed)?;
+        rx.await.map_err(|_| BrokerError::Closed)?
     }
 
     pub async fn status(&self) -> Option<Status> {

@@ -5,9 +5,9 @@
 //! that leaves open whether the server applied it).
 
 use super::actor::Broker;
-use super::{BrokerError, Human, Input, Outcome, Reason, ReplyTo, State};
+use super::{BrokerError, Human, Input, Reason, ReplyTo, State};
 use crate::backends::BackendError;
-use crate::prompt::{Answer, Decider, Effect, Kind, Notice, PromptError, Reply, Why};
+use crate::prompt::{Answer, Decider, Effect, Kind, Notice, Reply, Why};
 
 /// A send's result, back in the broker's task.
 pub(super) struct Sent {
@@ -36,14 +36,9 @@ impl Broker {
         let prompt = &entry.pending.prompt;
         // A stand-in for a prompt that could not be shown takes typed answers
         // to its questions at most; anything else would answer blind.
-        let blind = |human: &Human| match human {
-            Human::Reject { .. } => false,
-            Human::Answer(answer) => !answer_refuses(&prompt.kind, answer),
-            _ => true,
-        };
         if entry.pending.unshowable.is_some()
             && !matches!(prompt.kind, Kind::Questions(_))
-            && blind(&human)
+            && matches!(&human, Human::Answer(answer) if !answer_refuses(&prompt.kind, answer))
         {
             let _ = to.send(Err(BrokerError::OnlyRejected(key)));
             return;
@@ -57,116 +52,6 @@ impl Broker {
                 } else {
                     (reply, Reason::AnsweredHere)
                 }
-            }
-            Human::Field { index, value } => {
-                let Kind::Form(form) = &prompt.kind else {
-                    let _ = to.send(Err(BrokerError::NoSuchField(key, index)));
-                    return;
-                };
-                let Some(field) = form.fields.get(index) else {
-                    let _ = to.send(Err(BrokerError::NoSuchField(key, index)));
-                    return;
-                };
-                match value.map(|v| field.validate(v)).transpose() {
-                    Ok(Some(value)) => {
-                        entry.form.insert(field.id.clone(), value);
-                    }
-                    Ok(None) if field.required => {
-                        let _ = to.send(Err(PromptError::BadField {
-                            field: field.title.clone(),
-                            reason: "is required".into(),
-                        }
-                        .into()));
-                        return;
-                    }
-                    Ok(None) => {
-                        entry.form.remove(&field.id);
-                    }
-                    Err(e) => {
-                        let _ = to.send(Err(e.into()));
-                        return;
-                    }
-                }
-                entry.seen[index] = true;
-                let remaining = entry.remaining();
-                if !remaining.is_empty() {
-                    let _ = to.send(Ok(Outcome::Partial { remaining }));
-                    return;
-                }
-                (
-                    Reply::Answer(Answer::Form(entry.form.clone())),
-                    Reason::AnsweredHere,
-                )
-            }
-            Human::Fields(values) => {
-                let Kind::Form(form) = &prompt.kind else {
-                    let _ = to.send(Err(PromptError::WrongKind {
-                        prompt: prompt.kind.name(),
-                        answer: "form",
-                    }
-                    .into()));
-                    return;
-                };
-                let mut merged = entry.form.clone();
-                merged.extend(values);
-                // Checked whole so a wrong value is refused now, not later.
-                let missing: Vec<usize> = form
-                    .fields
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, f)| f.required && !merged.contains_key(&f.id))
-                    .map(|(i, _)| i)
-                    .collect();
-                if !missing.is_empty() {
-                    for (id, value) in &merged {
-                        let Some(field) = form.fields.iter().find(|f| &f.id == id) else {
-                            let shown = crate::text::for_display(id, 80);
-                            let _ = to
-                                .send(Err(PromptError::UnknownField(format!("{shown:?}")).into()));
-                            return;
-                        };
-                        if let Err(e) = field.validate(value.clone()) {
-                            let _ = to.send(Err(e.into()));
-                            return;
-                        }
-                    }
-                    for (i, field) in form.fields.iter().enumerate() {
-                        if merged.contains_key(&field.id) {
-                            entry.seen[i] = true;
-                        }
-                    }
-                    entry.form = merged;
-                    let _ = to.send(Ok(Outcome::Partial { remaining: missing }));
-                    return;
-                }
-                (Reply::Answer(Answer::Form(merged)), Reason::AnsweredHere)
-            }
-            Human::One { index, answer } => {
-                let Kind::Questions(questions) = &prompt.kind else {
-                    let _ = to.send(Err(BrokerError::NoSuchQuestion(key, index)));
-                    return;
-                };
-                let Some(question) = questions.get(index) else {
-                    let _ = to.send(Err(BrokerError::NoSuchQuestion(key, index)));
-                    return;
-                };
-                match question.validate(index, answer) {
-                    Ok(answer) => entry.drafts[index] = Some(answer),
-                    Err(e) => {
-                        let _ = to.send(Err(e.into()));
-                        return;
-                    }
-                }
-                let remaining = entry.remaining();
-                if !remaining.is_empty() {
-                    let _ = to.send(Ok(Outcome::Partial { remaining }));
-                    return;
-                }
-                let answers = entry.drafts.iter().flatten().cloned().collect();
-                (
-                    Reply::Answer(Answer::Questions(answers)),
-                    Reason::AnsweredHere,
-                )
             }
         };
         match prompt.validate(reply) {
@@ -254,7 +139,7 @@ impl Broker {
                 self.count(state, reason);
                 self.resolve(&key, state, reason, sent_why(false));
                 if let Some(to) = to {
-                    let _ = to.send(Ok(Outcome::Sent));
+                    let _ = to.send(Ok(()));
                 }
                 return;
             }
@@ -267,7 +152,7 @@ impl Broker {
             self.count(state, reason);
             self.resolve(&key, state, reason, sent_why(true));
             if let Some(to) = to {
-                let _ = to.send(Ok(Outcome::Sent));
+                let _ = to.send(Ok(()));
             }
             return;
         }

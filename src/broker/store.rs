@@ -9,7 +9,6 @@ use std::sync::Arc;
 use lru::LruCache;
 
 use super::{Pending, State};
-use crate::prompt::{FormValues, Kind};
 
 /// Room the maps always keep.
 const KEEP_ROOM: usize = 64;
@@ -17,12 +16,6 @@ const KEEP_ROOM: usize = 64;
 pub(super) struct Entry {
     pub pending: Arc<Pending>,
     seq: u64,
-    /// Per question, an answer given on its own (`askLsp.answer` with an index).
-    pub drafts: Vec<Option<Vec<String>>>,
-    /// For a form: values given so far, field by field.
-    pub form: FormValues,
-    /// For a form: fields already put to the person (answered or skipped).
-    pub seen: Vec<bool>,
     /// A decision is on its way to the server.
     pub sending: bool,
     /// Handed to presenters.
@@ -33,22 +26,6 @@ pub(super) struct Entry {
     /// The last resync listing that named it ([`Store::mark_listed`]); in
     /// the entry's padding.
     listed: u32,
-}
-
-impl Entry {
-    /// Questions still without an answer, or form fields not yet put to
-    /// the person.
-    pub fn remaining(&self) -> Vec<usize> {
-        let open = self
-            .drafts
-            .iter()
-            .map(Option::is_none)
-            .chain(self.seen.iter().map(|seen| !seen));
-        open.enumerate()
-            .filter(|(_, open)| *open)
-            .map(|(i, _)| i)
-            .collect()
-    }
 }
 
 pub(super) struct Store {
@@ -103,11 +80,6 @@ impl Store {
         let key = pending.key.clone();
         let seq = self.next_seq;
         self.next_seq += 1;
-        let (questions, fields) = match &pending.prompt.kind {
-            Kind::Questions(questions) => (questions.len(), 0),
-            Kind::Permission(_) => (0, 0),
-            Kind::Form(form) => (0, form.fields.len()),
-        };
         if let Some(call) = &pending.prompt.origin.tool_call {
             self.by_call
                 .insert((pending.server.clone(), call.clone()), key.clone());
@@ -126,9 +98,6 @@ impl Store {
             Entry {
                 pending,
                 seq,
-                drafts: vec![None; questions],
-                form: FormValues::new(),
-                seen: vec![false; fields],
                 sending: false,
                 presented: false,
                 elsewhere: None,
@@ -244,7 +213,7 @@ impl Store {
 pub(crate) mod tests {
     use super::*;
     use crate::backends::Source;
-    use crate::prompt::{Origin, Prompt, Question};
+    use crate::prompt::{Kind, Origin, Prompt, Question};
     use crate::settings::ServerKind;
 
     pub(crate) fn pending(
@@ -349,15 +318,5 @@ pub(crate) mod tests {
         assert_eq!(store.by_call(&"s".into(), "call_9995"), Some("s/9995"));
         assert_eq!(store.in_session(&"s".into(), "ses").len(), 10);
         assert_eq!(store.ordered().count(), 10);
-    }
-
-    #[test]
-    fn drafts_track_remaining_questions() {
-        let mut store = Store::new(2);
-        store.insert(pending("s", "1", "ses", None));
-        let entry = store.get_mut("s/1").unwrap();
-        assert_eq!(entry.remaining(), [0]);
-        entry.drafts[0] = Some(vec!["x".into()]);
-        assert!(entry.remaining().is_empty());
     }
 }

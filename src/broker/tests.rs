@@ -193,7 +193,7 @@ async fn an_answer_is_sent_once_and_a_second_decision_is_refused() {
         Err(BrokerError::Busy("s/q1".into()))
     );
     gate.add_permits(1);
-    assert_eq!(first.await.unwrap(), Ok(Outcome::Sent));
+    assert_eq!(first.await.unwrap(), Ok(()));
     assert_eq!(h.resolved().await.reason, Reason::AnsweredHere);
     assert_eq!(h.sent(), vec![sent_answer("q1", "SQLite")]);
     // Late events and listings do not bring it back.
@@ -218,10 +218,7 @@ async fn a_failed_send_returns_the_prompt_and_a_retry_sends_once() {
         Err(BrokerError::Backend(BackendError::Server { .. }))
     ));
     assert_eq!(h.broker.list().await.len(), 1, "still pending");
-    assert_eq!(
-        h.broker.decide("s/q1", answer("Postgres")).await,
-        Ok(Outcome::Sent)
-    );
+    assert_eq!(h.broker.decide("s/q1", answer("Postgres")).await, Ok(()));
     assert_eq!(
         h.sent(),
         vec![sent_answer("q1", "SQLite"), sent_answer("q1", "Postgres")]
@@ -240,10 +237,7 @@ async fn an_ambiguous_failure_the_server_applied_is_not_asked_again() {
         .unwrap()
         .push_back(Err(server_error()));
     *h.fake.still_pending.lock().unwrap() = Some(false);
-    assert_eq!(
-        h.broker.decide("s/q1", answer("SQLite")).await,
-        Ok(Outcome::Sent)
-    );
+    assert_eq!(h.broker.decide("s/q1", answer("SQLite")).await, Ok(()));
     let resolution = h.resolved().await;
     assert_eq!(resolution.state, State::Replied);
     assert!(
@@ -396,7 +390,7 @@ async fn a_policy_timeout_racing_a_person_sends_once() {
         let resolution = h.resolved().await;
         assert_eq!(h.sent().len(), 1, "exactly one reply ({delay} ms)");
         match resolution.reason {
-            Reason::AnsweredHere => assert_eq!(person, Ok(Outcome::Sent)),
+            Reason::AnsweredHere => assert_eq!(person, Ok(())),
             Reason::Timeout => {
                 assert_eq!(h.sent(), vec![sent_answer("q1", "Postgres")]);
                 assert!(person.is_err());

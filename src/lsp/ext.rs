@@ -367,6 +367,26 @@ pub(crate) struct Counters {
     pub timeouts: u64,
 }
 
+/// The one argument of `askLsp.answer`: its fields say what it answers,
+/// exactly one of `answers` (every question), `question` with `answer`
+/// (one question), `choice` (a permission) or `values` (some or all of a
+/// form's fields, `{}` to consent to a link).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AnswerArguments {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<Vec<Vec<String>>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choice: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<std::collections::BTreeMap<String, FieldValue>>,
+}
+
 /// What `askLsp.answer` returns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "camelCase")]

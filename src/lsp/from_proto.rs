@@ -6,8 +6,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::drafts::Decision;
 use super::ext;
 use crate::broker::Human;
+use crate::present::draft::Piece;
 use crate::prompt::{Answer, FieldValue, FormValues};
 
 /// A form answer from the wire; the field's kind settles what a string
@@ -54,33 +56,48 @@ pub(crate) fn decision(result: ext::AskResult) -> Result<Option<Human>, String> 
     }
 }
 
-/// Arguments of `askLsp.answer`: `[key, answers: string[][]]`,
-/// `[key, questionIndex, answer: string[]]`, `[key, choiceId]` for a
-/// permission, or `[key, {fieldId: value}]` for a form (some or all fields).
-pub(crate) fn answer_args(arguments: &[Value]) -> Result<(String, Human), String> {
-    const USAGE: &str = "askLsp.answer takes [key, answers: string[][]], [key, questionIndex, answer: string[]], [key, choiceId: string] or [key, {fieldId: value}]";
-    let key = key_arg(arguments).ok_or(USAGE)?;
-    match arguments {
-        [_, values @ Value::Object(_)] => serde_json::from_value(values.clone())
-            .map(|values| (key, Human::Fields(form_values(values))))
-            .map_err(|e| format!("{USAGE}: values: {e}")),
-        [_, Value::String(choice)] => Ok((
-            key,
-            Human::Answer(Answer::Permission {
-                choice: choice.clone(),
-            }),
-        )),
-        [_, answers] => serde_json::from_value(answers.clone())
-            .map(|answers| (key, Human::Answer(Answer::Questions(answers))))
-            .map_err(|e| format!("{USAGE}: answers: {e}")),
-        [_, index, answer] => {
-            let index = index.as_u64().ok_or(USAGE)? as usize;
-            serde_json::from_value(answer.clone())
-                .map(|answer| (key, Human::One { index, answer }))
-                .map_err(|e| format!("{USAGE}: answer: {e}"))
+/// The argument of `askLsp.answer`: one object ([`ext::AnswerArguments`])
+/// whose fields say what it answers; one question or some form values are a
+/// piece of an answer, the rest whole decisions.
+pub(crate) fn answer_args(arguments: &[Value]) -> Result<(String, Decision), String> {
+    const USAGE: &str = "askLsp.answer takes one object: [{key, answers: string[][]}], [{key, question: number, answer: string[]}], [{key, choice: string}] or [{key, values: {fieldId: value}}]";
+    let argument = match arguments {
+        [argument @ Value::Object(_)] => argument,
+        [Value::String(_), ..] => {
+            return Err(format!(
+                "{USAGE}; positional arguments ([key, …]) are no longer taken"
+            ));
         }
-        _ => Err(USAGE.into()),
-    }
+        _ => return Err(USAGE.into()),
+    };
+    let ext::AnswerArguments {
+        key,
+        answers,
+        question,
+        answer,
+        choice,
+        values,
+    } = serde_json::from_value(argument.clone()).map_err(|e| format!("{USAGE}: {e}"))?;
+    let decision = match (answers, question, answer, choice, values) {
+        (Some(answers), None, None, None, None) => {
+            Decision::Whole(Human::Answer(Answer::Questions(answers)))
+        }
+        (None, Some(index), Some(answer), None, None) => {
+            Decision::Piece(Piece::Question { index, answer })
+        }
+        (None, None, None, Some(choice), None) => {
+            Decision::Whole(Human::Answer(Answer::Permission { choice }))
+        }
+        (None, None, None, None, Some(values)) => {
+            Decision::Piece(Piece::Fields(form_values(values)))
+        }
+        _ => {
+            return Err(format!(
+                "{USAGE}: one of `answers`, `question` with `answer`, `choice` or `values`, not several"
+            ));
+        }
+    };
+    Ok((key, decision))
 }
 
 /// Arguments of `askLsp.reject`: `[key]` or `[key, message]`.
@@ -106,31 +123,65 @@ mod tests {
     use super::*;
 
     #[test]
-    fn answer_arguments_in_every_shape() {
-        let (key, human) = answer_args(&[json!("d/que_1"), json!([["Red"], []])]).unwrap();
+    fn answer_arguments_say_what_they_answer() {
+        let args = |v: Value| answer_args(&[v]);
+        let (key, decision) = args(json!({"key": "d/que_1", "answers": [["Red"], []]})).unwrap();
         assert_eq!(key, "d/que_1");
         assert!(
-            matches!(human, Human::Answer(Answer::Questions(a)) if a == vec![vec!["Red".to_string()], vec![]])
+            matches!(decision, Decision::Whole(Human::Answer(Answer::Questions(a))) if a == vec![vec!["Red".to_string()], vec![]])
         );
-        let (_, human) = answer_args(&[json!("d/que_1"), json!(1), json!(["S", "M"])]).unwrap();
-        assert!(matches!(human, Human::One { index: 1, answer } if answer == ["S", "M"]));
-        let (_, human) = answer_args(&[json!("d/per_1"), json!("allow-once")]).unwrap();
+        let (_, decision) =
+            args(json!({"key": "d/que_1", "question": 1, "answer": ["S", "M"]})).unwrap();
         assert!(
-            matches!(human, Human::Answer(Answer::Permission { choice }) if choice == "allow-once")
+            matches!(decision, Decision::Piece(Piece::Question { index: 1, answer }) if answer == ["S", "M"])
         );
-        let err = answer_args(&[json!("d/que_1"), json!(true)]).unwrap_err();
-        assert!(err.contains("answers: invalid type: boolean"), "{err}");
-        let (_, human) = answer_args(&[
-            json!("d/elicit_1"),
-            json!({"port": 8080, "tags": ["a"], "ok": true}),
-        ])
+        let (_, decision) = args(json!({"key": "d/per_1", "choice": "allow-once"})).unwrap();
+        assert!(
+            matches!(decision, Decision::Whole(Human::Answer(Answer::Permission { choice })) if choice == "allow-once")
+        );
+        let (_, decision) = args(json!({"key": "d/elicit_1",
+            "values": {"port": 8080, "tags": ["a"], "ok": true}}))
         .unwrap();
-        assert!(matches!(human, Human::Fields(v) if v.len() == 3
+        assert!(
+            matches!(decision, Decision::Piece(Piece::Fields(v)) if v.len() == 3
             && v["port"] == FieldValue::Number(8080.0)
-            && v["tags"] == FieldValue::Choices(vec!["a".into()])));
-        let err = answer_args(&[json!("d/elicit_1"), json!({"port": {"x": 1}})]).unwrap_err();
-        assert!(err.contains("values: data did not match"), "{err}");
+            && v["tags"] == FieldValue::Choices(vec!["a".into()]))
+        );
+        let err = args(json!({"key": "d/elicit_1", "values": {"port": {"x": 1}}})).unwrap_err();
+        assert!(err.contains("data did not match"), "{err}");
+        let err = args(json!({"key": "d/que_1", "answers": true})).unwrap_err();
+        assert!(err.contains("invalid type: boolean"), "{err}");
+    }
+
+    #[test]
+    fn answer_arguments_with_two_meanings_or_none_are_refused() {
+        let args = |v: Value| answer_args(&[v]).unwrap_err();
+        let several = "not several";
+        let err = args(json!({"key": "k", "answers": [["a"]], "choice": "once"}));
+        assert!(err.contains(several), "{err}");
+        let err = args(json!({"key": "k", "choice": "once", "values": {}}));
+        assert!(err.contains(several), "{err}");
+        // A question needs its answer, and an answer its question.
+        assert!(args(json!({"key": "k", "question": 0})).contains(several));
+        assert!(args(json!({"key": "k", "answer": ["a"]})).contains(several));
+        assert!(args(json!({"key": "k"})).contains(several));
+        let err = args(json!({"key": "k", "choise": "once"}));
+        assert!(err.contains("unknown field `choise`"), "{err}");
+        let err = args(json!({"choice": "once"}));
+        assert!(err.contains("missing field `key`"), "{err}");
+        // The positional shapes of before are refused, saying the new one.
+        for old in [
+            vec![json!("d/que_1"), json!([["Red"]])],
+            vec![json!("d/que_1"), json!(0), json!(["Red"])],
+            vec![json!("d/per_1"), json!("allow-once")],
+            vec![json!("d/elicit_1"), json!({"port": 8080})],
+        ] {
+            let err = answer_args(&old).unwrap_err();
+            assert!(err.contains("positional arguments"), "{err}");
+            assert!(err.contains("[{key, choice: string}]"), "{err}");
+        }
         assert!(answer_args(&[json!(3)]).is_err());
+        assert!(answer_args(&[]).is_err());
     }
 
     #[test]

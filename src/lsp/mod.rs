@@ -1,8 +1,13 @@
 //! The LSP front: `initialize`, configuration, code actions and commands.
 //! Presenting prompts is the [`presenter`]'s job; every wire shape is in
 //! [`ext`], converted to it in [`to_proto`] and from it in [`from_proto`];
-//! the plain surface (message requests, code actions) is [`plain`].
+//! the plain surface (message requests, code actions) is [`plain`];
+//! answers given a piece at a time wait in [`drafts`].
+//!
+//! Over 500 lines: the `initialize`/configuration handshake and every command
+//! in one place, each short.
 
+mod drafts;
 mod ext;
 mod from_proto;
 mod plain;
@@ -22,9 +27,11 @@ use tower_lsp_server::jsonrpc::{self, ErrorCode};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService};
 
+use self::drafts::{Decision, Drafts};
 use self::presenter::Presenter;
 use crate::app;
-use crate::broker::{BrokerError, BrokerHandle, Human, Outcome};
+use crate::broker::{BrokerError, BrokerHandle, Human};
+use crate::present::draft::{Piece, Progress};
 use crate::settings::{
     Config, ConfigError, EnvDefaults, ServerSpec, UrlSource, merge_settings, names_servers,
 };
@@ -80,6 +87,8 @@ struct Front {
     /// reads settings and discovers wait for it.
     started: tokio::sync::watch::Sender<bool>,
     presenter: OnceLock<mpsc::UnboundedSender<presenter::Input>>,
+    /// Answers given a piece at a time, shared with the presenter.
+    drafts: Drafts,
     notify: OnceLock<tokio::sync::watch::Sender<crate::settings::notify::Settings>>,
     /// Handed from `initialize` to `initialized`, where presenting starts.
     startup: Mutex<Option<Startup>>,
@@ -117,6 +126,7 @@ impl Front {
             broker: OnceLock::new(),
             started: tokio::sync::watch::Sender::new(false),
             presenter: OnceLock::new(),
+            drafts: Drafts::default(),
             notify: OnceLock::new(),
             startup: Mutex::new(None),
             settings: Mutex::new(Value::Null),
@@ -272,22 +282,57 @@ impl Front {
         self.broker.get().ok_or_else(jsonrpc::Error::internal_error)
     }
 
-    async fn decide(&self, (key, human): (String, Human)) -> jsonrpc::Result<Option<Value>> {
-        let result = match self.broker().await?.decide(&key, human).await {
-            Ok(Outcome::Sent) => ext::AnswerResult::Sent,
-            Ok(Outcome::Partial { remaining }) => ext::AnswerResult::Partial { remaining },
-            Err(error @ (BrokerError::Backend(_) | BrokerError::Closed)) => {
-                return Err(jsonrpc::Error {
-                    code: ErrorCode::InternalError,
-                    message: error.to_string().into(),
-                    data: None,
-                });
-            }
-            Err(error) => return Err(invalid_params(error.to_string())),
+    async fn decide(&self, (key, decision): (String, Decision)) -> jsonrpc::Result<Option<Value>> {
+        let result = match decision {
+            Decision::Whole(human) => self.send(&key, human).await?,
+            Decision::Piece(piece) => self.add_piece(key, piece).await?,
         };
         Ok(Some(
             serde_json::to_value(result).expect("wire types serialize"),
         ))
+    }
+
+    /// A piece of an answer, into the prompt's draft; the whole answer
+    /// goes once every piece is in.
+    async fn add_piece(&self, key: String, piece: Piece) -> jsonrpc::Result<ext::AnswerResult> {
+        let broker = self.broker().await?;
+        let pending = broker.open(&key).await.map_err(broker_error)?;
+        let progress = self
+            .drafts
+            .add(&pending, piece)
+            .map_err(|e| invalid_params(e.for_prompt(&key)))?;
+        match progress {
+            Progress::Whole(answer) => self.send(&key, Human::Answer(answer)).await,
+            Progress::Remaining(remaining) => {
+                // Resolved while the piece was added, its `Resolved` update
+                // maybe already past the presenter: the draft goes here.
+                if let Err(error @ BrokerError::UnknownKey(_)) = broker.open(&key).await {
+                    self.drafts.resolved(&key);
+                    return Err(broker_error(error));
+                }
+                Ok(ext::AnswerResult::Partial { remaining })
+            }
+        }
+    }
+
+    async fn send(&self, key: &str, human: Human) -> jsonrpc::Result<ext::AnswerResult> {
+        self.broker()
+            .await?
+            .decide(key, human)
+            .await
+            .map_err(broker_error)?;
+        Ok(ext::AnswerResult::Sent)
+    }
+}
+
+fn broker_error(error: BrokerError) -> jsonrpc::Error {
+    match error {
+        BrokerError::Backend(_) | BrokerError::Closed => jsonrpc::Error {
+            code: ErrorCode::InternalError,
+            message: error.to_string().into(),
+            data: None,
+        },
+        error => invalid_params(error.to_string()),
     }
 }
 
@@ -397,6 +442,7 @@ impl LanguageServer for Front {
             let presenter = Presenter::new(
                 self.client.clone(),
                 broker.clone(),
+                self.drafts.clone(),
                 inputs.clone(),
                 startup.config.surface,
                 startup.flags.ask_extension,
@@ -449,7 +495,7 @@ impl LanguageServer for Front {
         _params: CodeActionParams,
     ) -> jsonrpc::Result<Option<CodeActionResponse>> {
         let listed = self.broker().await?.list().await;
-        Ok(Some(plain::code_actions(&listed)))
+        Ok(Some(plain::code_actions(&listed, &self.drafts)))
     }
 
     async fn execute_command(
@@ -463,7 +509,7 @@ impl LanguageServer for Front {
                 let count = listed.len();
                 let params: Vec<ext::AskParams> = listed
                     .iter()
-                    .map(|l| to_proto::ask_params(&l.pending, count))
+                    .map(|pending| to_proto::ask_params(pending, count))
                     .collect();
                 Ok(Some(
                     serde_json::to_value(params).expect("wire types serialize"),
@@ -474,8 +520,8 @@ impl LanguageServer for Front {
                     .await
             }
             ext::CMD_REJECT => {
-                self.decide(from_proto::reject_args(&arguments).map_err(invalid_params)?)
-                    .await
+                let (key, human) = from_proto::reject_args(&arguments).map_err(invalid_params)?;
+                self.decide((key, Decision::Whole(human))).await
             }
             ext::CMD_SHOW => {
                 if let Some(presenter) = self.presenter.get() {

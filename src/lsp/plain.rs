@@ -8,9 +8,13 @@ use tower_lsp_server::ls_types::{
     ShowMessageRequestParams,
 };
 
+use std::sync::Arc;
+
+use super::drafts::{Decision, Drafts};
 use super::ext;
 use super::to_proto::wire_value;
-use crate::broker::{Human, Listed, Pending};
+use crate::broker::{Human, Pending};
+use crate::present::draft::Piece;
 use crate::present::prompt_text::{self, Layout, choice_title, field_hint};
 use crate::prompt::{
     Answer, Effect, Field, FieldKind, FieldValue, Form, FormValues, Kind, Permission,
@@ -202,7 +206,7 @@ fn form_message(form: &Form, key: &str, index: usize, message: &mut String) {
         FieldKind::Choice { .. } | FieldKind::Boolean { .. }
     ) {
         message.push_str(&format!(
-            "\n(Type it with the {} command: [\"{key}\", {{\"{}\": …}}], or use a code action.)",
+            "\n(Type it with the {} command: [{{\"key\": \"{key}\", \"values\": {{\"{}\": …}}}}], or use a code action.)",
             ext::CMD_ANSWER,
             field.id.escape_default()
         ));
@@ -211,7 +215,7 @@ fn form_message(form: &Form, key: &str, index: usize, message: &mut String) {
 
 /// What the action a person clicked in [`message_request`] decides, found
 /// by its title among the buttons that message had.
-pub(crate) fn message_choice(pending: &Pending, index: usize, title: &str) -> Human {
+pub(crate) fn message_choice(pending: &Pending, index: usize, title: &str) -> Decision {
     let action = plain_actions(pending, index)
         .into_iter()
         .find(|(t, _)| t == title)
@@ -220,50 +224,39 @@ pub(crate) fn message_choice(pending: &Pending, index: usize, title: &str) -> Hu
         Kind::Form(form) => form.fields.get(index),
         _ => None,
     };
+    let whole = |human| Decision::Whole(human);
+    let set = |value| Decision::Piece(Piece::Field { index, value });
     match (action, &pending.prompt.kind) {
-        (Some(PlainAction::Reject), _) => Human::Reject { message: None },
-        (Some(PlainAction::AcceptLink), _) => Human::Answer(Answer::Form(FormValues::new())),
-        (Some(PlainAction::Option(label)), _) => Human::One {
+        (Some(PlainAction::Reject), _) => whole(Human::Reject { message: None }),
+        (Some(PlainAction::AcceptLink), _) => whole(Human::Answer(Answer::Form(FormValues::new()))),
+        (Some(PlainAction::Option(label)), _) => Decision::Piece(Piece::Question {
             index,
             answer: vec![label],
-        },
-        (Some(PlainAction::Choice(choice)), _) => Human::Answer(Answer::Permission { choice }),
-        (Some(PlainAction::Value(value)), _) => Human::Field {
-            index,
-            value: Some(FieldValue::Choice(value)),
-        },
-        (Some(PlainAction::Yes), _) => Human::Field {
-            index,
-            value: Some(FieldValue::Bool(true)),
-        },
-        (Some(PlainAction::No), _) => Human::Field {
-            index,
-            value: Some(FieldValue::Bool(false)),
-        },
-        (Some(PlainAction::Default), _) => Human::Field {
-            index,
-            value: field().and_then(Field::default_value),
-        },
-        (Some(PlainAction::Skip), _) => Human::Field { index, value: None },
+        }),
+        (Some(PlainAction::Choice(choice)), _) => {
+            whole(Human::Answer(Answer::Permission { choice }))
+        }
+        (Some(PlainAction::Value(value)), _) => set(Some(FieldValue::Choice(value))),
+        (Some(PlainAction::Yes), _) => set(Some(FieldValue::Bool(true))),
+        (Some(PlainAction::No), _) => set(Some(FieldValue::Bool(false))),
+        (Some(PlainAction::Default), _) => set(field().and_then(Field::default_value)),
+        (Some(PlainAction::Skip), _) => set(None),
         // Not one of ours: validation refuses it with a clear error (or
         // takes it as typed text where the question allows that).
-        (None, Kind::Questions(_)) => Human::One {
+        (None, Kind::Questions(_)) => Decision::Piece(Piece::Question {
             index,
             answer: vec![title.to_owned()],
-        },
-        (None, Kind::Permission(_)) => Human::Answer(Answer::Permission {
-            choice: title.to_owned(),
         }),
-        (None, Kind::Form(_)) => Human::Field {
-            index,
-            value: Some(FieldValue::Text(title.to_owned())),
-        },
+        (None, Kind::Permission(_)) => whole(Human::Answer(Answer::Permission {
+            choice: title.to_owned(),
+        })),
+        (None, Kind::Form(_)) => set(Some(FieldValue::Text(title.to_owned()))),
     }
 }
 
 /// One code action per option of every question still unanswered (or per
 /// choice of a permission), and one to reject each prompt.
-pub(crate) fn code_actions(listed: &[Listed]) -> Vec<CodeActionOrCommand> {
+pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<CodeActionOrCommand> {
     let action = |title: String, command: &str, arguments: Vec<Value>| {
         CodeActionOrCommand::CodeAction(CodeAction {
             title: title.clone(),
@@ -277,12 +270,11 @@ pub(crate) fn code_actions(listed: &[Listed]) -> Vec<CodeActionOrCommand> {
         })
     };
     let mut actions = Vec::new();
-    for listed in listed {
-        let pending = &listed.pending;
+    for pending in listed {
         let key = json!(pending.key);
         match &pending.prompt.kind {
             Kind::Questions(questions) => {
-                for &index in &listed.remaining {
+                for index in drafts.remaining(pending) {
                     let question = &questions[index];
                     let name = question.name();
                     actions.push(action(
@@ -294,7 +286,7 @@ pub(crate) fn code_actions(listed: &[Listed]) -> Vec<CodeActionOrCommand> {
                         actions.push(action(
                             format!("Answer \"{name}\": {}", option.label),
                             ext::CMD_ANSWER,
-                            vec![key.clone(), json!(index), json!([option.label])],
+                            vec![json!({"key": key, "question": index, "answer": [option.label]})],
                         ));
                     }
                 }
@@ -327,7 +319,7 @@ pub(crate) fn code_actions(listed: &[Listed]) -> Vec<CodeActionOrCommand> {
                     actions.push(action(
                         title,
                         ext::CMD_ANSWER,
-                        vec![key.clone(), json!(choice.id)],
+                        vec![json!({"key": key, "choice": choice.id})],
                     ));
                 }
             }
@@ -341,10 +333,10 @@ pub(crate) fn code_actions(listed: &[Listed]) -> Vec<CodeActionOrCommand> {
                     actions.push(action(
                         format!("\"{}\": I will open {} myself", pending.title, link.domain),
                         ext::CMD_ANSWER,
-                        vec![key.clone(), json!({})],
+                        vec![json!({"key": key, "values": {}})],
                     ));
                 }
-                for &index in &listed.remaining {
+                for index in drafts.remaining(pending) {
                     let Some(field) = form.fields.get(index) else {
                         continue;
                     };
@@ -357,7 +349,7 @@ pub(crate) fn code_actions(listed: &[Listed]) -> Vec<CodeActionOrCommand> {
                                 prompt_text::value(&value, field, Layout::Buttons)
                             ),
                             ext::CMD_ANSWER,
-                            vec![key.clone(), json!({ field.id.clone(): wire_value(&value) })],
+                            vec![json!({"key": key, "values": { field.id.clone(): wire_value(&value) }})],
                         ))
                     };
                     match &field.kind {

@@ -1,6 +1,9 @@
 //! Shows pending questions in the client, one request at a time, oldest
 //! first: as `askQuestions/ask` when the client opted in, else as
 //! `window/showMessageRequest`, one question after another.
+//!
+//! Over 500 lines: both surfaces' turn-taking (one request at a time,
+//! rotation, pop-up bursts) in one task.
 
 use std::task::Poll;
 use std::time::Duration;
@@ -14,9 +17,11 @@ use tower_lsp_server::ls_types::notification::Cancel;
 use tower_lsp_server::ls_types::request::{Request as _, ShowMessageRequest};
 use tower_lsp_server::ls_types::{CancelParams, MessageType, NumberOrString};
 
+use super::drafts::{Decision, Drafts};
 use super::queue::Queue;
 use super::{ext, from_proto, plain, to_proto};
-use crate::broker::{BrokerError, BrokerHandle, Human, Outcome, Pending, Reason, Update, Updates};
+use crate::broker::{BrokerError, BrokerHandle, Human, Pending, Reason, Update, Updates};
+use crate::present::draft::{Piece, Progress};
 use crate::present::{sentences, who};
 use crate::prompt::Kind;
 use crate::settings::Surface;
@@ -30,7 +35,7 @@ pub(crate) enum Input {
     /// The broker finished a decision taken on a shown request.
     Decided {
         key: String,
-        result: Result<Outcome, BrokerError>,
+        result: Result<(), BrokerError>,
     },
     /// `askLsp.show`: present this request (or the oldest) again.
     Show(Option<String>),
@@ -84,6 +89,7 @@ pub(crate) struct Kinds {
 pub(crate) struct Presenter {
     client: Client,
     broker: BrokerHandle,
+    drafts: Drafts,
     inputs: mpsc::UnboundedSender<Input>,
     surface: Surface,
     extension: bool,
@@ -100,6 +106,7 @@ impl Presenter {
     pub fn new(
         client: Client,
         broker: BrokerHandle,
+        drafts: Drafts,
         inputs: mpsc::UnboundedSender<Input>,
         surface: Surface,
         extension: bool,
@@ -108,6 +115,7 @@ impl Presenter {
         Presenter {
             client,
             broker,
+            drafts,
             inputs,
             surface,
             extension,
@@ -152,6 +160,7 @@ impl Presenter {
             }
             Update::Resolved(resolution) => {
                 self.queue.remove(&resolution.key);
+                self.drafts.resolved(&resolution.key);
                 if let Some(shown) = self.shown.take_if(|s| s.key == resolution.key)
                     && !shown.answered
                 {
@@ -400,27 +409,26 @@ impl Presenter {
         let pending = self.queue.get(&key).cloned();
         match (value.get("title").and_then(Value::as_str), pending) {
             (Some(title), Some(pending)) => {
-                let human = plain::message_choice(&pending, question, title);
-                self.decide(key, human)
+                match plain::message_choice(&pending, question, title) {
+                    Decision::Whole(human) => self.decide(key, human),
+                    Decision::Piece(piece) => self.add_piece(&pending, piece).await,
+                }
             }
             _ => self.defer(key).await,
         }
     }
 
-    async fn decided(&mut self, key: String, result: Result<Outcome, BrokerError>) {
-        let is_shown = self.shown.as_ref().is_some_and(|s| s.key == key);
-        match result {
-            // The broker's `Resolved` update moves on.
-            Ok(Outcome::Sent) => {}
-            Ok(Outcome::Partial { remaining }) => {
-                let Some(pending) = self.queue.get(&key).cloned() else {
+    /// A button of a plain message that answers one question or field:
+    /// the next one is shown, or the whole answer sent.
+    async fn add_piece(&mut self, pending: &Pending, piece: Piece) {
+        let key = pending.key.clone();
+        match self.drafts.add(pending, piece) {
+            Ok(Progress::Whole(answer)) => self.decide(key, Human::Answer(answer)),
+            Ok(Progress::Remaining(remaining)) => {
+                let Some(&question) = remaining.first() else {
                     return;
                 };
-                if !is_shown {
-                    return;
-                }
-                let question = remaining[0];
-                let id = self.send_message_request(&pending, question).await;
+                let id = self.send_message_request(pending, question).await;
                 self.rotate_later(id);
                 self.shown = Some(Shown {
                     key,
@@ -430,20 +438,33 @@ impl Presenter {
                     extension: false,
                 });
             }
+            Err(error) => self.not_sent(&key, error.for_prompt(&key), false).await,
+        }
+    }
+
+    async fn decided(&mut self, key: String, result: Result<(), BrokerError>) {
+        match result {
+            // The broker's `Resolved` update moves on.
+            Ok(()) => {}
             // Another decision (a policy timeout) got there first; its
             // `Resolved` update explains what happened.
             Err(BrokerError::Busy(_)) => {}
             Err(error) => {
-                self.client
-                    .show_message(MessageType::ERROR, format!("ask-lsp: {error}"))
-                    .await;
                 let gone = error.prompt_gone();
-                // Not sent: show it again so the answer is not lost.
-                if is_shown && !gone {
-                    self.shown = None;
-                    self.present_next().await;
-                }
+                self.not_sent(&key, error.to_string(), gone).await
             }
+        }
+    }
+
+    /// A decision on a prompt was refused or could not be sent.
+    async fn not_sent(&mut self, key: &str, error: String, gone: bool) {
+        self.client
+            .show_message(MessageType::ERROR, format!("ask-lsp: {error}"))
+            .await;
+        // Not sent: show it again so the answer is not lost.
+        if self.shown.as_ref().is_some_and(|s| s.key == key) && !gone {
+            self.shown = None;
+            self.present_next().await;
         }
     }
 

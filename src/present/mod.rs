@@ -1,10 +1,11 @@
 //! The presentation floor: what every face (plain LSP messages, the
 //! extension's titles, the terminal, notifications, status) says to a
 //! person, written once: the plain text of a prompt ([`prompt_text`]), who
-//! asks ([`who`]) and the sentences for what the broker reports
-//! ([`sentences`]). It reads only the prompt model and `text`, so any face
+//! asks ([`who`]), the sentences for what the broker reports
+//! ([`sentences`]) and answers given a piece at a time ([`draft`]). It reads only the prompt model and `text`, so any face
 //! can use it and a catalogue can later replace its words.
 
+pub(crate) mod draft;
 pub(crate) mod prompt_text;
 pub(crate) mod sentences;
 pub(crate) mod who;

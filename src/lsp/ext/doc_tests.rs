@@ -330,6 +330,27 @@ fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
             ),
         ),
         (
+            "AnswerArguments",
+            (
+                json(AnswerArguments {
+                    key: "s/1".into(),
+                    answers: Some(vec![]),
+                    question: Some(0),
+                    answer: Some(vec![]),
+                    choice: Some("c".into()),
+                    values: Some(Default::default()),
+                }),
+                json(AnswerArguments {
+                    key: "s/1".into(),
+                    answers: None,
+                    question: None,
+                    answer: None,
+                    choice: None,
+                    values: None,
+                }),
+            ),
+        ),
+        (
             "AnswerPartial",
             same(json(AnswerResult::Partial { remaining: vec![] })),
         ),
