@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use serde_json::json;
+use serde_json::{Value, json};
 
 async fn plain_client(sim: &Sim) -> LspClient {
     let mut client = LspClient::start(&[]).await;
@@ -306,4 +306,112 @@ async fn an_unanswered_plain_prompt_lets_the_next_one_through() {
             reply(&first.id, json!([["Postgres"]]))
         ]
     );
+}
+
+/// Answers given a question at a time (a code action, a command) wait in
+/// ask-lsp until the last one: then exactly one reply leaves, each picked
+/// option as the agent sent it, even one shown neutralised. A prompt
+/// answered elsewhere meanwhile takes its answers with it: the next piece
+/// is refused and nothing is sent.
+#[tokio::test]
+async fn answers_by_piece_leave_once_whole_and_go_with_a_prompt_answered_elsewhere() {
+    let sim = sim().await;
+    let mut client = plain_client(&sim).await;
+    let raw = "Red\u{1b}[2J";
+    let request = sim.ask(
+        None,
+        questions(json!([
+            {"question": "Which color?", "header": "Color", "custom": false,
+             "options": [{"label": raw, "description": ""}, {"label": "Blue", "description": ""}]},
+            {"question": "Which checks?", "header": "Checks", "multiple": true, "custom": false,
+             "options": [{"label": "Unit", "description": ""}, {"label": "Lint", "description": ""}]}
+        ])),
+    );
+    let key = format!("default/{}", request.id);
+    client.next_method("window/showMessageRequest").await;
+    let anywhere = json!({"textDocument": {"uri": "file:///tmp/any.rs"},
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+        "context": {"diagnostics": []}});
+    let actions = client
+        .request("textDocument/codeAction", anywhere.clone())
+        .await;
+    let red = actions["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Answer \"Color\": Red␛[2J")
+        .unwrap_or_else(|| panic!("{actions}"))
+        .clone();
+    let partial = client
+        .request("workspace/executeCommand", red["command"].clone())
+        .await;
+    assert_eq!(
+        partial["result"],
+        json!({"state": "partial", "remaining": [1]})
+    );
+    // Only the open question is offered now.
+    let actions = client.request("textDocument/codeAction", anywhere).await;
+    let titles: Vec<&str> = actions["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "Reject \"Checks\"",
+            "Answer \"Checks\": Unit",
+            "Answer \"Checks\": Lint"
+        ]
+    );
+    assert!(sim.received().is_empty(), "nothing leaves before the last piece");
+    let answer = |key: &str, question: usize, answer: Value| {
+        json!({"command": "askLsp.answer",
+               "arguments": [{"key": key, "question": question, "answer": answer}]})
+    };
+    let sent = client
+        .request(
+            "workspace/executeCommand",
+            answer(&key, 1, json!(["Unit", "Lint"])),
+        )
+        .await;
+    assert_eq!(sent["result"], json!({"state": "sent"}), "{sent}");
+    let again = client
+        .request("workspace/executeCommand", answer(&key, 1, json!(["Unit"])))
+        .await;
+    assert_eq!(
+        again["error"]["message"],
+        json!(format!("no pending prompt {key}"))
+    );
+    assert_eq!(
+        sim.received(),
+        vec![reply(&request.id, json!([[raw], ["Unit", "Lint"]]))]
+    );
+
+    let mut both = database();
+    both.extend(checks());
+    let second = sim.ask(None, both);
+    let key = format!("default/{}", second.id);
+    client.next_method("window/showMessageRequest").await;
+    let partial = client
+        .request(
+            "workspace/executeCommand",
+            answer(&key, 0, json!(["Postgres"])),
+        )
+        .await;
+    assert_eq!(
+        partial["result"],
+        json!({"state": "partial", "remaining": [1]})
+    );
+    assert!(sim.answer_elsewhere(&second.id, vec![vec!["SQLite".into()], vec![]]));
+    client.next_method("$/cancelRequest").await;
+    let late = client
+        .request("workspace/executeCommand", answer(&key, 1, json!(["Unit"])))
+        .await;
+    assert_eq!(
+        late["error"]["message"],
+        json!(format!("no pending prompt {key}"))
+    );
+    assert_eq!(sim.received().len(), 1, "{:?}", sim.received());
 }
