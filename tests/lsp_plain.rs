@@ -365,7 +365,10 @@ async fn answers_by_piece_leave_once_whole_and_go_with_a_prompt_answered_elsewhe
             "Answer \"Checks\": Lint"
         ]
     );
-    assert!(sim.received().is_empty(), "nothing leaves before the last piece");
+    assert!(
+        sim.received().is_empty(),
+        "nothing leaves before the last piece"
+    );
     let unit = actions["result"][1].clone();
     assert_eq!(unit["title"], "Answer \"Checks\": Unit");
     let sent = client

@@ -181,6 +181,7 @@ async fn an_answer_is_sent_once_and_a_second_decision_is_refused() {
     let pending = h.added().await;
     assert_eq!(pending.key, "s/q1");
     assert_eq!(pending.title, "Database");
+    assert!(Arc::ptr_eq(&h.broker.open("s/q1").await.unwrap(), &pending));
     let gate = Arc::new(Semaphore::new(0));
     *h.fake.gate.lock().unwrap() = Some(gate.clone());
     let first = tokio::spawn({
@@ -192,9 +193,18 @@ async fn an_answer_is_sent_once_and_a_second_decision_is_refused() {
         h.broker.decide("s/q1", answer("Postgres")).await,
         Err(BrokerError::Busy("s/q1".into()))
     );
+    // A face adding a piece of an answer is told the same.
+    assert_eq!(
+        h.broker.open("s/q1").await.map(|p| p.key.clone()),
+        Err(BrokerError::Busy("s/q1".into()))
+    );
     gate.add_permits(1);
     assert_eq!(first.await.unwrap(), Ok(()));
     assert_eq!(h.resolved().await.reason, Reason::AnsweredHere);
+    assert_eq!(
+        h.broker.open("s/q1").await.map(|p| p.key.clone()),
+        Err(BrokerError::UnknownKey("s/q1".into()))
+    );
     assert_eq!(h.sent(), vec![sent_answer("q1", "SQLite")]);
     // Late events and listings do not bring it back.
     h.emit(BackendEvent::Asked(prompt("q1")));

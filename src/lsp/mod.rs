@@ -301,17 +301,23 @@ impl Front {
             .drafts
             .add(&pending, piece)
             .map_err(|e| invalid_params(e.for_prompt(&key)))?;
-        match progress {
+        let result = match progress {
             Progress::Whole(answer) => self.send(&key, Human::Answer(answer)).await,
-            Progress::Remaining(remaining) => {
-                // Resolved while the piece was added, its `Resolved` update
-                // maybe already past the presenter: the draft goes here.
-                if let Err(error @ BrokerError::UnknownKey(_)) = broker.open(&key).await {
-                    self.drafts.resolved(&key);
-                    return Err(broker_error(error));
-                }
-                Ok(ext::AnswerResult::Partial { remaining })
+            Progress::Remaining(remaining) => Ok(ext::AnswerResult::Partial { remaining }),
+        };
+        // Resolved meanwhile (sent, or elsewhere while the piece was added,
+        // its `Resolved` update maybe already past the presenter): the
+        // draft goes here, and a piece kept for nothing is refused.
+        match (result, broker.open(&key).await) {
+            (Ok(ext::AnswerResult::Partial { .. }), Err(gone @ BrokerError::UnknownKey(_))) => {
+                self.drafts.resolved(&key);
+                Err(broker_error(gone))
             }
+            (result, Err(BrokerError::UnknownKey(_))) => {
+                self.drafts.resolved(&key);
+                result
+            }
+            (result, _) => result,
         }
     }
 
