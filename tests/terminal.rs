@@ -339,3 +339,36 @@ async fn watch_asks_about_typos_counts_what_waits_and_says_what_was_allowed() {
         "{out}"
     );
 }
+
+/// A typed answer the question cannot take is refused as it is typed: the
+/// same question is asked again, the answers before it kept, and one reply
+/// leaves once the last is right.
+#[tokio::test]
+async fn watch_refuses_a_bad_answer_at_once_and_keeps_the_earlier_ones() {
+    let sim = sim().await;
+    let mut both = database();
+    both.extend(questions(serde_json::json!([
+        {"question": "Why?", "header": "Why", "options": []}
+    ])));
+    let request = sim.ask(None, both);
+    let mut typist = Typist::start(&["watch", "--url", &sim.url()]);
+    typist.until("(1/2)", 1).await;
+    typist.type_line("2").await;
+    typist.until("(2/2)", 1).await;
+    typist.type_line(&"x".repeat(8_001)).await;
+    typist
+        .until("  typed answer is 8001 characters long (at most 8000)", 1)
+        .await;
+    typist.until("(2/2)", 2).await;
+    assert_eq!(sim.received(), vec![], "nothing is sent before it is whole");
+    typist.type_line("because").await;
+    typist.until("✓ Answered \"Database (+1 more)\"", 1).await;
+    assert_eq!(
+        sim.received(),
+        vec![reply(
+            &request.id,
+            serde_json::json!([["SQLite"], ["because"]])
+        )]
+    );
+    assert!(!typist.out().contains("not sent"), "{}", typist.out());
+}
