@@ -10,7 +10,8 @@ every askQuestions/ask with "deferred" at once. Run through scripts/bench;
 not part of the test suites. Environment: BENCH_RUNS (5), BENCH_EVENTS
 (1,000,000), BENCH_ONLY (comma-separated parts: per_event, opencode, wakeups,
 visible, hook, throughput, latency, pending, idle, footprint), BENCH_QUIET_S (30, the
-wake-up part's quiet window), ASK_LSP_BASE_BIN (an ask-lsp to compare
+wake-up part's quiet window), BENCH_PROMPTS (50, per surface in the time to a
+visible prompt), BENCH_SURFACES (nvim,vscode), ASK_LSP_BASE_BIN (an ask-lsp to compare
 beside this one in the per-event and wake-up parts, e.g. the last release).
 """
 
@@ -35,6 +36,12 @@ QUIET_S = float(os.environ.get("BENCH_QUIET_S", "30"))
 OPENCODE = os.environ.get("ASK_LSP_OPENCODE_BIN")
 OPENCODE_PLUGIN = os.environ.get("ASK_LSP_OPENCODE_PLUGIN_DIR")
 NVIM_VISIBLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvim_visible.lua")
+VSCODE_VISIBLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vscode_visible.mjs")
+# The mock LLM stamping each question tool call it writes.
+TIMED_LLM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "timed_llm.py")
+# Time to a visible prompt: prompts per surface, and the surfaces.
+VISIBLE_PROMPTS = int(os.environ.get("BENCH_PROMPTS", "50"))
+VISIBLE_SURFACES = os.environ.get("BENCH_SURFACES", "nvim,vscode").split(",")
 MOCK_LLM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "opencode", "mock_llm.py")
 SDK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sdk", "consume.mjs")
 # Node and Python consumers doing ask-lsp's work with ask-lsp's prefilter.
@@ -52,6 +59,11 @@ QUESTION_EVERY = 10_000
 
 def load():
     return os.getloadavg()[0]
+
+
+def uptime():
+    """`uptime`'s load averages (1, 5, 15 min)."""
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 def oc_id(prefix, n):
@@ -517,13 +529,15 @@ class RealOpenCode:
     """OpenCode 1.18.33 offline, as tests/opencode/harness.rs starts it: its
     own home and config, the mock LLM as its only provider."""
 
-    def __init__(self):
+    def __init__(self, llm_out=None):
         self.root = tempfile.TemporaryDirectory(prefix="ask-lsp-bench-oc-")
         root = self.root.name
         for name in ("home", "config/opencode", "data", "cache", "state", "project"):
             os.makedirs(os.path.join(root, name))
         port_file = os.path.join(root, "llm.port")
-        self.llm = subprocess.Popen([sys.executable, MOCK_LLM, port_file])
+        # With llm_out, the same mock LLM stamping its question tool calls.
+        self.llm = subprocess.Popen([sys.executable, TIMED_LLM if llm_out else MOCK_LLM, port_file],
+                                    env={**os.environ, **({"BENCH_LLM_OUT": llm_out} if llm_out else {})})
         while not (os.path.exists(port_file) and open(port_file).read()):
             time.sleep(0.05)
         llm = f"http://127.0.0.1:{open(port_file).read()}"
@@ -592,6 +606,16 @@ class RealOpenCode:
             time.sleep(0.1)
         return False
 
+    def settled(self, session, timeout):
+        """Once the session is not busy (it may never have been seen busy)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            status = json.loads(self.http("GET", "/session/status").body)
+            if status.get(session, {}).get("type", "idle") == "idle":
+                return True
+            time.sleep(0.05)
+        return False
+
     def close(self):
         for proc in (self.proc, self.llm):
             proc.kill()
@@ -657,16 +681,46 @@ def nvim_binary():
         return "nvim"
 
 
-def time_to_visible(count=50):
+def vscode_ready():
+    """What the VS Code surface needs (editors/vscode/scripts/install-e2e.sh,
+    a VSIX; scripts/bench --visible provides them), else None."""
+    if all(os.environ.get(name) for name in ("CODE_SERVER_DIR", "CODE_SERVER_NODE", "ASK_LSP_VSIX")):
+        return True
+    return None
+
+
+def realtime_of_log(line):
+    """A tracing line's timestamp (`2026-11-26T19:23:01.123456Z  INFO …`) in ns."""
+    import calendar
+    import datetime
+    stamp = datetime.datetime.strptime(line.split()[0], "%Y-%m-%dT%H:%M:%S.%fZ")
+    return calendar.timegm(stamp.timetuple()) * 10**9 + stamp.microsecond * 1000
+
+
+def time_to_visible(surface, count=VISIBLE_PROMPTS):
     """Agent asks → prompt visible: the real OpenCode asks `count` questions
     one after the other (a new session each, the mock LLM calling the
-    question tool), the headless Neovim plugin shows each in its float
-    (benches/nvim_visible.lua). From an observer reading `question.asked` on
-    /event (its own connection) to the float filled, one monotonic clock."""
-    server = RealOpenCode()
-    marks = tempfile.NamedTemporaryFile(prefix="ask-lsp-bench-nvim-", suffix=".txt")
+    question tool; the next once the last turn has ended), the Neovim plugin
+    shows each in its float (benches/nvim_visible.lua) or the VS Code
+    extension in code-server as a QuickPick (benches/vscode_visible.mjs), and
+    rejects it. One clock, the realtime one, at every hop: the mock LLM's
+    tool call written (benches/timed_llm.py), `question.asked` read by an
+    observer on /event (its own connection), ask-lsp's `prompt asked` log
+    line (stderr, info, the broker taking it in), the Neovim plugin's
+    request taken in, the prompt drawn."""
+    work = tempfile.TemporaryDirectory(prefix="ask-lsp-bench-visible-")
+    llm_out, marks, lsp_log = (os.path.join(work.name, n) for n in ("llm.txt", "marks.txt", "ask-lsp.log"))
+    for name in (llm_out, marks, lsp_log):
+        open(name, "w").close()
+    # ask-lsp as the editor starts it, its stderr (the log) kept.
+    import shlex
+    wrapper = os.path.join(work.name, "ask-lsp")
+    with open(wrapper, "w") as f:
+        f.write(f"#!/bin/sh\nexec {shlex.quote(os.path.abspath(BIN))} \"$@\" 2>>{shlex.quote(lsp_log)}\n")
+    os.chmod(wrapper, 0o755)
+    server = RealOpenCode(llm_out=llm_out)
     asked = []
-    nvim = None
+    editor = None
     try:
         warm = server.prompt("hello")
         server.idle(warm, 60)
@@ -678,35 +732,57 @@ def time_to_visible(count=50):
         def observe():
             for line in events:
                 if b'"type":"question.asked"' in line:
-                    asked.append(time.monotonic_ns())
+                    asked.append(time.time_ns())
 
         threading.Thread(target=observe, daemon=True).start()
-        nvim = subprocess.Popen(
-            [nvim_binary(), "--headless", "--clean", "-l", NVIM_VISIBLE], cwd=server.project,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, "ASK_LSP_BIN": BIN, "BENCH_OUT": marks.name,
-                 "BENCH_PROMPTS": str(count), "BENCH_OPENCODE_URL": server.url,
-                 "BENCH_OPENCODE_DIR": server.project})
-        time.sleep(5)   # ask-lsp started, subscribed
-        load0 = load()
+        env = {**os.environ, "ASK_LSP_BIN": wrapper, "BENCH_OUT": marks, "BENCH_PROMPTS": str(count),
+               "BENCH_OPENCODE_URL": server.url, "BENCH_OPENCODE_DIR": server.project}
+        if surface == "nvim":
+            editor = subprocess.Popen(
+                [nvim_binary(), "--headless", "--clean", "-l", NVIM_VISIBLE], cwd=server.project,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        else:
+            editor = subprocess.Popen([os.environ["CODE_SERVER_NODE"], VSCODE_VISIBLE], cwd=server.project,
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+            assert editor.stdout.readline().strip() == "ready", "the VS Code workbench did not start"
+        deadline = time.time() + 120
+        while " connected" not in open(lsp_log).read():
+            assert editor.poll() is None, f"{surface} quit"
+            assert time.time() < deadline, "ask-lsp never connected"
+            time.sleep(0.1)
+        time.sleep(1)   # the first listing read
+        load0, uptime0 = load(), uptime()
         for i in range(count):
-            # The next session asks once this float is up: the plugin shows
-            # one prompt at a time, and this one is rejected at once.
-            server.prompt("ASK:single")
+            session = server.prompt("ASK:single")
             deadline = time.time() + 120
-            while len(open(marks.name).read().split()) <= i:
-                assert nvim.poll() is None, "nvim quit"
-                assert time.time() < deadline, f"float {i + 1} never opened"
-                time.sleep(0.05)
-        shown = [int(v) for v in open(marks.name).read().split()]
-        assert len(asked) == count, f"{len(asked)} questions asked for {count} floats"
+            while sum(1 for line in open(marks) if line.startswith("shown")) <= i:
+                assert editor.poll() is None, f"{surface} quit"
+                assert time.time() < deadline, f"prompt {i + 1} never shown"
+                time.sleep(0.02)
+            # The rejection has ended the turn before the next one asks.
+            assert server.settled(session, 60), f"turn {i + 1} did not end"
+        load1, uptime1 = load(), uptime()
+        if surface == "vscode":
+            editor.stdin.close()
+            editor.wait(timeout=30)
+        lines = open(marks).read().split("\n")
+        stamps = {what: [int(line.split()[1]) for line in lines if line.startswith(what + " ")]
+                  for what in ("received", "shown")}
+        clock = [float(line.split()[1]) for line in lines if line.startswith("clock ")]
+        llm = [int(v) for v in open(llm_out).read().split()]
+        taken = [realtime_of_log(line) for line in open(lsp_log) if "prompt asked" in line]
     finally:
-        if nvim:
-            nvim.kill()
-            nvim.wait()
+        if editor and editor.poll() is None:
+            editor.kill()
+            editor.wait()
         server.close()
-    ms = sorted((s - a) / 1e6 for a, s in zip(asked, shown))
-    return {"load": load0, "load_after": load(), "ms": ms}
+        work.cleanup()
+    hops = {"llm": llm, "asked": asked, "taken": taken, **stamps}
+    for name, values in hops.items():
+        if values:
+            assert len(values) == count, f"{len(values)} {name} stamps for {count} prompts"
+    return {"surface": surface, "load": load0, "load_after": load1, "uptime": uptime0, "uptime_after": uptime1,
+            "count": count, "clock_ms": clock, "hops": hops}
 
 
 def wakeups(servers, bin=BIN, heartbeat_s=10):
@@ -963,15 +1039,55 @@ def print_opencode(results):
               + f" | {n['sdk'] / n['ask']:.1f}x | {n['ask'] / n['epoll']:.2f}x |")
 
 
-def print_visible(v):
-    ms = v["ms"]
-    print(f"\nTime to a visible prompt: real OpenCode asks (question.asked read by an observer on"
-          f" /event) → the Neovim plugin's float open and filled (headless); {len(ms)} prompts,"
-          f" load {v['load']:.2f} / {v['load_after']:.2f}\n")
-    print("| | p50 | p99 | max | target |\n| --- | --- | --- | --- | --- |")
-    print(f"| agent asks → Neovim float | {statistics.median(ms):.1f} ms | {percentile(ms, 0.99):.1f} ms |"
-          f" {ms[-1]:.1f} ms | p99 < 50 ms |")
-    print("| agent asks → VS Code QuickPick | not measured | | | |")
+SURFACE_NAMES = {"nvim": "Neovim float", "vscode": "VS Code QuickPick"}
+
+
+def visible_ms(v, start="asked", end="shown"):
+    """Per prompt, ms from one hop's stamp to another's."""
+    return [(b - a) / 1e6 for a, b in zip(v["hops"][start], v["hops"][end])]
+
+
+def print_visible(results):
+    print(f"\nTime to a visible prompt: real OpenCode 1.18.33 asks (`question.asked` read by an observer on"
+          f" /event) → the prompt drawn in the editor; realtime clock at every hop; {os.cpu_count()} cores\n")
+    print("| agent asks → | load (uptime) before / after | prompts | p50 | p99 | max | target |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for v in results:
+        ms = sorted(visible_ms(v))
+        print(f"| {SURFACE_NAMES[v['surface']]} | {v['uptime']} / {v['uptime_after']} | {len(ms)} |"
+              f" {statistics.median(ms):.1f} ms | {percentile(ms, 0.99):.1f} ms | {ms[-1]:.1f} ms | p99 < 50 ms |")
+    for v in results:
+        hops = [("mock LLM's tool call written → `question.asked` read on /event (OpenCode)", "llm", "asked"),
+                ("`question.asked` read → ask-lsp's `prompt asked` (its own read of the same stream)",
+                 "asked", "taken")]
+        if v["hops"]["received"]:
+            hops += [("ask-lsp's `prompt asked` → the plugin's `User AskLspPrompt`", "taken", "received"),
+                     ("`User AskLspPrompt` → float drawn", "received", "shown")]
+        else:
+            hops += [("ask-lsp's `prompt asked` → QuickPick drawn (stdio, extension host, workbench, browser)",
+                      "taken", "shown")]
+        hops += [("total: tool call written → drawn", "llm", "shown")]
+        clock = ""
+        if v["clock_ms"]:
+            clock = f"; page clock − Date.now(): {', '.join(f'{c:+.2f}' for c in v['clock_ms'])} ms (start, end)"
+        print(f"\n{SURFACE_NAMES[v['surface']]}, per hop (ms; min / p50 / p99 / max){clock}\n")
+        print("| hop | min | p50 | p99 | max |\n| --- | --- | --- | --- | --- |")
+        for label, a, b in hops:
+            ms = sorted(visible_ms(v, a, b))
+            print(f"| {label} | {ms[0]:.1f} | {statistics.median(ms):.1f} | {percentile(ms, 0.99):.1f} | {ms[-1]:.1f} |")
+
+
+def visible_summary(results):
+    cells = []
+    met = True
+    for v in results:
+        ms = sorted(visible_ms(v))
+        p99 = percentile(ms, 0.99)
+        met = met and p99 < 50
+        cells.append(f"{SURFACE_NAMES[v['surface']]} p50 {statistics.median(ms):.1f} ms p99 {p99:.1f} ms"
+                     f" ({len(ms)} prompts, load {v['uptime']} / {v['uptime_after']})")
+    return ("time to visible (agent asks → drawn): " + "; ".join(cells)
+            + f"; target p99 < 50 ms: {'met' if met else 'not met'}")
 
 
 def print_wakeups(results):
@@ -1058,7 +1174,17 @@ def main():
                   file=sys.stderr)
     if wanted("visible"):
         if OPENCODE and OPENCODE_PLUGIN:
-            extra["visible"] = time_to_visible()
+            extra["visible"] = []
+            for surface in VISIBLE_SURFACES:
+                if surface == "vscode" and not vscode_ready():
+                    print("  time to visible, VS Code: skipped (CODE_SERVER_DIR, CODE_SERVER_NODE, ASK_LSP_VSIX)",
+                          file=sys.stderr)
+                    continue
+                v = time_to_visible(surface)
+                extra["visible"].append(v)
+                ms = sorted(visible_ms(v))
+                print(f"  time to visible, {surface}: p50 {statistics.median(ms):.1f} ms"
+                      f" p99 {percentile(ms, 0.99):.1f} ms (load {v['uptime']})", file=sys.stderr)
         else:
             print("  time to visible: skipped (no real OpenCode)", file=sys.stderr)
     if wanted("hook"):
@@ -1136,7 +1262,7 @@ def main():
         print_wakeups(extra["wakeups"])
     if "opencode" in extra:
         print_opencode(extra["opencode"])
-    if "visible" in extra:
+    if extra.get("visible"):
         print_visible(extra["visible"])
     if "hook" in extra:
         print_hook(extra["hook"])
@@ -1150,6 +1276,8 @@ def main():
         print()
 
     print(json.dumps({**runs, **{k: v for k, v in extra.items()}}))
+    if extra.get("visible"):
+        print(visible_summary(extra["visible"]))
 
 
 if __name__ == "__main__":
