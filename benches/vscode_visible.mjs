@@ -2,16 +2,18 @@
 // code-server, driven through Chromium as editors/vscode/test/e2e.test.mjs
 // does, following a real OpenCode. In the page, a MutationObserver sees the
 // QuickPick of the mock LLM's question (`Which database?`, its `SQLite` row
-// rendered) appear; the time is taken in the frame after (a
-// requestAnimationFrame callback, then a task: the frame has been drawn) as
-// performance.timeOrigin + performance.now(), the realtime clock in ms,
-// appended to $BENCH_OUT as `shown <ns>`; then Escape rejects it (the
+// rendered) appear in the DOM (`built <ns>`) and takes the time again in
+// the frame after (a requestAnimationFrame callback, then a task: the frame
+// has been drawn; `shown <ns>`), each as performance.timeOrigin +
+// performance.now(), the realtime clock in ms, appended to $BENCH_OUT as
+// ns; then Escape rejects it (the
 // extension's Esc) so the agent's turn ends. `clock <ms>` lines give the
 // page clock minus Date.now() at the start and end (its drift from the
 // realtime clock over the run). Prints `ready` once the workbench is up.
 // Env: CODE_SERVER_DIR, CODE_SERVER_NODE, ASK_LSP_VSIX, ASK_LSP_BIN,
 // BENCH_OPENCODE_URL, BENCH_OPENCODE_DIR, BENCH_OUT, BENCH_PROMPTS.
-// Ends when stdin closes.
+// Ends when stdin closes; a `screenshot` line on stdin saves the page to
+// $BENCH_OUT.png (the bench asks for it when a prompt is never seen).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -77,15 +79,22 @@ function watchQuickPick() {
     const row = [...widget.querySelectorAll('.monaco-list-row')].some((r) => r.textContent.includes('SQLite'));
     if (!asked.includes('Which database?') || !row) return;
     up = true;
+    const built = performance.timeOrigin + performance.now();
     requestAnimationFrame(() => {
       const channel = new MessageChannel();
-      channel.port1.onmessage = () => window.__askMarks.push(performance.timeOrigin + performance.now());
+      channel.port1.onmessage = () => window.__askMarks.push([built, performance.timeOrigin + performance.now()]);
       channel.port2.postMessage(0);
     });
   };
   new MutationObserver(check).observe(document.body, {
     subtree: true, childList: true, attributes: true, characterData: true,
   });
+}
+
+/** ms since the epoch to ns, without a double's rounding of the ns. */
+function ns(ms) {
+  const whole = Math.floor(ms);
+  return BigInt(whole) * 1000000n + BigInt(Math.round((ms - whole) * 1e6));
 }
 
 async function main() {
@@ -133,15 +142,19 @@ async function main() {
   console.log('ready');
 
   let open = true;
-  process.stdin.on('end', () => (open = false)).resume();
+  let screenshot = false;
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (text) => (screenshot ||= text.includes('screenshot')));
+  process.stdin.on('end', () => (open = false));
   while (open) {
     const marks = await page.evaluate(() => window.__askMarks.splice(0));
-    for (const ms of marks) {
-      // ms since the epoch to ns, without a double's rounding of the ns.
-      const whole = Math.floor(ms);
-      const ns = BigInt(whole) * 1000000n + BigInt(Math.round((ms - whole) * 1e6));
-      fs.writeSync(out, `shown ${ns}\n`);
+    for (const [built, shown] of marks) {
+      fs.writeSync(out, `built ${ns(built)}\nshown ${ns(shown)}\n`);
       await page.keyboard.press('Escape');
+    }
+    if (screenshot) {
+      screenshot = false;
+      await page.screenshot({ path: `${env.BENCH_OUT}.png` });
     }
     await new Promise((r) => setTimeout(r, 10));
   }
