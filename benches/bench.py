@@ -35,6 +35,9 @@ QUIET_S = float(os.environ.get("BENCH_QUIET_S", "30"))
 # The real OpenCode servers (`source /tmp/peers.env`, tests/opencode/install.sh).
 OPENCODE = os.environ.get("ASK_LSP_OPENCODE_BIN")
 OPENCODE_PLUGIN = os.environ.get("ASK_LSP_OPENCODE_PLUGIN_DIR")
+# OpenCode 1.18.34, whose second session engine (`POST /api/session`) the
+# real-OpenCode set also measures.
+OPENCODE_NEXT = os.environ.get("ASK_LSP_OPENCODE_NEXT_BIN")
 NVIM_VISIBLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvim_visible.lua")
 VSCODE_VISIBLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vscode_visible.mjs")
 # The mock LLM stamping each question tool call it writes.
@@ -529,7 +532,7 @@ class RealOpenCode:
     """OpenCode 1.18.33 offline, as tests/opencode/harness.rs starts it: its
     own home and config, the mock LLM as its only provider."""
 
-    def __init__(self, llm_out=None):
+    def __init__(self, llm_out=None, bin=None):
         self.root = tempfile.TemporaryDirectory(prefix="ask-lsp-bench-oc-")
         root = self.root.name
         for name in ("home", "config/opencode", "data", "cache", "state", "project"):
@@ -540,7 +543,8 @@ class RealOpenCode:
                                     env={**os.environ, **({"BENCH_LLM_OUT": llm_out} if llm_out else {})})
         while not (os.path.exists(port_file) and open(port_file).read()):
             time.sleep(0.05)
-        llm = f"http://127.0.0.1:{open(port_file).read()}"
+        self.llm_address = f"127.0.0.1:{open(port_file).read()}"
+        llm = f"http://{self.llm_address}"
         config = os.path.join(root, "config", "opencode")
         with open(os.path.join(config, "opencode.json"), "w") as f:
             json.dump({"provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
@@ -559,7 +563,7 @@ class RealOpenCode:
             port = probe.getsockname()[1]
         self.project = os.path.join(root, "project")
         self.proc = subprocess.Popen(
-            [OPENCODE, "serve", "--hostname", "127.0.0.1", "--port", str(port)], cwd=self.project,
+            [bin or OPENCODE, "serve", "--hostname", "127.0.0.1", "--port", str(port)], cwd=self.project,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env={"PATH": os.environ["PATH"], "HOME": f"{root}/home", "XDG_CONFIG_HOME": f"{root}/config",
                  "XDG_DATA_HOME": f"{root}/data", "XDG_CACHE_HOME": f"{root}/cache",
@@ -593,6 +597,33 @@ class RealOpenCode:
         self.http("POST", f"/session/{session}/prompt_async", {"parts": [{"type": "text", "text": text}]})
         return session
 
+    def llm_requests(self):
+        """How many requests the mock LLM has had."""
+        import http.client
+        connection = http.client.HTTPConnection(self.llm_address, timeout=10)
+        connection.request("GET", "/_mock/records")
+        return len(json.loads(connection.getresponse().read())["requests"])
+
+    def say_next(self, text):
+        """A session of 1.18.34's new engine whose first message is `text`
+        (as tests/real_opencode_next.rs: the model named per session)."""
+        created = self.http("POST", "/api/session", {"location": {"directory": self.project},
+                                                     "model": {"id": "mock-model", "providerID": "mock"}})
+        session = json.loads(created.body)["data"]["id"]
+        assert self.http("POST", f"/api/session/{session}/prompt", {"prompt": {"text": text}}).status == 200
+        return session
+
+    def warm_next(self, timeout=120):
+        """The first new-engine prompts are sometimes never run on a fresh
+        1.18.34: a throwaway turn that reaches the model, retried."""
+        deadline = time.time() + timeout
+        while self.llm_requests() == 0:
+            assert time.time() < deadline, "the new engine never called the model"
+            self.say_next("warm up")
+            turn = time.time() + 5
+            while time.time() < turn and self.llm_requests() == 0:
+                time.sleep(0.1)
+
     def idle(self, session, timeout):
         """Once the session has been busy and is no longer."""
         deadline = time.time() + timeout
@@ -623,18 +654,36 @@ class RealOpenCode:
         self.root.cleanup()
 
 
-def real_opencode(rate, tokens):
+def real_opencode(rate, tokens, engine="1.18.33"):
     """The real OpenCode streaming a model's answer: the mock LLM sends
     `tokens` tokens at `rate` per second, one per write; OpenCode turns each
     into events on /event, one per write. ask-lsp, the SDK, the Node
     consumer and the epoll loop follow it at once; CPU ns from schedstat over
-    the answer (prompt to the session idle), per event the epoll loop
-    counted, beside OpenCode's own CPU over the same window."""
-    server = RealOpenCode()
+    the answer (prompt to the session idle; for 1.18.34's new engine, whose
+    sessions `/session/status` does not list, to its `session.next.step.ended`
+    read by an observer), per event the epoll loop counted, beside OpenCode's
+    own CPU over the same window."""
+    next_engine = engine == "1.18.34 next"
+    server = RealOpenCode(bin=OPENCODE_NEXT if next_engine else OPENCODE)
     try:
         # A first turn loads the provider: not in the window.
-        warm = server.prompt("hello")
-        server.idle(warm, 60)
+        if next_engine:
+            server.warm_next()
+            import http.client
+            observer = http.client.HTTPConnection(server.address)
+            observer.request("GET", "/event")
+            events = observer.getresponse()
+            ended = threading.Event()
+
+            def observe():
+                for line in events:
+                    if b'"type":"session.next.step.ended"' in line:
+                        ended.set()
+
+            threading.Thread(target=observe, daemon=True).start()
+        else:
+            warm = server.prompt("hello")
+            server.idle(warm, 60)
         hold = {**os.environ, "BENCH_HOLD": "1"}
         pipes = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         lsp = Lsp([server.url], directory=server.project)
@@ -650,8 +699,13 @@ def real_opencode(rate, tokens):
         before = {name: schedstat(pid) for name, pid in pids.items()}
         load0 = load()
         started = time.perf_counter()
-        session = server.prompt(f"STREAM:{tokens}@{rate}")
-        assert server.idle(session, tokens / rate * 5 + 60), "the answer did not end"
+        if next_engine:
+            ended.clear()
+            server.say_next(f"STREAM:{tokens}@{rate}")
+            assert ended.wait(tokens / rate * 5 + 60), "the answer did not end"
+        else:
+            session = server.prompt(f"STREAM:{tokens}@{rate}")
+            assert server.idle(session, tokens / rate * 5 + 60), "the answer did not end"
         time.sleep(0.5)   # the last events read
         answered_s = time.perf_counter() - started
         after = {name: schedstat(pid) for name, pid in pids.items()}
@@ -669,7 +723,7 @@ def real_opencode(rate, tokens):
         server.close()
     ns = {name: (after[name][0] - before[name][0]) / events for name in pids}
     return {"load": load0, "load_after": load(), "rate": rate, "tokens": tokens, "events": events,
-            "answered_s": answered_s, "ns": ns}
+            "answered_s": answered_s, "ns": ns, "engine": engine}
 
 
 def nvim_binary():
@@ -1045,14 +1099,16 @@ def print_opencode(results):
              ("node", "Node, same prefilter"), ("epoll", "bare epoll loop (C)"),
              ("opencode", "OpenCode itself")]
     names = [(key, label) for key, label in names if key in results[0]["ns"]]
-    print("\nReal OpenCode 1.18.33 streaming a model's answer (the mock LLM's tokens at a set rate,"
-          " one per write); CPU ns per event on /event from schedstat, prompt to the session idle\n")
-    print("| tokens/s | load (1 min) before / after | events (tokens) | "
+    print("\nReal OpenCode streaming a model's answer (the mock LLM's tokens at a set rate, one per write):"
+          " 1.18.33, and 1.18.34's new engine (`POST /api/session`) where ASK_LSP_OPENCODE_NEXT_BIN is set;"
+          " CPU ns per event on /event from schedstat, prompt to the answer's end\n")
+    print("| OpenCode | tokens/s | load (1 min) before / after | events (tokens) | "
           + " | ".join(label for _, label in names) + " | SDK / ask-lsp | ask-lsp / epoll |")
-    print("| --- | --- | --- | " + " | ".join("---" for _ in names) + " | --- | --- |")
+    print("| --- | --- | --- | --- | " + " | ".join("---" for _ in names) + " | --- | --- |")
     for r in results:
         n = r["ns"]
-        print(f"| {r['rate']:,.0f} | {r['load']:.2f} / {r['load_after']:.2f} | {r['events']:,} ({r['tokens']:,}) | "
+        print(f"| {r['engine']} | {r['rate']:,.0f} | {r['load']:.2f} / {r['load_after']:.2f} |"
+              f" {r['events']:,} ({r['tokens']:,}) | "
               + " | ".join(f"{n[key]:,.0f}" for key, _ in names)
               + f" | {n['sdk'] / n['ask']:.1f}x | {n['ask'] / n['epoll']:.2f}x |")
 
@@ -1185,12 +1241,14 @@ def main():
     if wanted("opencode"):
         if OPENCODE and OPENCODE_PLUGIN:
             extra["opencode"] = []
+            engines = ("1.18.33", *(("1.18.34 next",) if OPENCODE_NEXT else ()))
             for run in range(RUNS):
-                for rate, tokens in OPENCODE_RATES:
-                    r = real_opencode(rate, tokens)
-                    extra["opencode"].append(r)
-                    print(f"  real OpenCode {rate:,} tokens/s run {run + 1}: {r['events']:,} events,"
-                          f" ns/event {r['ns']} (load {r['load']:.2f})", file=sys.stderr)
+                for engine in engines:
+                    for rate, tokens in OPENCODE_RATES:
+                        r = real_opencode(rate, tokens, engine)
+                        extra["opencode"].append(r)
+                        print(f"  real OpenCode {engine} {rate:,} tokens/s run {run + 1}: {r['events']:,} events,"
+                              f" ns/event {r['ns']} (load {r['load']:.2f})", file=sys.stderr)
         else:
             print("  real OpenCode: skipped (source /tmp/peers.env, tests/opencode/install.sh)",
                   file=sys.stderr)
