@@ -828,7 +828,7 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS):
             editor.wait(timeout=30)
         lines = open(marks).read().split("\n")
         stamps = {what: [int(line.split()[1]) for line in lines if line.startswith(what + " ")]
-                  for what in ("received", "built", "shown")}
+                  for what in ("request", "received", "built", "shown")}
         clock = [float(line.split()[1]) for line in lines if line.startswith("clock ")]
         llm = [int(v) for v in open(llm_out).read().split()]
         taken = [realtime_of_log(line) for line in open(lsp_log) if "prompt asked" in line]
@@ -1136,7 +1136,10 @@ def print_visible(results):
                 ("`question.asked` out → ask-lsp's `prompt asked` (0 where ask-lsp read it first)",
                  "first", "taken")]
         if v["hops"]["received"]:
-            hops += [("ask-lsp's `prompt asked` → the plugin's `User AskLspPrompt`", "taken", "received"),
+            hops += [("ask-lsp's `prompt asked` → the plugin's request handler called (ask-lsp's presenter and"
+                      " stdout, Neovim's read)", "taken", "request"),
+                     ("request handler → the plugin's `User AskLspPrompt` (one turn of the event loop)",
+                      "request", "received"),
                      ("`User AskLspPrompt` → float drawn", "received", "shown")]
         else:
             hops += [("ask-lsp's `prompt asked` → QuickPick in the DOM (stdio, extension host, workbench)",

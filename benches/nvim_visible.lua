@@ -1,10 +1,11 @@
 -- For scripts/bench (time to a visible prompt): the Neovim plugin, headless,
 -- following a real OpenCode with every question in the form's float, shown
 -- at once (`focus = { mode = 'now' }`: the default, 'idle', waits for 1.5 s
--- without a key press). Two realtime stamps (ns, the clock Python's
--- time.time_ns reads) are appended to $BENCH_OUT per prompt: `received`
--- when the plugin has taken in askQuestions/ask (its `User AskLspPrompt`,
--- one turn of the event loop after the request), `shown` once the float is
+-- without a key press). Three realtime stamps (ns, the clock Python's
+-- time.time_ns reads) are appended to $BENCH_OUT per prompt: `request`
+-- when the plugin's askQuestions/ask handler is called, `received` when it
+-- has taken the request in (its `User AskLspPrompt`, one turn of the event
+-- loop after), `shown` once the float is
 -- open and filled (the next turn after the plugin names the float's
 -- filetype, where a UI would redraw). The question is then rejected so the
 -- agent's turn ends. Quits after $BENCH_PROMPTS floats.
@@ -19,6 +20,20 @@ local function stamp(what)
   local now = vim.uv.clock_gettime('realtime')
   out:write(('%s %d%09d\n'):format(what, now.sec, now.nsec))
   out:flush()
+end
+-- `request`: the plugin's askQuestions/ask handler called (Neovim has read
+-- and dispatched the request), taken by wrapping the handler the plugin
+-- gives vim.lsp.start.
+local start = vim.lsp.start
+vim.lsp.start = function(config, ...)
+  local ask = config.handlers and config.handlers['askQuestions/ask']
+  if ask then
+    config.handlers['askQuestions/ask'] = function(...)
+      stamp('request')
+      return ask(...)
+    end
+  end
+  return start(config, ...)
 end
 vim.api.nvim_create_autocmd('User', {
   pattern = 'AskLspPrompt',
