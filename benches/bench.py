@@ -529,8 +529,8 @@ def per_event(rate, seconds):
 
 
 class RealOpenCode:
-    """OpenCode 1.18.33 offline, as tests/opencode/harness.rs starts it: its
-    own home and config, the mock LLM as its only provider."""
+    """OpenCode 1.18.33 (or `bin`) offline, as tests/opencode/harness.rs
+    starts it: its own home and config, the mock LLM as its only provider."""
 
     def __init__(self, llm_out=None, bin=None):
         self.root = tempfile.TemporaryDirectory(prefix="ask-lsp-bench-oc-")
@@ -736,11 +736,10 @@ def nvim_binary():
 
 
 def vscode_ready():
-    """What the VS Code surface needs (editors/vscode/scripts/install-e2e.sh,
-    a VSIX; scripts/bench --visible provides them), else None."""
-    if all(os.environ.get(name) for name in ("CODE_SERVER_DIR", "CODE_SERVER_NODE", "ASK_LSP_VSIX")):
-        return True
-    return None
+    """Whether what the VS Code surface needs is given (code-server from
+    editors/vscode/scripts/install-e2e.sh, a VSIX: scripts/bench provides
+    them)."""
+    return all(os.environ.get(name) for name in ("CODE_SERVER_DIR", "CODE_SERVER_NODE", "ASK_LSP_VSIX"))
 
 
 def realtime_of_log(line):
