@@ -28,10 +28,13 @@ local start = vim.lsp.start
 vim.lsp.start = function(config, ...)
   local ask = config.handlers and config.handlers['askQuestions/ask']
   if ask then
-    config.handlers['askQuestions/ask'] = function(...)
-      stamp('request')
-      return ask(...)
-    end
+    -- A copy: the plugin's own table stays as it is.
+    config.handlers = vim.tbl_extend('force', config.handlers, {
+      ['askQuestions/ask'] = function(...)
+        stamp('request')
+        return ask(...)
+      end,
+    })
   end
   return start(config, ...)
 end
