@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::app;
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
+use crate::present::i18n::tr;
 use crate::present::prompt_text::{self, Layout};
 use crate::present::{sentences, who};
 use crate::prompt::{Answer, FormValues, Kind, Question};
@@ -77,14 +78,11 @@ pub async fn watch(
     let mut output = output;
     for server in &servers {
         let found = match &server.url_source {
-            UrlSource::Discovered(from) => format!(" (found running: {from})"),
+            UrlSource::Discovered(from) => tr!("watch.found_running", from = from),
             _ => String::new(),
         };
-        let _ = writeln!(
-            output,
-            "ask-lsp: watching {}{found} for prompts (Ctrl-D to quit)",
-            server.url
-        );
+        let watching = tr!("watch.watching", url = server.url, found = found);
+        let _ = writeln!(output, "ask-lsp: {watching}");
     }
     let started = app::start(servers, roots, policies, notify);
     Watch::new(started.broker, output, options.exit_on_eof)
@@ -114,7 +112,7 @@ struct Current {
     /// An empty line on several questions asks first.
     confirm_reject: bool,
     /// What the permission answer sent here allows, to say once it is done.
-    allowed: Option<&'static str>,
+    allowed: Option<String>,
 }
 
 impl Current {
@@ -154,7 +152,7 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
     if let Some(text) = line.strip_prefix('=') {
         return match text.trim() {
             _ if !question.custom => Err(typed_not_allowed(question)),
-            "" => Err("type the answer after =".into()),
+            "" => Err(tr!("watch.type_after_equals")),
             text => Ok(Typed::Answer(vec![text.to_owned()])),
         };
     }
@@ -174,10 +172,8 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
         if let Some(n) = close_option(question, line) {
             let label = &question.options[n - 1].label;
             return Err(match question.custom {
-                true => {
-                    format!("did you mean {n}. {label}? {n} picks it; ={line} sends what you typed")
-                }
-                false => format!("did you mean {n}. {label}? {n} picks it"),
+                true => tr!("watch.did_you_mean_typed", n = n, label = label, line = line),
+                false => tr!("watch.did_you_mean", n = n, label = label),
             });
         }
         return if question.custom {
@@ -187,9 +183,9 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
         };
     }
     let range = match count {
-        0 => return Err("this question has no options: type =text to answer with digits".into()),
+        0 => return Err(tr!("watch.no_options")),
         1 => "1".to_owned(),
-        n => format!("from 1 to {n}"),
+        n => tr!("watch.range", n = n),
     };
     // `1,3`, `1, 3` and `1 3` alike.
     let numbers: Option<Vec<usize>> = line
@@ -198,10 +194,9 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
         .map(|n| n.parse::<usize>().ok().filter(|n| (1..=count).contains(n)))
         .collect();
     let numbers = numbers.filter(|n| !n.is_empty());
-    let hint = if question.custom {
-        " (=text answers with text)"
-    } else {
-        ""
+    let hint = match question.custom {
+        true => tr!("watch.equals_hint"),
+        false => String::new(),
     };
     match numbers {
         Some(numbers) if question.multiple || numbers.len() == 1 => Ok(Typed::Answer(
@@ -210,11 +205,9 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
                 .map(|n| question.options[n - 1].label.clone())
                 .collect(),
         )),
-        Some(_) => Err(format!("pick one number {range}{hint}")),
-        None if question.multiple => Err(format!(
-            "pick numbers {range}, separated by commas or spaces{hint}"
-        )),
-        None => Err(format!("pick a number {range}{hint}")),
+        Some(_) => Err(tr!("watch.pick_one", range = range, hint = hint)),
+        None if question.multiple => Err(tr!("watch.pick_numbers", range = range, hint = hint)),
+        None => Err(tr!("watch.pick_a_number", range = range, hint = hint)),
     }
 }
 
@@ -265,8 +258,8 @@ fn edit_distance(a: &[char], b: &[char]) -> usize {
 
 fn typed_not_allowed(question: &Question) -> String {
     match question.options.len() {
-        1 => "this question takes no typed answer: pick 1".into(),
-        n => format!("this question takes no typed answer: pick a number from 1 to {n}"),
+        1 => tr!("watch.no_typed_answer_one"),
+        n => tr!("watch.no_typed_answer", n = n),
     }
 }
 
@@ -330,14 +323,11 @@ impl<W: Write> Watch<W> {
                 let waiting = self.queue.len() + usize::from(self.current.is_some());
                 if waiting > 0 {
                     // The demo's server stops with it: nothing stays pending.
-                    let there = match self.exit_on_eof {
-                        true => " (still pending on the server)",
-                        false => "",
+                    let said = match self.exit_on_eof {
+                        true => tr!("watch.input_closed_pending", prompts = prompts(waiting)),
+                        false => tr!("watch.input_closed", prompts = prompts(waiting)),
                     };
-                    self.say(format!(
-                        "ask-lsp: input closed; {} left unanswered{there}",
-                        prompts(waiting)
-                    ));
+                    self.say(format!("ask-lsp: {said}"));
                 }
                 return;
             }
@@ -374,7 +364,7 @@ impl<W: Write> Watch<W> {
                 self.queue.push_back(pending);
                 if self.current.is_some() {
                     let waiting = self.queue.len();
-                    self.say(format!("+ {} waiting after this one", prompts(waiting)));
+                    self.say(format!("+ {}", tr!("watch.waiting", prompts = prompts(waiting))));
                     self.reprompt();
                 }
                 self.next();
@@ -392,11 +382,10 @@ impl<W: Write> Watch<W> {
                     (
                         Some(Current {
                             allowed: Some(decided),
-                            pending,
                             ..
                         }),
                         Reason::AnsweredHere,
-                    ) => format!("{decided} \"{}\"", pending.title),
+                    ) => decided.clone(),
                     _ => {
                         sentences::resolution(&resolution.title, resolution.reason, &resolution.why)
                     }
@@ -416,11 +405,11 @@ impl<W: Write> Watch<W> {
                     };
                     if self.generations.insert(server.name.clone(), generation) != Some(generation)
                     {
-                        self.say(format!(
-                            "· {}: {} at {}",
-                            server.name,
-                            server.kind.label(),
-                            server.url
+                        self.say(tr!(
+                            "watch.server_kind",
+                            server = server.name,
+                            kind = server.kind.label(),
+                            url = server.url
                         ));
                         self.reprompt();
                     }
@@ -429,7 +418,7 @@ impl<W: Write> Watch<W> {
             Update::Connection { server, error } => {
                 match error {
                     Some(error) => self.say(format!("! {server}: {error}")),
-                    None => self.say(format!("✓ {server}: connected again")),
+                    None => self.say(format!("✓ {}", sentences::connected_again(&server))),
                 }
                 self.reprompt();
             }
@@ -448,23 +437,22 @@ impl<W: Write> Watch<W> {
             return;
         };
         let what = match &pending.prompt.kind {
-            Kind::Questions(q) if q.len() == 1 => "Question".to_owned(),
-            Kind::Questions(q) => format!("{} questions", q.len()),
-            Kind::Permission(_) => "Permission".to_owned(),
-            Kind::Form(form) if form.url.is_some() => "Link".to_owned(),
-            Kind::Form(_) => "Form".to_owned(),
+            Kind::Questions(q) if q.len() == 1 => tr!("watch.header.question"),
+            Kind::Questions(q) => tr!("watch.header.questions", count = q.len()),
+            Kind::Permission(_) => tr!("watch.header.permission"),
+            Kind::Form(form) if form.url.is_some() => tr!("watch.header.link"),
+            Kind::Form(_) => tr!("watch.header.form"),
         };
         let from = who::server_and_project(&pending.server, &pending.prompt);
         let session = who::session(
             &pending.prompt.session,
             pending.prompt.origin.session_title.as_ref(),
         );
-        self.say(format!("\n── {what} from {from} ({session}) ──"));
+        let header = tr!("watch.header", what = what, from = from, session = session);
+        self.say(format!("\n── {header} ──"));
         if !self.queue.is_empty() {
-            self.say(format!(
-                "({} waiting after this one)",
-                prompts(self.queue.len())
-            ));
+            let waiting = tr!("watch.waiting", prompts = prompts(self.queue.len()));
+            self.say(format!("({waiting})"));
         }
         self.current = Some(Current {
             pending,
@@ -491,8 +479,8 @@ impl<W: Write> Watch<W> {
         let mut text = String::new();
         if current.confirm_reject {
             text.push_str(&match current.questions().len() {
-                0 => "Reject the form? y to reject, anything else to go on".to_owned(),
-                n => format!("Reject all {n} questions? y to reject, anything else to go on"),
+                0 => tr!("watch.confirm_reject_form"),
+                n => tr!("watch.confirm_reject_all", n = n),
             });
         } else {
             match &current.pending.prompt.kind {
@@ -505,9 +493,7 @@ impl<W: Write> Watch<W> {
                     for (n, choice) in permission.choices.iter().enumerate() {
                         text.push_str(&format!("\n  {}. {}", n + 1, choice.label));
                     }
-                    text.push_str(
-                        "\nA number; an empty line rejects; ! and a reason rejects and tells the agent why.",
-                    );
+                    text.push_str(&tr!("watch.permission_how"));
                 }
                 Kind::Form(f) if f.url.is_some() => form::link_text(f, &mut text),
                 Kind::Form(f) if f.fields.is_empty() => form::empty_text(f, &mut text),
@@ -603,14 +589,16 @@ impl<W: Write> Watch<W> {
                         {
                             Some(n) => {
                                 current.answers.push(vec![line.to_owned()]);
-                                current.allowed =
-                                    prompt_text::allowed(permission.choices[n - 1].effect);
+                                current.allowed = prompt_text::allowed(
+                                    permission.choices[n - 1].effect,
+                                    &current.pending.title,
+                                );
                                 Human::Answer(Answer::Permission {
                                     choice: permission.choices[n - 1].id.clone(),
                                 })
                             }
                             None => {
-                                self.say(format!("  pick a number from 1 to {count}"));
+                                self.say(format!("  {}", tr!("watch.pick_range", n = count)));
                                 return self.prompt();
                             }
                         }
@@ -619,7 +607,10 @@ impl<W: Write> Watch<W> {
             }
         };
         if let Err(error) = self.broker.decide(&key, human).await {
-            self.say(format!("! not sent: {error}"));
+            self.say(format!(
+                "! {}",
+                tr!("watch.not_sent", error = app::broker_error(&error))
+            ));
             if let Some(current) = &mut self.current {
                 current.answers.clear();
                 current.values.clear();
@@ -633,29 +624,27 @@ impl<W: Write> Watch<W> {
 fn question_text(text: &mut String, question: &Question, index: usize, total: usize) {
     prompt_text::question(text, question, index, total, Layout::Numbered);
     let how = match (question.multiple, question.custom) {
-        (true, true) => "Numbers separated by commas, or type your own answer",
-        (true, false) => "Numbers separated by commas",
-        (false, true) if question.options.is_empty() => "Type your answer",
-        (false, true) => "A number, or type your own answer",
-        (false, false) => "A number",
+        (true, true) => tr!("watch.how.numbers_or_typed"),
+        (true, false) => tr!("watch.how.numbers"),
+        (false, true) if question.options.is_empty() => tr!("watch.how.typed"),
+        (false, true) => tr!("watch.how.number_or_typed"),
+        (false, false) => tr!("watch.how.number"),
     };
-    let reject = if total > 1 {
-        "an empty line rejects them all"
-    } else {
-        "an empty line rejects"
+    let reject = match total > 1 {
+        true => tr!("watch.how.empty_rejects_all"),
+        false => tr!("watch.how.empty_rejects"),
     };
-    let literal = if question.custom && !question.options.is_empty() {
-        " (=text sends text that looks like a number)"
-    } else {
-        ""
+    let literal = match question.custom && !question.options.is_empty() {
+        true => tr!("watch.how.literal"),
+        false => String::new(),
     };
-    text.push_str(&format!("\n{how}{literal}; {reject}."));
+    text.push_str(&tr!("watch.how", how = how, literal = literal, reject = reject));
 }
 
 fn prompts(count: usize) -> String {
     match count {
-        1 => "1 prompt".into(),
-        n => format!("{n} prompts"),
+        1 => tr!("watch.one_prompt"),
+        n => tr!("watch.prompts", n = n),
     }
 }
 

@@ -434,8 +434,9 @@ impl Presenter {
             // `Resolved` update explains what happened.
             Err(BrokerError::Busy(_)) => {}
             Err(error) => {
+                let said = crate::app::broker_error(&error);
                 self.client
-                    .show_message(MessageType::ERROR, format!("ask-lsp: {error}"))
+                    .show_message(MessageType::ERROR, format!("ask-lsp: {said}"))
                     .await;
                 let gone = error.prompt_gone();
                 // Not sent: show it again so the answer is not lost.
