@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::ext;
 use crate::broker::{Counters, Pending, Reason, Resolution, ServerStatus, State, Status};
-use crate::present::sentences;
+use crate::present::{sentences, who};
 use crate::prompt::{Effect, FieldKind, FieldOption, FieldValue, Form, Kind, TextFormat};
 use crate::text;
 
@@ -67,7 +67,7 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
         request_id: prompt.id.clone(),
         session_id: text::for_display(&prompt.session, text::DISPLAY_ID_CHARS).into_owned(),
         kind,
-        title: pending.title.clone(),
+        title: who::title(prompt),
         source: ext::Source {
             backend: pending.source.kind.backend().to_owned(),
             url: pending.source.url.clone(),

@@ -199,10 +199,23 @@ pub(crate) fn value(value: &FieldValue, field: &Field, layout: Layout) -> String
 /// start with them (an ACP agent may call an `allow_once` option "Reject").
 pub(crate) fn choice_title(choice: &PermissionChoice) -> String {
     let does = effect(choice.effect);
-    if choice.label.starts_with(&does) {
-        choice.label.clone()
-    } else {
-        tr!("choice.title", does = does, label = choice.label)
+    // A label that starts with what the choice does in English (OpenCode's
+    // adapter's own "Allow always (git *)", an ACP agent's "Allow once")
+    // says it in the person's language; the rest of it stays as written.
+    let english = match choice.effect {
+        Effect::AllowOnce => "Allow once",
+        Effect::AllowAlways => "Allow always",
+        Effect::RejectOnce => "Reject",
+        Effect::RejectAlways => "Reject always",
+    };
+    let rest = choice
+        .label
+        .strip_prefix(english)
+        .filter(|rest| !rest.starts_with(char::is_alphanumeric));
+    match rest {
+        Some(rest) => format!("{does}{rest}"),
+        None if choice.label.starts_with(&does) => choice.label.clone(),
+        None => tr!("choice.title", does = does, label = choice.label),
     }
 }
 

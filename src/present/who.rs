@@ -63,6 +63,20 @@ pub(crate) fn kind_agent_project(server: &str, prompt: &Prompt) -> String {
     }
 }
 
+/// A prompt's title ([`Prompt::title`]) with ask-lsp's note of the other
+/// questions in the person's language; the agent's words stay as they are.
+pub(crate) fn title(prompt: &Prompt) -> String {
+    let title = prompt.title();
+    let more = match &prompt.kind {
+        Kind::Questions(questions) => questions.len().saturating_sub(1),
+        Kind::Permission(_) | Kind::Form(_) => 0,
+    };
+    match title.strip_suffix(&format!(" (+{more} more)")) {
+        Some(name) if more > 0 => tr!("who.title_more", title = name, n = more),
+        _ => title,
+    }
+}
+
 /// What a person calls a prompt of this kind ("question", "permission").
 pub(crate) fn noun(kind: &Kind) -> String {
     match kind {

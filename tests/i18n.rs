@@ -1,0 +1,252 @@
+//! Simplified Chinese end to end (#35): a plain LSP client and the
+//! extension in zh-CN against the simulated server, which locale wins, and
+//! `ask-lsp status` under `LANG=zh_CN.UTF-8`. ask-lsp's words are
+//! translated; the agent's arrive as sent; the answer reaches the server
+//! once. `watch` in a terminal: tests/terminal_line.rs.
+
+mod common;
+
+use std::time::Duration;
+
+use ask_sim::PermissionAsk;
+use common::*;
+use serde_json::{Value, json};
+
+const DIR: &str = "/sim/project";
+
+/// `initialize` with the editor's language and `initializationOptions`,
+/// then `initialized`, and waits until the server is followed.
+async fn client_in(
+    sim: &Sim,
+    env: &[(&str, &str)],
+    caps: Value,
+    editor_locale: Option<&str>,
+    options: Value,
+) -> LspClient {
+    let mut client = LspClient::start(env).await;
+    let mut options = options;
+    options["servers"] = json!([{"url": sim.url()}]);
+    let mut params = json!({"processId": null, "rootUri": null, "capabilities": caps,
+                            "initializationOptions": options});
+    if let Some(locale) = editor_locale {
+        params["locale"] = json!(locale);
+    }
+    let response = client.request("initialize", params).await;
+    assert!(response.get("error").is_none(), "{response:#}");
+    client.notify("initialized", json!({})).await;
+    wait_for(|| sim.subscribers() > 0).await;
+    client
+}
+
+fn titles(message: &Value) -> Vec<String> {
+    message["params"]["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .map(|a| a["title"].as_str().expect("a title").to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_plain_client_in_zh_cn_reads_chinese_around_the_agents_words_and_answers_once() {
+    let sim = sim().await;
+    let mut client = client_in(&sim, &[], plain_caps(), Some("zh-CN"), json!({})).await;
+    let mut two = database();
+    two.extend(questions(json!([{
+        "question": "要运行哪些检查？", "header": "检查", "multiple": true,
+        "options": [{"label": "单元测试", "description": ""}, {"label": "Lint", "description": ""}]}])));
+    let request = sim.ask(None, two);
+    let first = client.next_method("window/showMessageRequest").await;
+    assert_eq!(
+        first["params"]["message"],
+        "（第 1 个，共 2 个）[Database] Which database?\n  Postgres: Relational\n  SQLite: Embedded"
+    );
+    assert_eq!(titles(&first), ["✗ 拒绝", "Postgres", "SQLite"]);
+    client
+        .respond(&first["id"], json!({"title": "SQLite"}))
+        .await;
+    let second = client.next_method("window/showMessageRequest").await;
+    assert_eq!(
+        second["params"]["message"],
+        "（第 2 个，共 2 个）[检查] 要运行哪些检查？\n  单元测试\n  Lint\n（要选择多个选项或输入回答，请使用代码操作或 askLsp.answer 命令。）"
+    );
+    assert_eq!(titles(&second), ["✗ 拒绝", "单元测试", "Lint"]);
+    client
+        .respond(&second["id"], json!({"title": "单元测试"}))
+        .await;
+    wait_for(|| !sim.received().is_empty()).await;
+
+    // A permission: ask-lsp's words (the kind, "Pattern", what each button
+    // does) in Chinese, the command as the agent sent it.
+    let permission = sim
+        .ask_permission(PermissionAsk {
+            session_id: None,
+            permission: "bash".into(),
+            patterns: vec!["git status".into()],
+            metadata: json!({"command": "git status"}),
+            always: vec!["git status *".into()],
+        })
+        .unwrap();
+    let message = client.next_method("window/showMessageRequest").await;
+    assert_eq!(
+        message["params"]["message"],
+        "[权限：bash] Run git status\n  $ git status\n  模式：git status"
+    );
+    assert_eq!(
+        titles(&message),
+        ["拒绝", "仅此一次允许", "始终允许 (git status *)"]
+    );
+    client
+        .respond(&message["id"], json!({"title": "仅此一次允许"}))
+        .await;
+    wait_for(|| sim.received().len() == 2).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        sim.received(),
+        vec![
+            reply(&request.id, json!([["SQLite"], ["单元测试"]])),
+            Received::Permission {
+                id: permission.id.clone(),
+                reply: "once".into(),
+                message: None,
+            }
+        ],
+        "each answer once, the agent's labels as sent"
+    );
+    assert!(sim.pending_permissions().is_empty());
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn the_extension_gets_a_chinese_title_and_code_actions_from_the_environment() {
+    let sim = sim().await;
+    // No locale from the editor or the settings: `$LANG` decides.
+    let mut client = client_in(
+        &sim,
+        &[("LANG", "zh_CN.UTF-8")],
+        extension_caps(),
+        None,
+        json!({}),
+    )
+    .await;
+    let mut two = database();
+    two.extend(checks());
+    let request = sim.ask(None, two);
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["title"], "Database（另有 1 个）");
+    assert_eq!(ask["params"]["questions"][0]["header"], "Database");
+    let actions = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": "file:///x"},
+                   "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                   "context": {"diagnostics": []}}),
+        )
+        .await;
+    let action_titles: Vec<&str> = actions["result"]
+        .as_array()
+        .expect("code actions")
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        action_titles.contains(&"拒绝“Database”") && action_titles.contains(&"回答“Database”：SQLite"),
+        "{action_titles:?}"
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "answers": [["Postgres"], ["Unit", "E2E"]]}),
+        )
+        .await;
+    wait_for(|| !sim.received().is_empty()).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        sim.received(),
+        vec![reply(&request.id, json!([["Postgres"], ["Unit", "E2E"]]))]
+    );
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn the_locale_setting_beats_the_editors_language_and_can_change() {
+    let sim = sim().await;
+    let mut client = client_in(
+        &sim,
+        &[("LANG", "zh_CN.UTF-8")],
+        plain_caps(),
+        Some("zh-CN"),
+        json!({"locale": "en"}),
+    )
+    .await;
+    sim.ask(None, database());
+    let message = client.next_method("window/showMessageRequest").await;
+    assert_eq!(titles(&message), ["✗ Reject", "Postgres", "SQLite"]);
+    // The setting changed to "": the editor's language again.
+    client
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"askLsp": {"locale": ""}}}),
+        )
+        .await;
+    client
+        .respond(&message["id"], json!(null)) // closed: deferred
+        .await;
+    client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.show"}),
+        )
+        .await;
+    let message = client.next_method("window/showMessageRequest").await;
+    assert_eq!(titles(&message), ["✗ 拒绝", "Postgres", "SQLite"]);
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn a_locale_that_is_not_a_string_is_a_clear_configuration_error() {
+    let mut client = LspClient::start(&[]).await;
+    let response = client
+        .request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": {},
+                   "initializationOptions": {"locale": 7}}),
+        )
+        .await;
+    let message = response["error"]["message"].as_str().expect("an error");
+    assert!(
+        message.starts_with("invalid ask-lsp configuration: ") && message.contains("string"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn status_speaks_the_environments_language() {
+    let sim = sim().await;
+    sim.ask(Some(DIR), database());
+    let url = sim.url();
+    let run = async |env: &[(&str, &str)], extra: &[&str]| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"));
+        command
+            .args(["status", "--url", &url, "--directory", DIR])
+            .args(extra)
+            .env_remove("LC_ALL")
+            .env_remove("LC_MESSAGES")
+            .env_remove("LANG")
+            .env("XDG_STATE_HOME", "/nonexistent/ask-lsp-tests")
+            .envs(env.iter().copied())
+            .kill_on_drop(true);
+        let output = command.output().await.expect("ask-lsp status runs");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).expect("UTF-8")
+    };
+    let zh = run(&[("LANG", "zh_CN.UTF-8")], &[]).await;
+    assert!(zh.contains("）：已连接\n"), "{zh}");
+    assert!(zh.contains("  1 个提示等待回答："), "{zh}");
+    assert!(zh.contains("  - 问题“Database”（会话 "), "{zh}");
+    // LC_ALL outranks LANG; --locale outranks both.
+    let en = run(&[("LANG", "zh_CN.UTF-8"), ("LC_ALL", "en_US.UTF-8")], &[]).await;
+    assert!(en.contains("): connected\n  1 prompt pending:"), "{en}");
+    let en = run(&[("LC_ALL", "zh_CN.UTF-8")], &["--locale", "en"]).await;
+    assert!(en.contains("  - question \"Database\" (session "), "{en}");
+}
