@@ -50,6 +50,11 @@ pub fn cells(text: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(text)
 }
 
+/// How many display cells `c` takes (control characters: none).
+pub fn char_cells(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
 /// How many characters of an id [`for_display`] should show.
 pub const DISPLAY_ID_CHARS: usize = 80;
 /// How many characters of a server's error message [`for_display`] should show.

@@ -250,3 +250,58 @@ async fn status_speaks_the_environments_language() {
     let en = run(&[("LC_ALL", "zh_CN.UTF-8")], &["--locale", "en"]).await;
     assert!(en.contains("  - question \"Database\" (session "), "{en}");
 }
+
+/// `watch` in a terminal 40 cells wide under `LANG=zh_CN.UTF-8`: the
+/// instructions in Chinese, a typed Chinese answer wider than the terminal
+/// wrapped by display cells (two a character) and edited in the middle, and
+/// that answer on the server once.
+#[tokio::test]
+async fn watch_in_tmux_speaks_chinese_and_lays_out_cjk_by_cells() {
+    let sim = sim().await;
+    let project = tempfile::tempdir().unwrap();
+    let cwd = project.path().join("watch");
+    std::fs::create_dir(&cwd).unwrap();
+    let command = format!(
+        "env -u LC_ALL -u LC_MESSAGES LANG=zh_CN.UTF-8 ASK_LSP_HOOK=0 {} watch --url {}",
+        env!("CARGO_BIN_EXE_ask-lsp"),
+        sim.url()
+    );
+    let Some(tmux) = common::tmux::Tmux::start_sized(&command, &cwd, WAIT, (40, 20)) else {
+        return;
+    };
+    tmux.wait_for("（按 Ctrl-D 退出）").await;
+    let request = sim.ask(None, database());
+    tmux.wait_for("一个数字，或输入你自己的回答").await;
+    let screen = tmux.screen();
+    assert!(screen.contains("── 问题，来自 default"), "{screen}");
+    assert!(screen.contains("空行表示拒绝。"), "{screen}");
+    // 25 characters, 50 cells after "> ": the first row holds "> " and 19
+    // of them (40 cells), the second the other 6.
+    let answer = "一二三四五六七八九十甲乙丙丁戊己庚辛壬癸子丑寅卯辰";
+    tmux.keys(&["-l", answer]);
+    tmux.wait_for("子丑寅卯辰").await;
+    // Left 3 times and a character typed there: the line is drawn again.
+    tmux.keys(&["Left", "Left", "Left"]);
+    tmux.keys(&["-l", "龙"]);
+    let edited = "一二三四五六七八九十甲乙丙丁戊己庚辛壬癸子丑龙寅卯辰";
+    tmux.wait_for("丑龙寅").await;
+    let screen = tmux.screen();
+    let rows: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let at = rows
+        .iter()
+        .position(|row| row.starts_with("> 一"))
+        .unwrap_or_else(|| panic!("the typed line:\n{screen}"));
+    assert_eq!(rows[at], "> 一二三四五六七八九十甲乙丙丁戊己庚辛壬", "{screen}");
+    assert_eq!(rows[at + 1], "癸子丑龙寅卯辰", "{screen}");
+    assert_eq!(
+        screen.matches("一二三").count(),
+        1,
+        "no stale copy of the first row:\n{screen}"
+    );
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("✓ 已回答“Database”").await;
+    assert_eq!(sim.received(), vec![reply(&request.id, json!([[edited]]))]);
+    let screen = tmux.screen();
+    let done = screen.lines().position(|l| l.contains("✓ 已回答")).unwrap();
+    assert!(done > at + 1, "the notice comes below the whole line:\n{screen}");
+}
