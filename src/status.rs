@@ -227,12 +227,19 @@ async fn probe(spec: &ServerSpec) -> Report {
 #[cfg(unix)]
 fn write_hooks(reach: &HookReach, out: &mut impl std::io::Write) -> std::io::Result<()> {
     match (&reach.directory, &reach.error) {
-        (Some(dir), Some(error)) => writeln!(out, "{}", tr!("status.hooks_error", dir = dir, error = error))?,
+        (Some(dir), Some(error)) => writeln!(
+            out,
+            "{}",
+            tr!("status.hooks_error", dir = dir, error = error)
+        )?,
         (Some(dir), None) => writeln!(out, "{}", tr!("status.hooks", dir = dir))?,
         (None, error) => writeln!(
             out,
             "{}",
-            tr!("status.hooks_nowhere", error = error.as_deref().unwrap_or_default())
+            tr!(
+                "status.hooks_nowhere",
+                error = error.as_deref().unwrap_or_default()
+            )
         )?,
     }
     let now = std::time::SystemTime::now()

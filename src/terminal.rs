@@ -172,7 +172,12 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
         if let Some(n) = close_option(question, line) {
             let label = &question.options[n - 1].label;
             return Err(match question.custom {
-                true => tr!("watch.did_you_mean_typed", n = n, label = label, line = line),
+                true => tr!(
+                    "watch.did_you_mean_typed",
+                    n = n,
+                    label = label,
+                    line = line
+                ),
                 false => tr!("watch.did_you_mean", n = n, label = label),
             });
         }
@@ -364,7 +369,10 @@ impl<W: Write> Watch<W> {
                 self.queue.push_back(pending);
                 if self.current.is_some() {
                     let waiting = self.queue.len();
-                    self.say(format!("+ {}", tr!("watch.waiting", prompts = prompts(waiting))));
+                    self.say(format!(
+                        "+ {}",
+                        tr!("watch.waiting", prompts = prompts(waiting))
+                    ));
                     self.reprompt();
                 }
                 self.next();
@@ -638,7 +646,12 @@ fn question_text(text: &mut String, question: &Question, index: usize, total: us
         true => tr!("watch.how.literal"),
         false => String::new(),
     };
-    text.push_str(&tr!("watch.how", how = how, literal = literal, reject = reject));
+    text.push_str(&tr!(
+        "watch.how",
+        how = how,
+        literal = literal,
+        reject = reject
+    ));
 }
 
 fn prompts(count: usize) -> String {

@@ -150,7 +150,8 @@ async fn the_extension_gets_a_chinese_title_and_code_actions_from_the_environmen
         .map(|a| a["title"].as_str().unwrap())
         .collect();
     assert!(
-        action_titles.contains(&"拒绝“Database”") && action_titles.contains(&"回答“Database”：SQLite"),
+        action_titles.contains(&"拒绝“Database”")
+            && action_titles.contains(&"回答“Database”：SQLite"),
         "{action_titles:?}"
     );
     client
@@ -291,7 +292,10 @@ async fn watch_in_tmux_speaks_chinese_and_lays_out_cjk_by_cells() {
         .iter()
         .position(|row| row.starts_with("> 一"))
         .unwrap_or_else(|| panic!("the typed line:\n{screen}"));
-    assert_eq!(rows[at], "> 一二三四五六七八九十甲乙丙丁戊己庚辛壬", "{screen}");
+    assert_eq!(
+        rows[at], "> 一二三四五六七八九十甲乙丙丁戊己庚辛壬",
+        "{screen}"
+    );
     assert_eq!(rows[at + 1], "癸子丑龙寅卯辰", "{screen}");
     assert_eq!(
         screen.matches("一二三").count(),
@@ -303,5 +307,8 @@ async fn watch_in_tmux_speaks_chinese_and_lays_out_cjk_by_cells() {
     assert_eq!(sim.received(), vec![reply(&request.id, json!([[edited]]))]);
     let screen = tmux.screen();
     let done = screen.lines().position(|l| l.contains("✓ 已回答")).unwrap();
-    assert!(done > at + 1, "the notice comes below the whole line:\n{screen}");
+    assert!(
+        done > at + 1,
+        "the notice comes below the whole line:\n{screen}"
+    );
 }

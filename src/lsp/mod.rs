@@ -270,7 +270,10 @@ impl Front {
         // The detail (serde's, the settings') names keys: it stays as written.
         match text.strip_prefix(PREFIX) {
             Some(rest) if self.vscode.load(Ordering::Relaxed) && keyed(rest) => {
-                tr!("lsp.invalid_configuration", detail = format!("askLsp.{rest}"))
+                tr!(
+                    "lsp.invalid_configuration",
+                    detail = format!("askLsp.{rest}")
+                )
             }
             Some(rest) => tr!("lsp.invalid_configuration", detail = rest),
             _ => text,
@@ -452,7 +455,10 @@ impl LanguageServer for Front {
                 self.client
                     .show_message(
                         MessageType::ERROR,
-                        format!("ask-lsp: {}", tr!("lsp.keeping_configuration", error = error)),
+                        format!(
+                            "ask-lsp: {}",
+                            tr!("lsp.keeping_configuration", error = error)
+                        ),
                     )
                     .await;
             }

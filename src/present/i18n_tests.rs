@@ -76,7 +76,10 @@ fn every_catalogue_has_every_key_with_the_same_placeholders() {
         let missing: Vec<_> = en.keys().filter(|k| !other.contains_key(*k)).collect();
         let extra: Vec<_> = other.keys().filter(|k| !en.contains_key(*k)).collect();
         assert!(missing.is_empty(), "{locale:?} lacks {missing:?}");
-        assert!(extra.is_empty(), "{locale:?} has keys English lacks: {extra:?}");
+        assert!(
+            extra.is_empty(),
+            "{locale:?} has keys English lacks: {extra:?}"
+        );
         for (key, text) in &en {
             let ours: BTreeSet<_> = placeholders(text).collect();
             let theirs: BTreeSet<_> = placeholders(&other[key]).collect();
@@ -116,7 +119,10 @@ fn keys_in_source() -> BTreeSet<String> {
         }
     }
     let mut keys = BTreeSet::new();
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut keys);
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut keys,
+    );
     keys
 }
 
@@ -126,9 +132,15 @@ fn every_key_the_code_uses_exists_and_every_key_is_used() {
     let used = keys_in_source();
     assert!(used.len() > 50, "the scan finds the lookups: {used:?}");
     let unknown: Vec<_> = used.iter().filter(|k| !en.contains_key(*k)).collect();
-    assert!(unknown.is_empty(), "looked up but not in en.toml: {unknown:?}");
+    assert!(
+        unknown.is_empty(),
+        "looked up but not in en.toml: {unknown:?}"
+    );
     let unused: Vec<_> = en.keys().filter(|k| !used.contains(*k)).collect();
-    assert!(unused.is_empty(), "in en.toml but never looked up: {unused:?}");
+    assert!(
+        unused.is_empty(),
+        "in en.toml but never looked up: {unused:?}"
+    );
 }
 
 #[test]

@@ -3,10 +3,10 @@
 //! with what it allows, a form field's hint, a value as a person reads it, a
 //! link with where it leads, a permission choice as a button names it.
 
+use super::i18n::tr;
 use crate::prompt::{
     Effect, Field, FieldKind, FieldValue, Link, Permission, PermissionChoice, Question,
 };
-use super::i18n::tr;
 use crate::text::one_line;
 
 /// How options are laid out: as buttons beside the text (plain LSP), or

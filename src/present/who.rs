@@ -59,7 +59,12 @@ pub(crate) fn kind_agent_project(server: &str, prompt: &Prompt) -> String {
             project = shown(project),
             server = server
         ),
-        None => tr!("who.kind_agent", kind = kind, agent = agent, server = server),
+        None => tr!(
+            "who.kind_agent",
+            kind = kind,
+            agent = agent,
+            server = server
+        ),
     }
 }
 

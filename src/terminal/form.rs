@@ -86,10 +86,9 @@ pub(super) fn parse(field: &Field, line: &str) -> Result<Line, String> {
     };
     let value = match &field.kind {
         FieldKind::Text { .. } => FieldValue::Text(line.to_owned()),
-        FieldKind::Number { .. } => FieldValue::Number(
-            line.parse::<f64>()
-                .map_err(|_| tr!("form.type_a_number"))?,
-        ),
+        FieldKind::Number { .. } => {
+            FieldValue::Number(line.parse::<f64>().map_err(|_| tr!("form.type_a_number"))?)
+        }
         FieldKind::Boolean { .. } => match line.to_lowercase().as_str() {
             "y" | "yes" | "true" => FieldValue::Bool(true),
             "n" | "no" | "false" => FieldValue::Bool(false),

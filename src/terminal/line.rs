@@ -380,7 +380,7 @@ mod unix {
     impl Shared {
         /// Back to the start of the row `partial` starts on, clearing from
         /// there to the end of the screen (the rows a wrapped line took).
-        fn to_start(&mut self, out: &mut impl Write) {
+        fn back_to_start(&mut self, out: &mut impl Write) {
             if std::mem::take(&mut self.drawn) && self.cursor_row > 0 {
                 let _ = write!(out, "\x1b[{}A", self.cursor_row);
             }
@@ -397,7 +397,7 @@ mod unix {
             let before: String = self.line.text[..self.line.cursor].iter().collect();
             let columns = columns();
             let partial = String::from_utf8_lossy(&self.partial).into_owned();
-            self.to_start(out);
+            self.back_to_start(out);
             let _ = out.write_all(&self.partial);
             let _ = write!(out, "{text}");
             let end = super::rows(partial.chars().chain(text.chars()), columns);
@@ -419,7 +419,7 @@ mod unix {
         /// Takes the typed text off the screen, leaving `partial`.
         fn erase(&mut self, out: &mut impl Write) {
             if self.drawn && !self.line.text.is_empty() {
-                self.to_start(out);
+                self.back_to_start(out);
                 let _ = out.write_all(&self.partial);
             }
             self.drawn = false;
@@ -450,7 +450,6 @@ mod unix {
     }
 
     impl Shared {
-
         fn wrote(&mut self, bytes: &[u8]) {
             match bytes.iter().rposition(|&b| b == b'\n') {
                 Some(at) => {
