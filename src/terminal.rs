@@ -378,6 +378,14 @@ impl<W: Write> Watch<W> {
                 self.next();
             }
             Update::Resolved(resolution) => {
+                // The title with ask-lsp's note of more questions in the
+                // person's language, where the prompt is still at hand.
+                let title = self
+                    .queue
+                    .iter()
+                    .chain(self.current.as_ref().map(|c| &c.pending))
+                    .find(|p| p.key == resolution.key)
+                    .map_or_else(|| resolution.title.clone(), |p| who::title(&p.prompt));
                 self.queue.retain(|p| p.key != resolution.key);
                 let was_current = self.current.take_if(|c| c.pending.key == resolution.key);
                 let mark = match resolution.reason {
@@ -394,9 +402,7 @@ impl<W: Write> Watch<W> {
                         }),
                         Reason::AnsweredHere,
                     ) => decided.clone(),
-                    _ => {
-                        sentences::resolution(&resolution.title, resolution.reason, &resolution.why)
-                    }
+                    _ => sentences::resolution(&title, resolution.reason, &resolution.why),
                 };
                 self.say(format!("{mark} {message}"));
                 let was_current = was_current.is_some();
@@ -499,7 +505,8 @@ impl<W: Write> Watch<W> {
                 Kind::Permission(permission) => {
                     prompt_text::permission(&mut text, permission);
                     for (n, choice) in permission.choices.iter().enumerate() {
-                        text.push_str(&format!("\n  {}. {}", n + 1, choice.label));
+                        let label = prompt_text::choice_label(choice);
+                        text.push_str(&format!("\n  {}. {label}", n + 1));
                     }
                     text.push_str(&tr!("watch.permission_how"));
                 }

@@ -311,4 +311,32 @@ async fn watch_in_tmux_speaks_chinese_and_lays_out_cjk_by_cells() {
         done > at + 1,
         "the notice comes below the whole line:\n{screen}"
     );
+
+    // A permission: what each number does in Chinese, the command as sent.
+    let permission = sim
+        .ask_permission(PermissionAsk {
+            session_id: None,
+            permission: "bash".into(),
+            patterns: vec!["make".into()],
+            metadata: json!({"command": "make"}),
+            always: vec!["make *".into()],
+        })
+        .unwrap();
+    tmux.wait_for("  3. 拒绝").await;
+    let screen = tmux.screen();
+    assert!(
+        screen.contains("[权限：bash] Run make\n  $ make\n  模式：make\n  1. 仅此一次允许\n  2. 始终允许 (make *)\n"),
+        "{screen}"
+    );
+    tmux.keys(&["-l", "1"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("✓ 已允许（仅此一次）“Run make”").await;
+    assert_eq!(
+        sim.received()[1..],
+        [Received::Permission {
+            id: permission.id,
+            reply: "once".into(),
+            message: None,
+        }]
+    );
 }

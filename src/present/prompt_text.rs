@@ -199,24 +199,37 @@ pub(crate) fn value(value: &FieldValue, field: &Field, layout: Layout) -> String
 /// start with them (an ACP agent may call an `allow_once` option "Reject").
 pub(crate) fn choice_title(choice: &PermissionChoice) -> String {
     let does = effect(choice.effect);
-    // A label that starts with what the choice does in English (OpenCode's
-    // adapter's own "Allow always (git *)", an ACP agent's "Allow once")
-    // says it in the person's language; the rest of it stays as written.
+    match said_in_english(choice) {
+        Some(rest) => format!("{does}{rest}"),
+        None if choice.label.starts_with(&does) => choice.label.clone(),
+        None => tr!("choice.title", does = does, label = choice.label),
+    }
+}
+
+/// A permission choice's label as a numbered list shows it: as written,
+/// but what it does in the person's language where it starts with that in
+/// English.
+pub(crate) fn choice_label(choice: &PermissionChoice) -> String {
+    match said_in_english(choice) {
+        Some(rest) => format!("{}{rest}", effect(choice.effect)),
+        None => choice.label.clone(),
+    }
+}
+
+/// The rest of a label that starts with what the choice does in English
+/// (OpenCode's adapter's own "Allow always (git *)", an ACP agent's "Allow
+/// once"): that start is ask-lsp's to say in the person's language.
+fn said_in_english(choice: &PermissionChoice) -> Option<&str> {
     let english = match choice.effect {
         Effect::AllowOnce => "Allow once",
         Effect::AllowAlways => "Allow always",
         Effect::RejectOnce => "Reject",
         Effect::RejectAlways => "Reject always",
     };
-    let rest = choice
+    choice
         .label
         .strip_prefix(english)
-        .filter(|rest| !rest.starts_with(char::is_alphanumeric));
-    match rest {
-        Some(rest) => format!("{does}{rest}"),
-        None if choice.label.starts_with(&does) => choice.label.clone(),
-        None => tr!("choice.title", does = does, label = choice.label),
-    }
+        .filter(|rest| !rest.starts_with(char::is_alphanumeric))
 }
 
 /// What a choice does, in ask-lsp's words.
@@ -243,6 +256,26 @@ pub(crate) fn allowed(effect: Effect, title: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::prompt::Choice;
+
+    #[test]
+    fn a_choice_says_what_it_does_before_the_agents_label() {
+        let choice = |label: &str, effect| PermissionChoice {
+            id: "c".into(),
+            label: label.into(),
+            effect,
+        };
+        let always = choice("Allow always (git *)", Effect::AllowAlways);
+        assert_eq!(choice_title(&always), "Allow always (git *)");
+        assert_eq!(choice_label(&always), "Allow always (git *)");
+        let proceed = choice("Yes, proceed", Effect::AllowOnce);
+        assert_eq!(choice_title(&proceed), "Allow once: Yes, proceed");
+        assert_eq!(choice_label(&proceed), "Yes, proceed");
+        // An agent's word that only starts like ours is its own: never cut
+        // into "拒绝ion" in another language.
+        let rejection = choice("Rejection", Effect::RejectOnce);
+        assert_eq!(said_in_english(&rejection), None);
+        assert_eq!(choice_label(&rejection), "Rejection");
+    }
 
     #[test]
     fn one_question_renderer_lays_options_out_for_buttons_or_typing() {
