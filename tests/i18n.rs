@@ -160,7 +160,9 @@ async fn the_extension_gets_a_chinese_title_and_code_actions_from_the_environmen
             json!({"outcome": "answered", "answers": [["Postgres"], ["Unit", "E2E"]]}),
         )
         .await;
-    wait_for(|| !sim.received().is_empty()).await;
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["state"], "replied");
+    assert_eq!(resolved["params"]["message"], "已回答“Database（另有 1 个）”");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
         sim.received(),

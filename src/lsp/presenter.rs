@@ -151,7 +151,12 @@ impl Presenter {
                 self.present_next().await;
             }
             Update::Resolved(resolution) => {
-                self.queue.remove(&resolution.key);
+                // The title with ask-lsp's note of more questions in the
+                // person's language, where the prompt is still at hand.
+                let title = self
+                    .queue
+                    .remove(&resolution.key)
+                    .map_or_else(|| resolution.title.clone(), |p| who::title(&p.prompt));
                 if let Some(shown) = self.shown.take_if(|s| s.key == resolution.key)
                     && !shown.answered
                 {
@@ -163,11 +168,13 @@ impl Presenter {
                 }
                 if self.extension {
                     self.client
-                        .send_notification::<ext::Resolved>(to_proto::resolved_params(&resolution))
+                        .send_notification::<ext::Resolved>(to_proto::resolved_params(
+                            &resolution,
+                            &title,
+                        ))
                         .await;
                 }
-                let said =
-                    || sentences::resolution(&resolution.title, resolution.reason, &resolution.why);
+                let said = || sentences::resolution(&title, resolution.reason, &resolution.why);
                 if !self.extension && !resolution.reason.here() {
                     self.pop_up(MessageType::INFO, said()).await;
                 }

@@ -196,7 +196,8 @@ fn effect(effect: Effect) -> ext::Effect {
     }
 }
 
-pub(crate) fn resolved_params(resolution: &Resolution) -> ext::ResolvedParams {
+/// `title`: the prompt's as the person reads it ([`who::title`]).
+pub(crate) fn resolved_params(resolution: &Resolution, title: &str) -> ext::ResolvedParams {
     ext::ResolvedParams {
         key: resolution.key.clone(),
         state: match resolution.state {
@@ -215,7 +216,7 @@ pub(crate) fn resolved_params(resolution: &Resolution) -> ext::ResolvedParams {
             Reason::Gone => ext::ResolvedReason::Gone,
         },
         here: resolution.reason.here(),
-        message: sentences::resolution(&resolution.title, resolution.reason, &resolution.why),
+        message: sentences::resolution(title, resolution.reason, &resolution.why),
         pending: resolution.pending,
     }
 }
