@@ -162,7 +162,10 @@ async fn the_extension_gets_a_chinese_title_and_code_actions_from_the_environmen
         .await;
     let resolved = client.next_method("askQuestions/resolved").await;
     assert_eq!(resolved["params"]["state"], "replied");
-    assert_eq!(resolved["params"]["message"], "已回答“Database（另有 1 个）”");
+    assert_eq!(
+        resolved["params"]["message"],
+        "已回答“Database（另有 1 个）”"
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
         sim.received(),
@@ -182,7 +185,7 @@ async fn the_locale_setting_beats_the_editors_language_and_can_change() {
         json!({"locale": "en"}),
     )
     .await;
-    sim.ask(None, database());
+    let request = sim.ask(None, database());
     let message = client.next_method("window/showMessageRequest").await;
     assert_eq!(titles(&message), ["✗ Reject", "Postgres", "SQLite"]);
     // The setting changed to "": the editor's language again.
@@ -203,6 +206,21 @@ async fn the_locale_setting_beats_the_editors_language_and_can_change() {
         .await;
     let message = client.next_method("window/showMessageRequest").await;
     assert_eq!(titles(&message), ["✗ 拒绝", "Postgres", "SQLite"]);
+    // The language changes while the message is open: its button still
+    // means what it said, a reject, never a typed answer "✗ 拒绝".
+    client
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"askLsp": {"locale": "en"}}}),
+        )
+        .await;
+    // Nothing says when the change is in force; it takes milliseconds.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    client
+        .respond(&message["id"], json!({"title": "✗ 拒绝"}))
+        .await;
+    wait_for(|| !sim.received().is_empty()).await;
+    assert_eq!(sim.received(), vec![Received::Reject { id: request.id }]);
     assert!(client.shutdown().await.success());
 }
 

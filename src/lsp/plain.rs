@@ -11,7 +11,7 @@ use tower_lsp_server::ls_types::{
 use super::ext;
 use super::to_proto::wire_value;
 use crate::broker::{Human, Listed, Pending};
-use crate::present::i18n::tr;
+use crate::present::i18n::{Locale, in_locale, tr};
 use crate::present::prompt_text::{self, Layout, choice_title, field_hint};
 use crate::prompt::{
     Answer, Effect, Field, FieldKind, FieldValue, Form, FormValues, Kind, Permission,
@@ -206,12 +206,21 @@ fn form_message(form: &Form, key: &str, index: usize, message: &mut String) {
 }
 
 /// What the action a person clicked in [`message_request`] decides, found
-/// by its title among the buttons that message had.
+/// by its title among the buttons that message had: in the language in
+/// force, else in another (the language changed while it was open), so a
+/// click on "✗ 拒绝" never passes for a typed answer.
 pub(crate) fn message_choice(pending: &Pending, index: usize, title: &str) -> Human {
-    let action = plain_actions(pending, index)
-        .into_iter()
-        .find(|(t, _)| t == title)
-        .map(|(_, action)| action);
+    let find = |actions: Vec<(String, PlainAction)>| {
+        actions
+            .into_iter()
+            .find(|(t, _)| t == title)
+            .map(|(_, action)| action)
+    };
+    let action = find(plain_actions(pending, index)).or_else(|| {
+        Locale::ALL
+            .into_iter()
+            .find_map(|locale| find(in_locale(locale, || plain_actions(pending, index))))
+    });
     let field = || match &pending.prompt.kind {
         Kind::Form(form) => form.fields.get(index),
         _ => None,

@@ -7,6 +7,7 @@
 //! Not translated: agent text, protocol ids and JSON keys, logs, and text
 //! sent to the agent (the model reads it): those never pass through here.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt::{Display, Write as _};
 use std::sync::OnceLock;
@@ -20,7 +21,7 @@ pub enum Locale {
 }
 
 impl Locale {
-    const ALL: [Locale; 2] = [Locale::En, Locale::ZhCn];
+    pub const ALL: [Locale; 2] = [Locale::En, Locale::ZhCn];
 
     /// A locale tag as people and editors write it (`zh_CN.UTF-8`,
     /// `zh-Hans-SG`, `en-US`, `C`): Simplified Chinese tags are
@@ -67,12 +68,32 @@ pub fn set_locale(locale: Locale) {
     CURRENT.store(locale as u8, Ordering::Relaxed);
 }
 
+thread_local! {
+    /// [`in_locale`]'s language, on this thread only.
+    static OVERRIDE: Cell<Option<Locale>> = const { Cell::new(None) };
+}
+
 /// The language in force.
 pub fn locale() -> Locale {
-    match CURRENT.load(Ordering::Relaxed) {
-        1 => Locale::ZhCn,
-        _ => Locale::En,
+    OVERRIDE
+        .get()
+        .unwrap_or(match CURRENT.load(Ordering::Relaxed) {
+            1 => Locale::ZhCn,
+            _ => Locale::En,
+        })
+}
+
+/// `words()` written in `locale`, whatever is in force: to recognise text
+/// ask-lsp sent before the language changed (a button's title).
+pub fn in_locale<T>(locale: Locale, words: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Locale>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            OVERRIDE.set(self.0);
+        }
     }
+    let _restore = Restore(OVERRIDE.replace(Some(locale)));
+    words()
 }
 
 type Catalogue = HashMap<String, String>;

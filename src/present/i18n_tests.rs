@@ -152,3 +152,16 @@ fn a_key_falls_back_to_english_and_fills_in_chinese() {
         "已回答“T”"
     );
 }
+
+#[test]
+fn words_can_be_written_in_another_language_on_this_thread() {
+    let before = locale();
+    let zh = in_locale(Locale::ZhCn, || lookup("plain.reject", &[]));
+    assert_eq!(zh, "✗ 拒绝");
+    assert_eq!(locale(), before);
+    assert_eq!(
+        in_locale(Locale::ZhCn, || in_locale(Locale::En, locale)),
+        Locale::En
+    );
+    assert_eq!(locale(), before);
+}
