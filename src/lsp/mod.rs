@@ -155,8 +155,9 @@ impl Front {
         let _in_order = self.updating.lock().await;
         let current = self.settings.lock().expect("not poisoned").clone();
         let merged = merge_settings(&current, update)?;
-        self.use_locale(&merged);
         let config = Config::from_json(Some(&merged), &self.env_for(&merged).await)?;
+        // Only a configuration taken in changes the language.
+        self.use_locale(&merged);
         *self.settings.lock().expect("not poisoned") = merged;
         match self.startup.lock().expect("not poisoned").as_mut() {
             Some(startup) => {
