@@ -14,12 +14,15 @@ use tokio::time::Instant;
 use crate::backends::opencode::discovery::{self, Places};
 use crate::backends::{Backend, BackendEvent, EventSink, Factory, Timing, generation};
 use crate::backends::{Source, sandbox_agent};
-use crate::broker::{BrokerHandle, Updates};
+use crate::broker::{BrokerError, BrokerHandle, Updates};
 use crate::notify;
+use crate::present::i18n::{self, Locale};
+use crate::present::sentences;
 use crate::prompt::Prompt;
 use crate::settings::notify::Settings as NotifySettings;
 use crate::settings::policy::Policies;
 use crate::settings::{BackendKind, EnvDefaults, ServerSpec};
+use crate::text;
 
 /// Every environment variable ask-lsp reads, read once.
 pub(crate) struct Environment {
@@ -45,6 +48,9 @@ pub(crate) struct Environment {
     hook_timeout_ms: Option<String>,
     /// The working directory: the workspace of `watch` and `status`.
     current_dir: Option<PathBuf>,
+    /// `$LC_ALL`, else `$LC_MESSAGES`, else `$LANG` (the first set and
+    /// not empty): the language when nothing more explicit names one.
+    locale: Option<String>,
 }
 
 impl Environment {
@@ -84,6 +90,7 @@ impl Environment {
             log: std::env::var_os("ASK_LSP_LOG").is_some(),
             hook_timeout_ms: std::env::var("ASK_LSP_HOOK_TIMEOUT_MS").ok(),
             current_dir: std::env::current_dir().ok(),
+            locale: ["LC_ALL", "LC_MESSAGES", "LANG"].into_iter().find_map(text),
         }
     }
 
@@ -103,6 +110,29 @@ impl Environment {
 pub(crate) fn environment() -> &'static Environment {
     static ENVIRONMENT: OnceLock<Environment> = OnceLock::new();
     ENVIRONMENT.get_or_init(Environment::read)
+}
+
+/// Chooses the language of every sentence from now on: `explicit` (the
+/// `locale` setting, `--locale`), else `editor` (LSP `initialize.locale`),
+/// else the environment, else English.
+pub fn use_locale(explicit: Option<&str>, editor: Option<&str>) {
+    let chosen = Locale::choose([explicit, editor, environment().locale.as_deref()]);
+    i18n::set_locale(chosen);
+}
+
+/// A broker error in the person's language: the broker states the facts,
+/// the presentation floor words them.
+pub(crate) fn broker_error(error: &BrokerError) -> String {
+    let shown = |key: &str| text::for_display(key, text::DISPLAY_ID_CHARS).into_owned();
+    match error {
+        BrokerError::UnknownKey(key) => sentences::unknown_key(&shown(key)),
+        BrokerError::Busy(key) => sentences::busy(&shown(key)),
+        BrokerError::OnlyRejected(key) => sentences::only_rejected(&shown(key)),
+        BrokerError::Closed => sentences::shutting_down(),
+        // Checks of the prompt model and the servers' own failures, in
+        // their floors' words.
+        BrokerError::Invalid(_) | BrokerError::Backend(_) => error.to_string(),
+    }
 }
 
 /// Whether `$ASK_LSP_LOG` asks for logs (`watch` and `hook` log only then).

@@ -45,6 +45,7 @@ const WATCH_USAGE: &str = "\
 Usage: ask-lsp watch [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR]
                      [--policy MODE] [--timeout-ms N] [--policy-json JSON]
                      [--notify WHERE]... [--notify-after-ms N] [--notify-interval-ms N]
+                     [--locale TAG]
 
 Answers an agent server's questions and permission requests in this
 terminal (Ctrl-D to quit).
@@ -64,12 +65,15 @@ terminal (Ctrl-D to quit).
                      stdout); repeatable
   --notify-after-ms N     announce after N ms unanswered (default 10000)
   --notify-interval-ms N  at most one notification per N ms (default 30000)
+  --locale TAG       the language of what ask-lsp says here: en or zh-CN
+                     (default: LC_ALL, LC_MESSAGES or LANG, else English)
 
 No logs unless ASK_LSP_LOG asks for them (e.g. ASK_LSP_LOG=debug, to stderr:
 `2>watch.log`); what goes wrong is said here as `!` lines.";
 
 const STATUS_USAGE: &str = "\
 Usage: ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json] [--hooks]
+                      [--locale TAG]
 
 Connects once to each server (the same flags and environment as `watch`),
 prints its kind, whether it answers (with advice when it does not) and the
@@ -77,7 +81,9 @@ prompts pending there, and exits: 0 when every server answered, 1 otherwise.
 Nothing is answered.
   --json             one JSON object instead of text
   --hooks            also where `ask-lsp hook` looks, the instances listening
-                     there and when a hook request last reached each";
+                     there and when a hook request last reached each
+  --locale TAG       the language of the lines: en or zh-CN (default: LC_ALL,
+                     LC_MESSAGES or LANG, else English)";
 
 const HOOK_USAGE: &str = "\
 Usage: ask-lsp hook claude|codex [--timeout-ms N]
@@ -121,6 +127,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // `--locale TAG` (watch, status, hook): the language of what is said
+    // here; else the environment's. The LSP server learns the editor's at
+    // `initialize`.
+    let (locale, rest) = match take_locale(rest) {
+        Ok(taken) => taken,
+        Err(message) => {
+            eprintln!("ask-lsp: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let rest = &rest[..];
+    ask_lsp::app::use_locale(locale.as_deref(), None);
     let usage = match command {
         Command::Lsp => LSP_USAGE,
         Command::Watch => WATCH_USAGE,
@@ -172,6 +190,23 @@ fn main() -> ExitCode {
         eprintln!("ask-lsp: {message}");
         ExitCode::from(2)
     })
+}
+
+/// `--locale TAG` taken out of `args`.
+fn take_locale(args: &[String]) -> Result<(Option<String>, Vec<String>), String> {
+    let mut locale = None;
+    let mut rest = Vec::with_capacity(args.len());
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "--locale" => {
+                let tag = iter.next().ok_or("--locale needs a value (e.g. zh-CN)")?;
+                locale = Some(tag.clone());
+            }
+            _ => rest.push(arg.clone()),
+        }
+    }
+    Ok((locale, rest))
 }
 
 /// Logs go to stderr, filtered by ASK_LSP_LOG.

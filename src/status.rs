@@ -8,6 +8,8 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::app::{self, HookReach, Probed};
+use crate::present::i18n::tr;
+use crate::present::who;
 use crate::prompt::Prompt;
 use crate::settings::{ServerKind, ServerSpec, UrlSource, servers_from_flags};
 use crate::text;
@@ -61,7 +63,7 @@ pub async fn status(options: StatusOptions, mut out: impl Write) -> Result<bool,
                 Ok(())
             })
     };
-    written.map_err(|e| format!("cannot write the status: {e}"))?;
+    written.map_err(|e| tr!("status.cannot_write", error = e))?;
     Ok(all_reachable)
 }
 
@@ -98,6 +100,9 @@ struct Report {
 #[serde(rename_all = "camelCase")]
 struct Listed {
     kind: &'static str,
+    /// The kind as a person calls it, in the person's language.
+    #[serde(skip)]
+    noun: String,
     id: String,
     title: String,
     session: String,
@@ -110,6 +115,7 @@ impl Listed {
         let shown = |s: &str| text::for_display(s, text::DISPLAY_ID_CHARS).into_owned();
         Listed {
             kind: prompt.kind.noun(),
+            noun: who::noun(&prompt.kind),
             id: shown(&prompt.id),
             // Already one line and cut with a note of what it hid.
             title: prompt.title(),
@@ -123,49 +129,56 @@ impl Listed {
 impl Report {
     fn write(&self, out: &mut impl Write) -> std::io::Result<()> {
         let state = match &self.error {
-            None => "connected".to_owned(),
-            Some(error) => format!("NOT CONNECTED\n  {error}"),
+            None => tr!("status.connected"),
+            Some(error) => tr!("status.not_connected", error = error),
         };
         let url_from = match &self.url_source {
             UrlSource::Configuration => String::new(),
-            UrlSource::Environment => " [from $ASK_LSP_URL]".into(),
-            UrlSource::BuiltIn => " [the default URL; --url names another]".into(),
-            UrlSource::Discovered(from) => format!(" [found running: {from}]"),
+            UrlSource::Environment => tr!("status.from_env_url"),
+            UrlSource::BuiltIn => tr!("status.default_url"),
+            UrlSource::Discovered(from) => tr!("status.found_running", from = from),
         };
         writeln!(
             out,
-            "{} {}{url_from} ({}): {state}",
-            self.name,
-            self.url,
-            self.generation.label()
+            "{}",
+            tr!(
+                "status.server",
+                name = self.name,
+                url = self.url,
+                from = url_from,
+                kind = self.generation.label(),
+                state = state
+            )
         )?;
         if self.error.is_none() {
             let hidden = match self.hidden {
                 0 => String::new(),
-                1 => " (1 more listed by the server, not shown: its session is not running)".into(),
-                n => format!(
-                    " ({n} more listed by the server, not shown: their sessions are not running)"
-                ),
+                1 => tr!("status.hidden_one"),
+                n => tr!("status.hidden", n = n),
             };
-            match self.pending.len() {
-                0 => writeln!(out, "  nothing pending{hidden}")?,
-                1 => writeln!(out, "  1 prompt pending{hidden}:")?,
-                n => writeln!(out, "  {n} prompts pending{hidden}:")?,
-            }
+            let line = match self.pending.len() {
+                0 => tr!("status.nothing_pending", hidden = hidden),
+                1 => tr!("status.one_pending", hidden = hidden),
+                n => tr!("status.pending", n = n, hidden = hidden),
+            };
+            writeln!(out, "  {line}")?;
         }
         for listed in &self.pending {
-            write!(
-                out,
-                "  - {} \"{}\" (session {}",
-                listed.kind, listed.title, listed.session
-            )?;
+            let mut about = vec![tr!("status.session", session = listed.session)];
             if let Some(agent) = &listed.agent {
-                write!(out, ", agent {agent}")?;
+                about.push(tr!("status.agent", agent = agent));
             }
-            if let Some(directory) = &listed.directory {
-                write!(out, ", {directory}")?;
-            }
-            writeln!(out, ")")?;
+            about.extend(listed.directory.clone());
+            writeln!(
+                out,
+                "  - {}",
+                tr!(
+                    "status.listed",
+                    kind = listed.noun,
+                    title = listed.title,
+                    about = about.join(&tr!("hint.separator"))
+                )
+            )?;
         }
         for problem in &self.problems {
             writeln!(out, "  ! {problem}")?;
@@ -190,7 +203,7 @@ async fn probe(spec: &ServerSpec) -> Report {
         let id = text::for_display(&prompt.id, text::DISPLAY_ID_CHARS).into_owned();
         match prompt.into_checked() {
             Ok(prompt) => listed.push(Listed::new(&prompt)),
-            Err(e) => problems.push(format!("prompt {id} cannot be shown: {e}")),
+            Err(e) => problems.push(tr!("status.unshowable", id = id, error = e)),
         }
     }
     Report {
@@ -214,35 +227,49 @@ async fn probe(spec: &ServerSpec) -> Report {
 #[cfg(unix)]
 fn write_hooks(reach: &HookReach, out: &mut impl std::io::Write) -> std::io::Result<()> {
     match (&reach.directory, &reach.error) {
-        (Some(dir), Some(error)) => writeln!(out, "hooks ({dir}): {error}")?,
-        (Some(dir), None) => writeln!(out, "hooks ({dir}):")?,
-        (None, error) => writeln!(out, "hooks: {}", error.as_deref().unwrap_or_default())?,
+        (Some(dir), Some(error)) => writeln!(
+            out,
+            "{}",
+            tr!("status.hooks_error", dir = dir, error = error)
+        )?,
+        (Some(dir), None) => writeln!(out, "{}", tr!("status.hooks", dir = dir))?,
+        (None, error) => writeln!(
+            out,
+            "{}",
+            tr!(
+                "status.hooks_nowhere",
+                error = error.as_deref().unwrap_or_default()
+            )
+        )?,
     }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
     for listener in &reach.listeners {
         let workspace = match listener.roots.as_slice() {
-            [] => "no workspace".to_owned(),
-            roots => format!("workspace {}", roots.join(", ")),
+            [] => tr!("status.no_workspace"),
+            roots => tr!("status.workspace", roots = roots.join(", ")),
         };
         let reached = match (listener.last_request_ms, &listener.last_agent) {
-            (None, _) => "no hook request has reached it yet".to_owned(),
-            (Some(at), agent) => format!(
-                "last hook request {} ago{}, {} in all",
-                ago(now.saturating_sub(at)),
-                agent
+            (None, _) => tr!("status.no_hook_request"),
+            (Some(at), agent) => tr!(
+                "status.last_hook_request",
+                ago = ago(now.saturating_sub(at)),
+                agent = agent
                     .as_deref()
                     .map(|a| format!(" ({a})"))
                     .unwrap_or_default(),
-                listener.requests
+                count = listener.requests
             ),
         };
-        writeln!(
-            out,
-            "  {} (pid {}, {workspace}): {reached}",
-            listener.socket, listener.pid
-        )?;
+        let line = tr!(
+            "status.listener",
+            socket = listener.socket,
+            pid = listener.pid,
+            workspace = workspace,
+            reached = reached
+        );
+        writeln!(out, "  {line}")?;
     }
     Ok(())
 }
@@ -251,9 +278,9 @@ fn write_hooks(reach: &HookReach, out: &mut impl std::io::Write) -> std::io::Res
 /// `ms` as a person reads an age: "12 s", "3 min", "2 h".
 fn ago(ms: u64) -> String {
     match ms / 1000 {
-        s if s < 120 => format!("{s} s"),
-        s if s < 7200 => format!("{} min", s / 60),
-        s => format!("{} h", s / 3600),
+        s if s < 120 => tr!("status.ago_s", n = s),
+        s if s < 7200 => tr!("status.ago_min", n = s / 60),
+        s => tr!("status.ago_h", n = s / 3600),
     }
 }
 

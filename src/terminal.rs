@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use crate::app;
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
 use crate::present::draft::{Draft, DraftError, Piece, Progress};
+use crate::present::i18n::tr;
 use crate::present::prompt_text::{self, Layout};
 use crate::present::{sentences, who};
 use crate::prompt::{Answer, FormValues, Kind, Question};
@@ -78,14 +79,11 @@ pub async fn watch(
     let mut output = output;
     for server in &servers {
         let found = match &server.url_source {
-            UrlSource::Discovered(from) => format!(" (found running: {from})"),
+            UrlSource::Discovered(from) => tr!("watch.found_running", from = from),
             _ => String::new(),
         };
-        let _ = writeln!(
-            output,
-            "ask-lsp: watching {}{found} for prompts (Ctrl-D to quit)",
-            server.url
-        );
+        let watching = tr!("watch.watching", url = server.url, found = found);
+        let _ = writeln!(output, "ask-lsp: {watching}");
     }
     let started = app::start(servers, roots, policies, notify);
     Watch::new(started.broker, output, options.exit_on_eof)
@@ -116,7 +114,7 @@ struct Current {
     /// An empty line on several questions asks first.
     confirm_reject: bool,
     /// What the permission answer sent here allows, to say once it is done.
-    allowed: Option<&'static str>,
+    allowed: Option<String>,
 }
 
 impl Current {
@@ -172,7 +170,7 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
     if let Some(text) = line.strip_prefix('=') {
         return match text.trim() {
             _ if !question.custom => Err(typed_not_allowed(question)),
-            "" => Err("type the answer after =".into()),
+            "" => Err(tr!("watch.type_after_equals")),
             text => Ok(Typed::Answer(vec![text.to_owned()])),
         };
     }
@@ -192,10 +190,13 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
         if let Some(n) = close_option(question, line) {
             let label = &question.options[n - 1].label;
             return Err(match question.custom {
-                true => {
-                    format!("did you mean {n}. {label}? {n} picks it; ={line} sends what you typed")
-                }
-                false => format!("did you mean {n}. {label}? {n} picks it"),
+                true => tr!(
+                    "watch.did_you_mean_typed",
+                    n = n,
+                    label = label,
+                    line = line
+                ),
+                false => tr!("watch.did_you_mean", n = n, label = label),
             });
         }
         return if question.custom {
@@ -205,9 +206,9 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
         };
     }
     let range = match count {
-        0 => return Err("this question has no options: type =text to answer with digits".into()),
+        0 => return Err(tr!("watch.no_options")),
         1 => "1".to_owned(),
-        n => format!("from 1 to {n}"),
+        n => tr!("watch.range", n = n),
     };
     // `1,3`, `1, 3` and `1 3` alike.
     let numbers: Option<Vec<usize>> = line
@@ -216,10 +217,9 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
         .map(|n| n.parse::<usize>().ok().filter(|n| (1..=count).contains(n)))
         .collect();
     let numbers = numbers.filter(|n| !n.is_empty());
-    let hint = if question.custom {
-        " (=text answers with text)"
-    } else {
-        ""
+    let hint = match question.custom {
+        true => tr!("watch.equals_hint"),
+        false => String::new(),
     };
     match numbers {
         Some(numbers) if question.multiple || numbers.len() == 1 => Ok(Typed::Answer(
@@ -228,11 +228,9 @@ fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
                 .map(|n| question.options[n - 1].label.clone())
                 .collect(),
         )),
-        Some(_) => Err(format!("pick one number {range}{hint}")),
-        None if question.multiple => Err(format!(
-            "pick numbers {range}, separated by commas or spaces{hint}"
-        )),
-        None => Err(format!("pick a number {range}{hint}")),
+        Some(_) => Err(tr!("watch.pick_one", range = range, hint = hint)),
+        None if question.multiple => Err(tr!("watch.pick_numbers", range = range, hint = hint)),
+        None => Err(tr!("watch.pick_a_number", range = range, hint = hint)),
     }
 }
 
@@ -283,8 +281,8 @@ fn edit_distance(a: &[char], b: &[char]) -> usize {
 
 fn typed_not_allowed(question: &Question) -> String {
     match question.options.len() {
-        1 => "this question takes no typed answer: pick 1".into(),
-        n => format!("this question takes no typed answer: pick a number from 1 to {n}"),
+        1 => tr!("watch.no_typed_answer_one"),
+        n => tr!("watch.no_typed_answer", n = n),
     }
 }
 
@@ -348,14 +346,11 @@ impl<W: Write> Watch<W> {
                 let waiting = self.queue.len() + usize::from(self.current.is_some());
                 if waiting > 0 {
                     // The demo's server stops with it: nothing stays pending.
-                    let there = match self.exit_on_eof {
-                        true => " (still pending on the server)",
-                        false => "",
+                    let said = match self.exit_on_eof {
+                        true => tr!("watch.input_closed_pending", prompts = prompts(waiting)),
+                        false => tr!("watch.input_closed", prompts = prompts(waiting)),
                     };
-                    self.say(format!(
-                        "ask-lsp: input closed; {} left unanswered{there}",
-                        prompts(waiting)
-                    ));
+                    self.say(format!("ask-lsp: {said}"));
                 }
                 return;
             }
@@ -392,12 +387,23 @@ impl<W: Write> Watch<W> {
                 self.queue.push_back(pending);
                 if self.current.is_some() {
                     let waiting = self.queue.len();
-                    self.say(format!("+ {} waiting after this one", prompts(waiting)));
+                    self.say(format!(
+                        "+ {}",
+                        tr!("watch.waiting", prompts = prompts(waiting))
+                    ));
                     self.reprompt();
                 }
                 self.next();
             }
             Update::Resolved(resolution) => {
+                // The title with ask-lsp's note of more questions in the
+                // person's language, where the prompt is still at hand.
+                let title = self
+                    .queue
+                    .iter()
+                    .chain(self.current.as_ref().map(|c| &c.pending))
+                    .find(|p| p.key == resolution.key)
+                    .map_or_else(|| resolution.title.clone(), |p| who::title(&p.prompt));
                 self.queue.retain(|p| p.key != resolution.key);
                 let was_current = self.current.take_if(|c| c.pending.key == resolution.key);
                 let mark = match resolution.reason {
@@ -410,14 +416,11 @@ impl<W: Write> Watch<W> {
                     (
                         Some(Current {
                             allowed: Some(decided),
-                            pending,
                             ..
                         }),
                         Reason::AnsweredHere,
-                    ) => format!("{decided} \"{}\"", pending.title),
-                    _ => {
-                        sentences::resolution(&resolution.title, resolution.reason, &resolution.why)
-                    }
+                    ) => decided.clone(),
+                    _ => sentences::resolution(&title, resolution.reason, &resolution.why),
                 };
                 self.say(format!("{mark} {message}"));
                 let was_current = was_current.is_some();
@@ -434,11 +437,11 @@ impl<W: Write> Watch<W> {
                     };
                     if self.generations.insert(server.name.clone(), generation) != Some(generation)
                     {
-                        self.say(format!(
-                            "· {}: {} at {}",
-                            server.name,
-                            server.kind.label(),
-                            server.url
+                        self.say(tr!(
+                            "watch.server_kind",
+                            server = server.name,
+                            kind = server.kind.label(),
+                            url = server.url
                         ));
                         self.reprompt();
                     }
@@ -447,7 +450,7 @@ impl<W: Write> Watch<W> {
             Update::Connection { server, error } => {
                 match error {
                     Some(error) => self.say(format!("! {server}: {error}")),
-                    None => self.say(format!("✓ {server}: connected again")),
+                    None => self.say(format!("✓ {}", sentences::connected_again(&server))),
                 }
                 self.reprompt();
             }
@@ -466,23 +469,22 @@ impl<W: Write> Watch<W> {
             return;
         };
         let what = match &pending.prompt.kind {
-            Kind::Questions(q) if q.len() == 1 => "Question".to_owned(),
-            Kind::Questions(q) => format!("{} questions", q.len()),
-            Kind::Permission(_) => "Permission".to_owned(),
-            Kind::Form(form) if form.url.is_some() => "Link".to_owned(),
-            Kind::Form(_) => "Form".to_owned(),
+            Kind::Questions(q) if q.len() == 1 => tr!("watch.header.question"),
+            Kind::Questions(q) => tr!("watch.header.questions", count = q.len()),
+            Kind::Permission(_) => tr!("watch.header.permission"),
+            Kind::Form(form) if form.url.is_some() => tr!("watch.header.link"),
+            Kind::Form(_) => tr!("watch.header.form"),
         };
         let from = who::server_and_project(&pending.server, &pending.prompt);
         let session = who::session(
             &pending.prompt.session,
             pending.prompt.origin.session_title.as_ref(),
         );
-        self.say(format!("\n── {what} from {from} ({session}) ──"));
+        let header = tr!("watch.header", what = what, from = from, session = session);
+        self.say(format!("\n── {header} ──"));
         if !self.queue.is_empty() {
-            self.say(format!(
-                "({} waiting after this one)",
-                prompts(self.queue.len())
-            ));
+            let waiting = tr!("watch.waiting", prompts = prompts(self.queue.len()));
+            self.say(format!("({waiting})"));
         }
         self.current = Some(Current {
             pending,
@@ -508,8 +510,8 @@ impl<W: Write> Watch<W> {
         let mut text = String::new();
         if current.confirm_reject {
             text.push_str(&match current.questions().len() {
-                0 => "Reject the form? y to reject, anything else to go on".to_owned(),
-                n => format!("Reject all {n} questions? y to reject, anything else to go on"),
+                0 => tr!("watch.confirm_reject_form"),
+                n => tr!("watch.confirm_reject_all", n = n),
             });
         } else {
             match &current.pending.prompt.kind {
@@ -520,11 +522,10 @@ impl<W: Write> Watch<W> {
                 Kind::Permission(permission) => {
                     prompt_text::permission(&mut text, permission);
                     for (n, choice) in permission.choices.iter().enumerate() {
-                        text.push_str(&format!("\n  {}. {}", n + 1, choice.label));
+                        let label = prompt_text::choice_label(choice);
+                        text.push_str(&format!("\n  {}. {label}", n + 1));
                     }
-                    text.push_str(
-                        "\nA number; an empty line rejects; ! and a reason rejects and tells the agent why.",
-                    );
+                    text.push_str(&tr!("watch.permission_how"));
                 }
                 Kind::Form(f) if f.url.is_some() => form::link_text(f, &mut text),
                 Kind::Form(f) if f.fields.is_empty() => form::empty_text(f, &mut text),
@@ -627,14 +628,16 @@ impl<W: Write> Watch<W> {
                         {
                             Some(n) => {
                                 current.at = 1;
-                                current.allowed =
-                                    prompt_text::allowed(permission.choices[n - 1].effect);
+                                current.allowed = prompt_text::allowed(
+                                    permission.choices[n - 1].effect,
+                                    &current.pending.title,
+                                );
                                 Human::Answer(Answer::Permission {
                                     choice: permission.choices[n - 1].id.clone(),
                                 })
                             }
                             None => {
-                                self.say(format!("  pick a number from 1 to {count}"));
+                                self.say(format!("  {}", tr!("watch.pick_range", n = count)));
                                 return self.prompt();
                             }
                         }
@@ -643,7 +646,10 @@ impl<W: Write> Watch<W> {
             }
         };
         if let Err(error) = self.broker.decide(&key, human).await {
-            self.say(format!("! not sent: {error}"));
+            self.say(format!(
+                "! {}",
+                tr!("watch.not_sent", error = app::broker_error(&error))
+            ));
             if let Some(current) = &mut self.current {
                 current.draft = Draft::default();
                 current.at = 0;
@@ -656,29 +662,32 @@ impl<W: Write> Watch<W> {
 fn question_text(text: &mut String, question: &Question, index: usize, total: usize) {
     prompt_text::question(text, question, index, total, Layout::Numbered);
     let how = match (question.multiple, question.custom) {
-        (true, true) => "Numbers separated by commas, or type your own answer",
-        (true, false) => "Numbers separated by commas",
-        (false, true) if question.options.is_empty() => "Type your answer",
-        (false, true) => "A number, or type your own answer",
-        (false, false) => "A number",
+        (true, true) => tr!("watch.how.numbers_or_typed"),
+        (true, false) => tr!("watch.how.numbers"),
+        (false, true) if question.options.is_empty() => tr!("watch.how.typed"),
+        (false, true) => tr!("watch.how.number_or_typed"),
+        (false, false) => tr!("watch.how.number"),
     };
-    let reject = if total > 1 {
-        "an empty line rejects them all"
-    } else {
-        "an empty line rejects"
+    let reject = match total > 1 {
+        true => tr!("watch.how.empty_rejects_all"),
+        false => tr!("watch.how.empty_rejects"),
     };
-    let literal = if question.custom && !question.options.is_empty() {
-        " (=text sends text that looks like a number)"
-    } else {
-        ""
+    let literal = match question.custom && !question.options.is_empty() {
+        true => tr!("watch.how.literal"),
+        false => String::new(),
     };
-    text.push_str(&format!("\n{how}{literal}; {reject}."));
+    text.push_str(&tr!(
+        "watch.how",
+        how = how,
+        literal = literal,
+        reject = reject
+    ));
 }
 
 fn prompts(count: usize) -> String {
     match count {
-        1 => "1 prompt".into(),
-        n => format!("{n} prompts"),
+        1 => tr!("watch.one_prompt"),
+        n => tr!("watch.prompts", n = n),
     }
 }
 

@@ -44,6 +44,17 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+/// How many display cells `text` takes in a terminal or a menu: two for a
+/// CJK character, none for a joiner or a combining mark.
+pub fn cells(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
+/// How many display cells `c` takes (control characters: none).
+pub fn char_cells(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
 /// How many characters of an id [`for_display`] should show.
 pub const DISPLAY_ID_CHARS: usize = 80;
 /// How many characters of a server's error message [`for_display`] should show.

@@ -35,6 +35,10 @@ impl Terminal {
             .args(["-q", "-e", "-c", line, "/dev/null"])
             .env_remove("OPENCODE_SERVER_PASSWORD")
             .env_remove("ASK_LSP_LOG")
+            // English, as the assertions are.
+            .env_remove("LC_ALL")
+            .env_remove("LC_MESSAGES")
+            .env_remove("LANG")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)

@@ -32,8 +32,10 @@ use self::presenter::Presenter;
 use crate::app;
 use crate::broker::{BrokerError, BrokerHandle, Human};
 use crate::present::draft::{Piece, Progress};
+use crate::present::i18n::tr;
 use crate::settings::{
-    Config, ConfigError, EnvDefaults, ServerSpec, UrlSource, merge_settings, names_servers,
+    Config, ConfigError, EnvDefaults, ServerSpec, UrlSource, locale_setting, merge_settings,
+    names_servers,
 };
 
 /// What the client can do, reduced once at `initialize`.
@@ -105,6 +107,9 @@ struct Front {
     /// Held through a configuration update, discovery included, so that
     /// updates apply in order.
     updating: tokio::sync::Mutex<()>,
+    /// `initialize.locale`: the editor's language, which a `locale`
+    /// setting overrides.
+    editor_locale: Mutex<Option<String>>,
 }
 
 struct Startup {
@@ -134,7 +139,15 @@ impl Front {
             vscode: AtomicBool::new(false),
             roots: Mutex::new(Vec::new()),
             updating: tokio::sync::Mutex::new(()),
+            editor_locale: Mutex::new(None),
         }
+    }
+
+    /// The language of what ask-lsp says from now on: the `locale` setting
+    /// in `settings`, else the editor's, else the environment's.
+    fn use_locale(&self, settings: &Value) {
+        let editor = self.editor_locale.lock().expect("not poisoned").clone();
+        app::use_locale(locale_setting(settings), editor.as_deref());
     }
 
     /// The environment's defaults for a configuration object, with the
@@ -153,6 +166,8 @@ impl Front {
         let current = self.settings.lock().expect("not poisoned").clone();
         let merged = merge_settings(&current, update)?;
         let config = Config::from_json(Some(&merged), &self.env_for(&merged).await)?;
+        // Only a configuration taken in changes the language.
+        self.use_locale(&merged);
         *self.settings.lock().expect("not poisoned") = merged;
         match self.startup.lock().expect("not poisoned").as_mut() {
             Some(startup) => {
@@ -229,9 +244,9 @@ impl Front {
             .filter_map(|spec| {
                 let from = match &spec.url_source {
                     UrlSource::Configuration => return None,
-                    UrlSource::Environment => "from $ASK_LSP_URL".to_owned(),
-                    UrlSource::Discovered(from) => format!("found running: {from}"),
-                    UrlSource::BuiltIn => "the built-in default".to_owned(),
+                    UrlSource::Environment => tr!("lsp.from_env_url"),
+                    UrlSource::Discovered(from) => tr!("lsp.found_running", from = from),
+                    UrlSource::BuiltIn => tr!("lsp.built_in_default"),
                 };
                 Some(format!("{} ({from})", spec.url))
             })
@@ -239,14 +254,11 @@ impl Front {
         if guessed.is_empty() || self.told_default.swap(true, Ordering::Relaxed) {
             return;
         }
-        let key = match self.vscode.load(Ordering::Relaxed) {
-            true => "askLsp.servers in the settings",
-            false => "servers[].url in the ask-lsp configuration",
+        let message = match self.vscode.load(Ordering::Relaxed) {
+            true => tr!("lsp.no_url_vscode", urls = guessed.join(", ")),
+            false => tr!("lsp.no_url", urls = guessed.join(", ")),
         };
-        let message = format!(
-            "ask-lsp: no server URL configured; following {}. Set {key} to choose the server.",
-            guessed.join(", ")
-        );
+        let message = format!("ask-lsp: {message}");
         tracing::info!("{message}");
         let documented = servers
             .iter()
@@ -266,10 +278,15 @@ impl Front {
                 .iter()
                 .any(|key| rest.starts_with(key))
         };
+        // The detail (serde's, the settings') names keys: it stays as written.
         match text.strip_prefix(PREFIX) {
             Some(rest) if self.vscode.load(Ordering::Relaxed) && keyed(rest) => {
-                format!("{PREFIX}askLsp.{rest}")
+                tr!(
+                    "lsp.invalid_configuration",
+                    detail = format!("askLsp.{rest}")
+                )
             }
+            Some(rest) => tr!("lsp.invalid_configuration", detail = rest),
             _ => text,
         }
     }
@@ -335,10 +352,10 @@ fn broker_error(error: BrokerError) -> jsonrpc::Error {
     match error {
         BrokerError::Backend(_) | BrokerError::Closed => jsonrpc::Error {
             code: ErrorCode::InternalError,
-            message: error.to_string().into(),
+            message: app::broker_error(&error).into(),
             data: None,
         },
-        error => invalid_params(error.to_string()),
+        error => invalid_params(app::broker_error(&error)),
     }
 }
 
@@ -380,6 +397,8 @@ impl LanguageServer for Front {
         let vscode = client.is_some_and(|name| name.contains("Code") || name.starts_with("code"));
         self.vscode.store(vscode, Ordering::Relaxed);
         let options = params.initialization_options.unwrap_or_default();
+        *self.editor_locale.lock().expect("not poisoned") = params.locale.clone();
+        self.use_locale(&options);
         // Discovery waits for `initialized`: nothing it meets may hold up
         // the answer.
         let config = Config::from_json(Some(&options), &app::env_defaults())
@@ -489,7 +508,10 @@ impl LanguageServer for Front {
                 self.client
                     .show_message(
                         MessageType::ERROR,
-                        format!("ask-lsp: {error}; keeping the previous configuration"),
+                        format!(
+                            "ask-lsp: {}",
+                            tr!("lsp.keeping_configuration", error = error)
+                        ),
                     )
                     .await;
             }
@@ -539,7 +561,10 @@ impl LanguageServer for Front {
                 serde_json::to_value(to_proto::status_params(&status))
                     .expect("wire types serialize")
             })),
-            other => Err(invalid_params(format!("unknown command {other:?}"))),
+            other => Err(invalid_params(tr!(
+                "lsp.unknown_command",
+                command = format!("{other:?}")
+            ))),
         }
     }
 }

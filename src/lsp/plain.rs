@@ -15,19 +15,17 @@ use super::ext;
 use super::to_proto::wire_value;
 use crate::broker::{Human, Pending};
 use crate::present::draft::Piece;
+use crate::present::i18n::{Locale, in_locale, tr};
 use crate::present::prompt_text::{self, Layout, choice_title, field_hint};
 use crate::prompt::{
     Answer, Effect, Field, FieldKind, FieldValue, Form, FormValues, Kind, Permission,
 };
-use crate::text::is_plain;
+use crate::text::{cells, is_plain};
 
 /// The title of the reject action in `showMessageRequest`.
-pub(crate) const REJECT_ACTION: &str = "✗ Reject";
-const ACCEPT_LINK_ACTION: &str = "I will open it";
-const YES_ACTION: &str = "Yes";
-const NO_ACTION: &str = "No";
-const SKIP_ACTION: &str = "↷ Skip";
-const DEFAULT_PREFIX: &str = "↩ Default: ";
+pub(crate) fn reject_action() -> String {
+    tr!("plain.reject")
+}
 
 /// A plain `showMessageRequest` for one question of a prompt (or the
 /// permission). `context` names the server and project when there are
@@ -50,10 +48,7 @@ pub(crate) fn message_request(
             );
             // Said only where the buttons cannot give the answer.
             if question.multiple || question.options.is_empty() {
-                message.push_str(&format!(
-                    "\n(For several options or a typed answer, use a code action or the {} command.)",
-                    ext::CMD_ANSWER
-                ));
+                message.push_str(&tr!("plain.use_code_action", command = ext::CMD_ANSWER));
             }
         }
         Kind::Permission(permission) => prompt_text::permission(&mut message, permission),
@@ -105,7 +100,7 @@ fn plain_actions(pending: &Pending, index: usize) -> Vec<(String, PlainAction)> 
     let mut actions: Vec<(String, PlainAction, bool)> = Vec::new();
     match &pending.prompt.kind {
         Kind::Questions(questions) => {
-            actions.push((REJECT_ACTION.into(), PlainAction::Reject, true));
+            actions.push((reject_action(), PlainAction::Reject, true));
             actions.extend(
                 questions[index]
                     .options
@@ -115,7 +110,7 @@ fn plain_actions(pending: &Pending, index: usize) -> Vec<(String, PlainAction)> 
         }
         Kind::Permission(permission) => {
             if permission.reject_choice().is_none() {
-                actions.push((REJECT_ACTION.into(), PlainAction::Reject, true));
+                actions.push((reject_action(), PlainAction::Reject, true));
             }
             // Refusals first, then allowing: the reject choice leads.
             let mut choices: Vec<_> = permission.choices.iter().collect();
@@ -132,9 +127,9 @@ fn plain_actions(pending: &Pending, index: usize) -> Vec<(String, PlainAction)> 
             );
         }
         Kind::Form(form) => {
-            actions.push((REJECT_ACTION.into(), PlainAction::Reject, true));
+            actions.push((reject_action(), PlainAction::Reject, true));
             if form.url.is_some() {
-                actions.push((ACCEPT_LINK_ACTION.into(), PlainAction::AcceptLink, true));
+                actions.push((tr!("plain.accept_link"), PlainAction::AcceptLink, true));
             } else if let Some(field) = form.fields.get(index) {
                 match &field.kind {
                     FieldKind::Choice { options, .. } => actions.extend(
@@ -143,20 +138,20 @@ fn plain_actions(pending: &Pending, index: usize) -> Vec<(String, PlainAction)> 
                             .map(|o| (o.label.clone(), PlainAction::Value(o.value.clone()), false)),
                     ),
                     FieldKind::Boolean { .. } => actions.extend([
-                        (YES_ACTION.into(), PlainAction::Yes, true),
-                        (NO_ACTION.into(), PlainAction::No, true),
+                        (tr!("plain.yes"), PlainAction::Yes, true),
+                        (tr!("plain.no"), PlainAction::No, true),
                     ]),
                     _ => {}
                 }
                 if let Some(default) = field.default_value() {
-                    let title = format!(
-                        "{DEFAULT_PREFIX}{}",
-                        prompt_text::value(&default, field, Layout::Buttons)
+                    let title = tr!(
+                        "plain.default",
+                        value = prompt_text::value(&default, field, Layout::Buttons)
                     );
                     actions.push((title, PlainAction::Default, true));
                 }
                 if !field.required {
-                    actions.push((SKIP_ACTION.into(), PlainAction::Skip, true));
+                    actions.push((tr!("plain.skip"), PlainAction::Skip, true));
                 }
             }
         }
@@ -205,21 +200,31 @@ fn form_message(form: &Form, key: &str, index: usize, message: &mut String) {
         field.kind,
         FieldKind::Choice { .. } | FieldKind::Boolean { .. }
     ) {
-        message.push_str(&format!(
-            "\n(Type it with the {} command: [{{\"key\": \"{key}\", \"values\": {{\"{}\": …}}}}], or use a code action.)",
-            ext::CMD_ANSWER,
-            field.id.escape_default()
+        message.push_str(&tr!(
+            "plain.type_it",
+            command = ext::CMD_ANSWER,
+            key = key,
+            field = field.id.escape_default()
         ));
     }
 }
 
 /// What the action a person clicked in [`message_request`] decides, found
-/// by its title among the buttons that message had.
+/// by its title among the buttons that message had: in the language in
+/// force, else in another (the language changed while it was open), so a
+/// click on "✗ 拒绝" never passes for a typed answer.
 pub(crate) fn message_choice(pending: &Pending, index: usize, title: &str) -> Decision {
-    let action = plain_actions(pending, index)
-        .into_iter()
-        .find(|(t, _)| t == title)
-        .map(|(_, action)| action);
+    let find = |actions: Vec<(String, PlainAction)>| {
+        actions
+            .into_iter()
+            .find(|(t, _)| t == title)
+            .map(|(_, action)| action)
+    };
+    let action = find(plain_actions(pending, index)).or_else(|| {
+        Locale::ALL
+            .into_iter()
+            .find_map(|locale| find(in_locale(locale, || plain_actions(pending, index))))
+    });
     let field = || match &pending.prompt.kind {
         Kind::Form(form) => form.fields.get(index),
         _ => None,
@@ -278,13 +283,13 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
                     let question = &questions[index];
                     let name = question.name();
                     actions.push(action(
-                        format!("Reject \"{name}\""),
+                        tr!("action.reject", title = name),
                         ext::CMD_REJECT,
                         vec![key.clone()],
                     ));
                     for option in &question.options {
                         actions.push(action(
-                            format!("Answer \"{name}\": {}", option.label),
+                            tr!("action.answer", title = name, label = option.label),
                             ext::CMD_ANSWER,
                             vec![json!({"key": key, "question": index, "answer": [option.label]})],
                         ));
@@ -295,7 +300,7 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
                 // The refusal first (a menu's default), as the reject
                 // choice or `cancelled` where there is none.
                 actions.push(action(
-                    format!("Reject \"{}\"", pending.title),
+                    tr!("action.reject", title = pending.title),
                     ext::CMD_REJECT,
                     vec![key.clone()],
                 ));
@@ -304,7 +309,11 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
                     let title = match (choice.effect, &subject) {
                         (Effect::RejectOnce, _) => continue,
                         (Effect::RejectAlways, _) => {
-                            format!("\"{}\": {}", pending.title, choice_title(choice))
+                            tr!(
+                                "action.titled",
+                                title = pending.title,
+                                what = choice_title(choice)
+                            )
                         }
                         (Effect::AllowOnce | Effect::AllowAlways, Some(subject)) => {
                             format!("{}: {subject}", choice_title(choice))
@@ -313,7 +322,7 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
                         // line: the person opens the prompt instead.
                         (Effect::AllowOnce | Effect::AllowAlways, None) => continue,
                     };
-                    if title.chars().count() > CODE_ACTION_CHARS {
+                    if cells(&title) > CODE_ACTION_CELLS {
                         continue;
                     }
                     actions.push(action(
@@ -325,13 +334,17 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
             }
             Kind::Form(form) => {
                 actions.push(action(
-                    format!("Reject \"{}\"", pending.title),
+                    tr!("action.reject", title = pending.title),
                     ext::CMD_REJECT,
                     vec![key.clone()],
                 ));
                 if let Some(link) = &form.url {
                     actions.push(action(
-                        format!("\"{}\": I will open {} myself", pending.title, link.domain),
+                        tr!(
+                            "action.open_link",
+                            title = pending.title,
+                            domain = link.domain
+                        ),
                         ext::CMD_ANSWER,
                         vec![json!({"key": key, "values": {}})],
                     ));
@@ -340,13 +353,14 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
                     let Some(field) = form.fields.get(index) else {
                         continue;
                     };
-                    let mut set = |value: FieldValue, note: &str| {
+                    let mut set = |value: FieldValue, note: String| {
                         actions.push(action(
-                            format!(
-                                "\"{}\": {} = {}{note}",
-                                pending.title,
-                                field.title,
-                                prompt_text::value(&value, field, Layout::Buttons)
+                            tr!(
+                                "action.set_field",
+                                title = pending.title,
+                                field = field.title,
+                                value = prompt_text::value(&value, field, Layout::Buttons),
+                                note = note
                             ),
                             ext::CMD_ANSWER,
                             vec![json!({"key": key, "values": { field.id.clone(): wire_value(&value) }})],
@@ -355,16 +369,16 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
                     match &field.kind {
                         FieldKind::Choice { options, .. } => {
                             for option in options {
-                                set(FieldValue::Choice(option.value.clone()), "");
+                                set(FieldValue::Choice(option.value.clone()), String::new());
                             }
                         }
                         FieldKind::Boolean { .. } => {
-                            set(FieldValue::Bool(true), "");
-                            set(FieldValue::Bool(false), "");
+                            set(FieldValue::Bool(true), String::new());
+                            set(FieldValue::Bool(false), String::new());
                         }
                         _ => {
                             if let Some(default) = field.default_value() {
-                                set(default, " (default)");
+                                set(default, tr!("action.default_note"));
                             }
                         }
                     }
@@ -376,7 +390,9 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
 }
 
 /// The longest code action title that allows: one menu line, read whole.
-const CODE_ACTION_CHARS: usize = 160;
+/// In display cells, so that a line of CJK text (two cells a character)
+/// fits the same menu as 160 Latin characters.
+const CODE_ACTION_CELLS: usize = 160;
 
 /// What an allowing code action names, whole: the command (`$ …`), else
 /// the files or patterns, else the title. `None` where that cannot be one
@@ -399,5 +415,5 @@ fn allow_subject(permission: &Permission) -> Option<String> {
         }
         None => permission.title.clone(),
     };
-    (subject.chars().count() <= CODE_ACTION_CHARS).then_some(subject)
+    (cells(&subject) <= CODE_ACTION_CELLS).then_some(subject)
 }

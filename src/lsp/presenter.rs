@@ -159,8 +159,13 @@ impl Presenter {
                 self.present_next().await;
             }
             Update::Resolved(resolution) => {
-                self.queue.remove(&resolution.key);
                 self.drafts.resolved(&resolution.key);
+                // The title with ask-lsp's note of more questions in the
+                // person's language, where the prompt is still at hand.
+                let title = self
+                    .queue
+                    .remove(&resolution.key)
+                    .map_or_else(|| resolution.title.clone(), |p| who::title(&p.prompt));
                 if let Some(shown) = self.shown.take_if(|s| s.key == resolution.key)
                     && !shown.answered
                 {
@@ -172,11 +177,13 @@ impl Presenter {
                 }
                 if self.extension {
                     self.client
-                        .send_notification::<ext::Resolved>(to_proto::resolved_params(&resolution))
+                        .send_notification::<ext::Resolved>(to_proto::resolved_params(
+                            &resolution,
+                            &title,
+                        ))
                         .await;
                 }
-                let said =
-                    || sentences::resolution(&resolution.title, resolution.reason, &resolution.why);
+                let said = || sentences::resolution(&title, resolution.reason, &resolution.why);
                 if !self.extension && !resolution.reason.here() {
                     self.pop_up(MessageType::INFO, said()).await;
                 }
@@ -451,7 +458,8 @@ impl Presenter {
             Err(BrokerError::Busy(_)) => {}
             Err(error) => {
                 let gone = error.prompt_gone();
-                self.not_sent(&key, error.to_string(), gone).await
+                self.not_sent(&key, crate::app::broker_error(&error), gone)
+                    .await
             }
         }
     }

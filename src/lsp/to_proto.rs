@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::ext;
 use crate::broker::{Counters, Pending, Reason, Resolution, ServerStatus, State, Status};
-use crate::present::sentences;
+use crate::present::{sentences, who};
 use crate::prompt::{Effect, FieldKind, FieldOption, FieldValue, Form, Kind, TextFormat};
 use crate::text;
 
@@ -67,7 +67,7 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
         request_id: prompt.id.clone(),
         session_id: text::for_display(&prompt.session, text::DISPLAY_ID_CHARS).into_owned(),
         kind,
-        title: pending.title.clone(),
+        title: who::title(prompt),
         source: ext::Source {
             backend: pending.source.kind.backend().to_owned(),
             url: pending.source.url.clone(),
@@ -196,7 +196,8 @@ fn effect(effect: Effect) -> ext::Effect {
     }
 }
 
-pub(crate) fn resolved_params(resolution: &Resolution) -> ext::ResolvedParams {
+/// `title`: the prompt's as the person reads it ([`who::title`]).
+pub(crate) fn resolved_params(resolution: &Resolution, title: &str) -> ext::ResolvedParams {
     ext::ResolvedParams {
         key: resolution.key.clone(),
         state: match resolution.state {
@@ -215,7 +216,7 @@ pub(crate) fn resolved_params(resolution: &Resolution) -> ext::ResolvedParams {
             Reason::Gone => ext::ResolvedReason::Gone,
         },
         here: resolution.reason.here(),
-        message: sentences::resolution(&resolution.title, resolution.reason, &resolution.why),
+        message: sentences::resolution(title, resolution.reason, &resolution.why),
         pending: resolution.pending,
     }
 }

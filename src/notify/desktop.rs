@@ -10,6 +10,7 @@ use std::time::Duration;
 use tokio::process::Command;
 
 use super::Message;
+use crate::present::i18n::tr;
 
 /// How long the command may take before it is left alone.
 const COMMAND_BOUND: Duration = Duration::from_secs(10);
@@ -61,13 +62,11 @@ impl Desktop {
     }
 
     /// What to say when the program cannot be found.
-    fn missing(self) -> &'static str {
+    fn missing(self) -> String {
         match self {
-            Desktop::Freedesktop => {
-                "notify-send is not on PATH (Debian/Ubuntu: libnotify-bin, Fedora: libnotify)"
-            }
-            Desktop::MacOs => "osascript is not on PATH (it comes with macOS, in /usr/bin)",
-            Desktop::Windows => "powershell.exe is not on PATH (Windows PowerShell 5.1)",
+            Desktop::Freedesktop => tr!("notify.missing_notify_send"),
+            Desktop::MacOs => tr!("notify.missing_osascript"),
+            Desktop::Windows => tr!("notify.missing_powershell"),
         }
     }
 

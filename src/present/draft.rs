@@ -3,6 +3,7 @@
 //! person: each piece is checked when it comes, and once every piece is in
 //! the draft gives the whole answer, the only thing the broker takes.
 
+use super::sentences;
 use crate::prompt::{Answer, FieldValue, FormValues, Kind, Prompt, PromptError, Reply};
 use crate::text::{DISPLAY_ID_CHARS, for_display};
 
@@ -44,9 +45,11 @@ impl DraftError {
     /// The error as a person reads it, naming the prompt where it is about
     /// its shape. Keys come from clients: shown and bounded.
     pub fn for_prompt(&self, key: &str) -> String {
+        let key = for_display(key, DISPLAY_ID_CHARS);
         match self {
             DraftError::Invalid(error) => error.to_string(),
-            other => format!("prompt {} {other}", for_display(key, DISPLAY_ID_CHARS)),
+            DraftError::NoSuchQuestion(index) => sentences::no_such_question(&key, *index),
+            DraftError::NoSuchField(index) => sentences::no_such_field(&key, *index),
         }
     }
 }

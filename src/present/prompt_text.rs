@@ -3,6 +3,7 @@
 //! with what it allows, a form field's hint, a value as a person reads it, a
 //! link with where it leads, a permission choice as a button names it.
 
+use super::i18n::tr;
 use crate::prompt::{
     Effect, Field, FieldKind, FieldValue, Link, Permission, PermissionChoice, Question,
 };
@@ -20,7 +21,7 @@ pub(crate) enum Layout {
 fn position(text: &mut String, index: usize, total: usize, layout: Layout) {
     if total > 1 {
         match layout {
-            Layout::Buttons => text.push_str(&format!("({} of {total}) ", index + 1)),
+            Layout::Buttons => text.push_str(&tr!("text.position", n = index + 1, total = total)),
             Layout::Numbered => text.push_str(&format!("({}/{total}) ", index + 1)),
         }
     }
@@ -60,15 +61,16 @@ pub(crate) fn question(
 
 /// A permission: what it asks, the whole command, every pattern, the diff.
 pub(crate) fn permission(text: &mut String, permission: &Permission) {
-    text.push_str(&format!(
-        "[Permission: {}] {}",
-        permission.action, permission.title
+    text.push_str(&tr!(
+        "text.permission",
+        action = permission.action,
+        title = permission.title
     ));
     if let Some(command) = &permission.command {
         text.push_str(&format!("\n  $ {command}"));
     }
     for pattern in &permission.patterns {
-        text.push_str(&format!("\n  Pattern: {pattern}"));
+        text.push_str(&tr!("text.pattern", pattern = pattern));
     }
     if let Some(diff) = &permission.diff {
         text.push_str(&format!("\n{diff}"));
@@ -101,16 +103,13 @@ pub(crate) fn field_options(text: &mut String, field: &Field, layout: Layout) {
 /// agent's message after them is quoted with `│`, so that nothing the agent
 /// writes can pass for a `Domain:` line of ask-lsp's.
 pub(crate) fn link(message: &str, link: &Link) -> String {
-    let mut text = format!(
-        "[Link] ask-lsp does not open links: open it yourself only if you trust {}.\n  Domain: {}",
-        link.domain, link.domain
-    );
+    let mut text = tr!("text.link", domain = link.domain);
     if let Some(warning) = link.warning() {
         text.push_str(&format!("\n  ⚠ {warning}"));
     }
     text.push_str(&format!("\n  URL: {}", link.url));
     if !message.is_empty() {
-        text.push_str("\n  The agent's message:");
+        text.push_str(&tr!("text.agent_message"));
         for line in message.lines() {
             text.push_str("\n  │");
             if !line.is_empty() {
@@ -123,7 +122,7 @@ pub(crate) fn link(message: &str, link: &Link) -> String {
 
 /// What a field takes, in words: its kind and bounds.
 pub(crate) fn field_hint(field: &Field) -> String {
-    let mut parts: Vec<String> = vec![field.kind.name().into()];
+    let mut parts: Vec<String> = vec![field_kind(&field.kind)];
     match &field.kind {
         FieldKind::Text {
             format,
@@ -133,34 +132,46 @@ pub(crate) fn field_hint(field: &Field) -> String {
             ..
         } => {
             parts.extend(format.map(|f| f.name().to_owned()));
-            parts.extend(min_length.map(|n| format!("at least {n} characters")));
-            parts.extend(max_length.map(|n| format!("at most {n} characters")));
+            parts.extend(min_length.map(|n| tr!("hint.min_chars", n = n)));
+            parts.extend(max_length.map(|n| tr!("hint.max_chars", n = n)));
             parts.extend(
                 pattern
                     .as_ref()
-                    .map(|p| format!("matching {}", one_line(p))),
+                    .map(|p| tr!("hint.matching", pattern = one_line(p))),
             );
         }
         FieldKind::Number {
             minimum, maximum, ..
         } => {
-            parts.extend(minimum.map(|n| format!("at least {n}")));
-            parts.extend(maximum.map(|n| format!("at most {n}")));
+            parts.extend(minimum.map(|n| tr!("hint.at_least", n = n)));
+            parts.extend(maximum.map(|n| tr!("hint.at_most", n = n)));
         }
         FieldKind::Multi {
             min_items,
             max_items,
             ..
         } => {
-            parts.extend(min_items.map(|n| format!("at least {n}")));
-            parts.extend(max_items.map(|n| format!("at most {n}")));
+            parts.extend(min_items.map(|n| tr!("hint.at_least", n = n)));
+            parts.extend(max_items.map(|n| tr!("hint.at_most", n = n)));
         }
         FieldKind::Boolean { .. } | FieldKind::Choice { .. } => {}
     }
     if field.required {
-        parts.push("required".into());
+        parts.push(tr!("hint.required"));
     }
-    parts.join(", ")
+    parts.join(&tr!("hint.separator"))
+}
+
+/// A field's kind in words.
+fn field_kind(kind: &FieldKind) -> String {
+    match kind {
+        FieldKind::Text { .. } => tr!("hint.kind.text"),
+        FieldKind::Number { integer: true, .. } => tr!("hint.kind.integer"),
+        FieldKind::Number { .. } => tr!("hint.kind.number"),
+        FieldKind::Boolean { .. } => tr!("hint.kind.boolean"),
+        FieldKind::Choice { .. } => tr!("hint.kind.choice"),
+        FieldKind::Multi { .. } => tr!("hint.kind.multi"),
+    }
 }
 
 /// A value as a person reads it: an option by its label, a yes/no as the
@@ -170,12 +181,16 @@ pub(crate) fn value(value: &FieldValue, field: &Field, layout: Layout) -> String
     match (value, layout) {
         (FieldValue::Text(t), _) => t.clone(),
         (FieldValue::Number(n), _) => n.to_string(),
-        (FieldValue::Bool(true), Layout::Buttons) => "yes".into(),
-        (FieldValue::Bool(false), Layout::Buttons) => "no".into(),
+        (FieldValue::Bool(true), Layout::Buttons) => tr!("value.yes"),
+        (FieldValue::Bool(false), Layout::Buttons) => tr!("value.no"),
         (FieldValue::Bool(true), Layout::Numbered) => "y".into(),
         (FieldValue::Bool(false), Layout::Numbered) => "n".into(),
         (FieldValue::Choice(c), _) => label(c),
-        (FieldValue::Choices(cs), _) => cs.iter().map(|c| label(c)).collect::<Vec<_>>().join(", "),
+        (FieldValue::Choices(cs), _) => cs
+            .iter()
+            .map(|c| label(c))
+            .collect::<Vec<_>>()
+            .join(&tr!("hint.separator")),
     }
 }
 
@@ -184,29 +199,55 @@ pub(crate) fn value(value: &FieldValue, field: &Field, layout: Layout) -> String
 /// start with them (an ACP agent may call an `allow_once` option "Reject").
 pub(crate) fn choice_title(choice: &PermissionChoice) -> String {
     let does = effect(choice.effect);
-    if choice.label.starts_with(does) {
-        choice.label.clone()
-    } else {
-        format!("{does}: {}", choice.label)
+    match said_in_english(choice) {
+        Some(rest) => format!("{does}{rest}"),
+        None if choice.label.starts_with(&does) => choice.label.clone(),
+        None => tr!("choice.title", does = does, label = choice.label),
     }
 }
 
-/// What a choice does, in ask-lsp's words.
-fn effect(effect: Effect) -> &'static str {
-    match effect {
+/// A permission choice's label as a numbered list shows it: as written,
+/// but what it does in the person's language where it starts with that in
+/// English.
+pub(crate) fn choice_label(choice: &PermissionChoice) -> String {
+    match said_in_english(choice) {
+        Some(rest) => format!("{}{rest}", effect(choice.effect)),
+        None => choice.label.clone(),
+    }
+}
+
+/// The rest of a label that starts with what the choice does in English
+/// (OpenCode's adapter's own "Allow always (git *)", an ACP agent's "Allow
+/// once"): that start is ask-lsp's to say in the person's language.
+fn said_in_english(choice: &PermissionChoice) -> Option<&str> {
+    let english = match choice.effect {
         Effect::AllowOnce => "Allow once",
         Effect::AllowAlways => "Allow always",
         Effect::RejectOnce => "Reject",
         Effect::RejectAlways => "Reject always",
+    };
+    choice
+        .label
+        .strip_prefix(english)
+        .filter(|rest| !rest.starts_with(char::is_alphanumeric))
+}
+
+/// What a choice does, in ask-lsp's words.
+fn effect(effect: Effect) -> String {
+    match effect {
+        Effect::AllowOnce => tr!("choice.allow_once"),
+        Effect::AllowAlways => tr!("choice.allow_always"),
+        Effect::RejectOnce => tr!("choice.reject"),
+        Effect::RejectAlways => tr!("choice.reject_always"),
     }
 }
 
-/// What was decided when a person allowed a permission, in the past tense;
-/// `None` for a refusal.
-pub(crate) fn allowed(effect: Effect) -> Option<&'static str> {
+/// What was decided when a person allowed the permission titled `title`,
+/// in the past tense; `None` for a refusal.
+pub(crate) fn allowed(effect: Effect, title: &str) -> Option<String> {
     match effect {
-        Effect::AllowOnce => Some("Allowed once"),
-        Effect::AllowAlways => Some("Allowed always"),
+        Effect::AllowOnce => Some(tr!("choice.allowed_once", title = title)),
+        Effect::AllowAlways => Some(tr!("choice.allowed_always", title = title)),
         Effect::RejectOnce | Effect::RejectAlways => None,
     }
 }
@@ -215,6 +256,26 @@ pub(crate) fn allowed(effect: Effect) -> Option<&'static str> {
 mod tests {
     use super::*;
     use crate::prompt::Choice;
+
+    #[test]
+    fn a_choice_says_what_it_does_before_the_agents_label() {
+        let choice = |label: &str, effect| PermissionChoice {
+            id: "c".into(),
+            label: label.into(),
+            effect,
+        };
+        let always = choice("Allow always (git *)", Effect::AllowAlways);
+        assert_eq!(choice_title(&always), "Allow always (git *)");
+        assert_eq!(choice_label(&always), "Allow always (git *)");
+        let proceed = choice("Yes, proceed", Effect::AllowOnce);
+        assert_eq!(choice_title(&proceed), "Allow once: Yes, proceed");
+        assert_eq!(choice_label(&proceed), "Yes, proceed");
+        // An agent's word that only starts like ours is its own: never cut
+        // into "拒绝ion" in another language.
+        let rejection = choice("Rejection", Effect::RejectOnce);
+        assert_eq!(said_in_english(&rejection), None);
+        assert_eq!(choice_label(&rejection), "Rejection");
+    }
 
     #[test]
     fn one_question_renderer_lays_options_out_for_buttons_or_typing() {

@@ -1,9 +1,10 @@
 //! The sentences for what the broker reports: each resolution by its
-//! reason and facts ([`Why`]), each [`Notice`]. Worded here only, so a
-//! catalogue can replace them.
+//! reason and facts ([`Why`]), each [`Notice`], from the catalogue
+//! ([`super::i18n`]).
 
 use std::time::Duration;
 
+use super::i18n::tr;
 use crate::prompt::{Decider, Notice, Reason, Why};
 
 /// What happened to the prompt titled `title`, in one sentence.
@@ -16,43 +17,41 @@ pub(crate) fn resolution(title: &str, reason: Reason, why: &Why) -> String {
         } => {
             let mut text = match by {
                 Decider::Person if reason == Reason::RejectedHere => {
-                    format!("Rejected \"{title}\"")
+                    tr!("sentence.rejected", title = title)
                 }
-                Decider::Person => format!("Answered \"{title}\""),
+                Decider::Person => tr!("sentence.answered", title = title),
+                // A policy's explanation is the configuration's own words.
                 Decider::Policy { explanation } => explanation.clone(),
-                Decider::Timeout { after, explanation } => {
-                    format!("no answer within {} s: {explanation}", after.as_secs_f64())
-                }
+                Decider::Timeout { after, explanation } => tr!(
+                    "sentence.timeout",
+                    seconds = after.as_secs_f64(),
+                    explanation = explanation
+                ),
             };
             if *as_cancelled {
-                text.push_str(" (sent as \"cancelled\": the agent offers no reject option)");
+                text.push_str(&tr!("sentence.sent_as_cancelled"));
             }
             if *applied_despite_failure {
-                text.push_str(&format!(
-                    " (the connection failed after the server took it: \"{title}\" is not pending any more)"
-                ));
+                text.push_str(&tr!("sentence.applied_despite_failure", title = title));
             }
             text
         }
         Why::Elsewhere => match reason {
-            Reason::RejectedElsewhere => format!("\"{title}\" was rejected elsewhere"),
-            _ => format!("\"{title}\" was answered elsewhere"),
+            Reason::RejectedElsewhere => tr!("sentence.rejected_elsewhere", title = title),
+            _ => tr!("sentence.answered_elsewhere", title = title),
         },
-        Why::AgentStopped => format!("\"{title}\": the agent no longer waits for an answer"),
-        Why::Overtaken => {
-            let what = match reason {
-                Reason::AnsweredElsewhere => "was answered elsewhere",
-                Reason::RejectedElsewhere => "was rejected elsewhere",
-                _ => "ended",
-            };
-            format!("\"{title}\" {what} while your decision was being sent; yours was not sent")
+        Why::AgentStopped => tr!("sentence.agent_stopped", title = title),
+        Why::Overtaken => match reason {
+            Reason::AnsweredElsewhere => tr!("sentence.overtaken_answered", title = title),
+            Reason::RejectedElsewhere => tr!("sentence.overtaken_rejected", title = title),
+            _ => tr!("sentence.overtaken_ended", title = title),
+        },
+        Why::GoneOnSend => tr!("sentence.gone_on_send", title = title),
+        Why::NoLongerListed { server } => {
+            tr!("sentence.no_longer_listed", title = title, server = server)
         }
-        Why::GoneOnSend => {
-            format!("\"{title}\" was already answered elsewhere or its session ended")
-        }
-        Why::NoLongerListed { server } => format!("\"{title}\" is no longer pending on {server}"),
         Why::ServerRemoved { server } => {
-            format!("\"{title}\": its server {server} was removed from the configuration")
+            tr!("sentence.server_removed", title = title, server = server)
         }
     }
 }
@@ -60,72 +59,102 @@ pub(crate) fn resolution(title: &str, reason: Reason, why: &Why) -> String {
 /// A notice in one sentence (without the `ask-lsp: ` a face may put first).
 pub(crate) fn notice(notice: &Notice) -> String {
     match notice {
-        Notice::IdTooLong { server, max } => format!(
-            "A prompt from {server} has an id over {max} bytes and was not taken in. Answer it in the agent's own interface."
-        ),
+        Notice::IdTooLong { server, max } => {
+            tr!("notice.id_too_long", server = server, max = max)
+        }
         Notice::Unshowable {
             server,
             key,
             error,
             stand_in,
-        } => {
-            let then = match stand_in {
-                true => "It is listed so that you can reject it.",
-                false => "Answer it in the agent's own interface.",
-            };
-            format!("A prompt from {server} cannot be shown ({key}): {error}. {then}")
-        }
-        Notice::StoreFull { max } => format!(
-            "{max} prompts are already pending; more are not taken in until some are answered."
-        ),
+        } => match stand_in {
+            true => tr!(
+                "notice.unshowable_listed",
+                server = server,
+                key = key,
+                error = error
+            ),
+            false => tr!(
+                "notice.unshowable",
+                server = server,
+                key = key,
+                error = error
+            ),
+        },
+        Notice::StoreFull { max } => tr!("notice.store_full", max = max),
         Notice::AutomaticInvalid { title, error } => {
-            format!("\"{title}\": the automatic answer is not valid ({error}); asking you instead")
+            tr!("notice.automatic_invalid", title = title, error = error)
         }
-        Notice::AutomaticNotSent { title, error } => format!(
-            "\"{title}\": the automatic decision could not be sent ({error}); asking you instead"
-        ),
+        Notice::AutomaticNotSent { title, error } => {
+            tr!("notice.automatic_not_sent", title = title, error = error)
+        }
         Notice::Invalid { server, error } => format!("{server}: {error}"),
         Notice::NotificationsFailed { error } => {
-            format!("desktop notifications (notify.desktop) do not work: {error}")
+            tr!("notice.notifications_failed", error = error)
         }
-        Notice::Dropped { dropped } => format!(
-            "{dropped} more messages came while the editor was busy; they are in ask-lsp's log"
-        ),
+        Notice::Dropped { dropped } => tr!("notice.dropped", count = dropped),
     }
+}
+
+/// Why a decision was refused (the broker's errors, by key).
+pub(crate) fn unknown_key(key: &str) -> String {
+    tr!("error.unknown_key", key = key)
+}
+
+pub(crate) fn busy(key: &str) -> String {
+    tr!("error.busy", key = key)
+}
+
+pub(crate) fn only_rejected(key: &str) -> String {
+    tr!("error.only_rejected", key = key)
+}
+
+pub(crate) fn no_such_question(key: &str, index: usize) -> String {
+    tr!("error.no_such_question", key = key, index = index)
+}
+
+pub(crate) fn no_such_field(key: &str, index: usize) -> String {
+    tr!("error.no_such_field", key = key, index = index)
+}
+
+pub(crate) fn shutting_down() -> String {
+    tr!("error.shutting_down")
 }
 
 /// A server reached again after its connection was lost.
 pub(crate) fn connected_again(server: &str) -> String {
-    format!("{server}: connected again")
+    tr!("notice.connected_again", server = server)
 }
 
 /// Messages past the pop-up burst, summed up.
 pub(crate) fn held_back(count: usize) -> String {
-    format!("{count} more messages in the last seconds are in the log (Output / :LspLog)")
+    tr!("notice.held_back", count = count)
 }
 
 /// An editor's answer that does not parse.
 pub(crate) fn invalid_answer(key: &str, error: &str) -> String {
-    format!("the editor's answer to {key} is not valid: {error}")
+    tr!("notice.invalid_answer", key = key, error = error)
 }
 
 /// A plain prompt left unanswered goes behind the others; `list` is the
 /// command that lists it.
 pub(crate) fn rotated(key: &str, after: Duration, list: &str) -> String {
-    format!(
-        "{key} had no answer for {} s; showing the next prompt (it is still pending: code actions and {list} list it)",
-        after.as_secs_f64()
+    tr!(
+        "notice.rotated",
+        key = key,
+        seconds = after.as_secs_f64(),
+        list = list
     )
 }
 
 /// A notification's summary for several prompts waiting.
 pub(crate) fn prompts_waiting(count: usize) -> String {
-    format!("{count} prompts waiting")
+    tr!("notify.prompts_waiting", count = count)
 }
 
 /// The last line of a notification that names only the first few.
 pub(crate) fn and_more(count: usize) -> String {
-    format!("and {count} more")
+    tr!("notify.and_more", count = count)
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Who asks: the server (and project) a prompt comes from, said the same
 //! way by every face.
 
-use crate::prompt::{Prompt, SessionTitle};
+use super::i18n::tr;
+use crate::prompt::{Kind, Prompt, SessionTitle};
 use crate::text::{self, DISPLAY_ID_CHARS, for_display};
 
 /// "server · /the/project" (the server alone when it does not say).
@@ -26,11 +27,11 @@ pub(crate) fn session(session: &str, title: Option<&SessionTitle>) -> String {
                 false => id.into_owned(),
             };
             match id.is_empty() {
-                true => format!("session “{}”", title.as_str()),
-                false => format!("session “{}” ({id})", title.as_str()),
+                true => tr!("who.session_titled", title = title.as_str()),
+                false => tr!("who.session_titled_id", title = title.as_str(), id = id),
             }
         }
-        None => format!("session {}", for_display(session, DISPLAY_ID_CHARS)),
+        None => tr!("who.session", id = for_display(session, DISPLAY_ID_CHARS)),
     }
 }
 
@@ -41,21 +42,55 @@ pub(crate) fn kind_agent_project(server: &str, prompt: &Prompt) -> String {
     let shown = |s: &str| for_display(s, DISPLAY_ID_CHARS).into_owned();
     let agent = match &prompt.origin.agent {
         Some(agent) => shown(agent),
-        None => "the agent".to_owned(),
+        None => tr!("who.the_agent"),
     };
-    let mut text = format!("{} from {agent}", prompt.kind.noun());
     let project = prompt
         .directory
         .as_deref()
         .map(|d| d.trim_end_matches(['/', '\\']))
         .and_then(|d| d.rsplit(['/', '\\']).next())
         .filter(|name| !name.is_empty());
-    if let Some(project) = project {
-        text.push_str(" in ");
-        text.push_str(&shown(project));
+    let (kind, server) = (noun(&prompt.kind), shown(server));
+    match project {
+        Some(project) => tr!(
+            "who.kind_agent_project",
+            kind = kind,
+            agent = agent,
+            project = shown(project),
+            server = server
+        ),
+        None => tr!(
+            "who.kind_agent",
+            kind = kind,
+            agent = agent,
+            server = server
+        ),
     }
-    text.push_str(&format!(" ({})", shown(server)));
-    text
+}
+
+/// A prompt's title ([`Prompt::title`]) with ask-lsp's note of the other
+/// questions in the person's language; the agent's words stay as they are.
+pub(crate) fn title(prompt: &Prompt) -> String {
+    let title = prompt.title();
+    let more = match &prompt.kind {
+        Kind::Questions(questions) => questions.len().saturating_sub(1),
+        Kind::Permission(_) | Kind::Form(_) => 0,
+    };
+    match title.strip_suffix(&format!(" (+{more} more)")) {
+        Some(name) if more > 0 => tr!("who.title_more", title = name, n = more),
+        _ => title,
+    }
+}
+
+/// What a person calls a prompt of this kind ("question", "permission").
+pub(crate) fn noun(kind: &Kind) -> String {
+    match kind {
+        Kind::Questions(questions) if questions.len() > 1 => tr!("who.noun.questions"),
+        Kind::Questions(_) => tr!("who.noun.question"),
+        Kind::Permission(_) => tr!("who.noun.permission"),
+        Kind::Form(form) if form.url.is_some() => tr!("who.noun.link"),
+        Kind::Form(_) => tr!("who.noun.form"),
+    }
 }
 
 #[cfg(test)]

@@ -187,6 +187,9 @@ struct RawConfig {
     surface: Option<Surface>,
     policy: Option<Value>,
     notify: Option<Value>,
+    /// Read by [`locale_setting`]; here so that its type is checked.
+    #[serde(rename = "locale")]
+    _locale: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -247,7 +250,13 @@ impl Config {
 }
 
 /// The keys of the configuration object.
-const KEYS: [&str; 4] = ["servers", "surface", "policy", "notify"];
+const KEYS: [&str; 5] = ["servers", "surface", "policy", "notify", "locale"];
+
+/// The `locale` setting (`"zh-CN"`; empty or absent: follow the editor),
+/// as written: the presentation floor reads the tag.
+pub fn locale_setting(value: &Value) -> Option<&str> {
+    section(value).get("locale").and_then(Value::as_str)
+}
 
 /// The configuration object inside `value`: `{"askLsp": {...}}` is unwrapped.
 /// The ask-lsp part of a configuration object. An empty array is nothing:

@@ -1,6 +1,7 @@
 //! Forms in the terminal: one line per field, checked as it is typed, or a
 //! link to accept or decline (never opened by ask-lsp).
 
+use crate::present::i18n::tr;
 use crate::present::prompt_text::{self, Layout, field_hint};
 use crate::prompt::{Field, FieldKind, FieldValue, Form};
 
@@ -18,16 +19,13 @@ pub(super) enum Line {
 pub(super) fn link_text(form: &Form, text: &mut String) {
     if let Some(link) = &form.url {
         text.push_str(&prompt_text::link(&form.message, link));
-        text.push_str("\ny: accept (you open it yourself); an empty line declines.");
+        text.push_str(&tr!("form.link_how"));
     }
 }
 
 /// A form with nothing to fill in: sent as it is, or declined.
 pub(super) fn empty_text(form: &Form, text: &mut String) {
-    text.push_str(&format!(
-        "[Form] {}\ny: send it; an empty line declines.",
-        form.message
-    ));
+    text.push_str(&tr!("form.empty", message = form.message));
 }
 
 /// The text shown for one field.
@@ -44,23 +42,21 @@ pub(super) fn field_text(form: &Form, index: usize, text: &mut String) {
     text.push_str(&format!(" [{}]", field_hint(field)));
     prompt_text::field_options(text, field, Layout::Numbered);
     let how = match &field.kind {
-        FieldKind::Text { .. } => "Type the text",
-        FieldKind::Number { .. } => "Type a number",
-        FieldKind::Boolean { .. } => "y or n",
-        FieldKind::Choice { .. } => "A number",
-        FieldKind::Multi { .. } => "Numbers separated by commas",
+        FieldKind::Text { .. } => tr!("form.how.text"),
+        FieldKind::Number { .. } => tr!("form.how.number"),
+        FieldKind::Boolean { .. } => tr!("form.how.boolean"),
+        FieldKind::Choice { .. } => tr!("watch.how.number"),
+        FieldKind::Multi { .. } => tr!("watch.how.numbers"),
     };
     let empty = match field.default_value() {
-        Some(_) => "an empty line keeps the default",
-        None if !field.required => "an empty line leaves it empty",
-        None => "an empty line rejects the form",
+        Some(_) => tr!("form.empty.keeps_default"),
+        None if !field.required => tr!("form.empty.leaves_empty"),
+        None => tr!("form.empty.rejects"),
     };
-    text.push_str(&format!("\n{how}; {empty}."));
+    text.push_str(&tr!("form.how", how = how, empty = empty));
     if let Some(default) = field.default_value() {
-        text.push_str(&format!(
-            " (default: {})",
-            prompt_text::value(&default, field, Layout::Numbered)
-        ));
+        let value = prompt_text::value(&default, field, Layout::Numbered);
+        text.push_str(&tr!("form.default", value = value));
     }
 }
 
@@ -85,19 +81,18 @@ pub(super) fn parse(field: &Field, line: &str) -> Result<Line, String> {
             _ => field
                 .option(part)
                 .map(|o| o.value.clone())
-                .ok_or_else(|| format!("pick a number from 1 to {}", options.len())),
+                .ok_or_else(|| tr!("watch.pick_range", n = options.len())),
         }
     };
     let value = match &field.kind {
         FieldKind::Text { .. } => FieldValue::Text(line.to_owned()),
-        FieldKind::Number { .. } => FieldValue::Number(
-            line.parse::<f64>()
-                .map_err(|_| "type a number".to_owned())?,
-        ),
+        FieldKind::Number { .. } => {
+            FieldValue::Number(line.parse::<f64>().map_err(|_| tr!("form.type_a_number"))?)
+        }
         FieldKind::Boolean { .. } => match line.to_lowercase().as_str() {
             "y" | "yes" | "true" => FieldValue::Bool(true),
             "n" | "no" | "false" => FieldValue::Bool(false),
-            _ => return Err("type y or n".into()),
+            _ => return Err(tr!("form.type_y_or_n")),
         },
         FieldKind::Choice { .. } => FieldValue::Choice(pick(line)?),
         FieldKind::Multi { .. } => {

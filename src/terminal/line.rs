@@ -263,6 +263,27 @@ impl Line {
     }
 }
 
+/// The row (from 0) a terminal `columns` cells wide leaves the cursor on
+/// after writing `text` from the start of a row: a character that does not
+/// fit in what is left of a row starts the next one (a CJK character, two
+/// cells, at the last cell leaves it blank); one that fills a row exactly
+/// leaves the cursor on it until the next character.
+fn rows(text: impl Iterator<Item = char>, columns: usize) -> usize {
+    let (mut row, mut column) = (0, 0);
+    for c in text {
+        let cells = crate::text::char_cells(c);
+        if cells == 0 {
+            continue;
+        }
+        if column + cells > columns {
+            row += 1;
+            column = 0;
+        }
+        column += cells;
+    }
+    row
+}
+
 #[cfg(unix)]
 mod unix {
     use std::io::{Read, Write};
@@ -344,6 +365,11 @@ mod unix {
         line: Line,
         /// The line is drawn after `partial`.
         drawn: bool,
+        /// Rows below the one `partial` starts on, where the drawn line
+        /// left the cursor and where it ends (a line longer than the
+        /// terminal is wide wraps).
+        cursor_row: usize,
+        end_row: usize,
         /// What `watch` wrote after its last newline (the `> ` prompt).
         partial: Vec<u8>,
         /// What `watch` wrote from the current prompt's header on, and the
@@ -352,31 +378,78 @@ mod unix {
     }
 
     impl Shared {
+        /// Back to the start of the row `partial` starts on, clearing from
+        /// there to the end of the screen (the rows a wrapped line took).
+        fn back_to_start(&mut self, out: &mut impl Write) {
+            if std::mem::take(&mut self.drawn) && self.cursor_row > 0 {
+                let _ = write!(out, "\x1b[{}A", self.cursor_row);
+            }
+            let _ = out.write_all(b"\r\x1b[J");
+            self.cursor_row = 0;
+            self.end_row = 0;
+        }
+
         fn draw(&mut self, out: &mut impl Write) {
             // Written twice up to the cursor, so the terminal itself places
-            // the cursor whatever the characters' widths.
+            // the cursor whatever the characters' widths; only how many
+            // rows a wrapped line takes is counted, in display cells.
             let text: String = self.line.text.iter().collect();
             let before: String = self.line.text[..self.line.cursor].iter().collect();
-            let _ = out.write_all(b"\r");
+            let columns = columns();
+            let partial = String::from_utf8_lossy(&self.partial).into_owned();
+            self.back_to_start(out);
             let _ = out.write_all(&self.partial);
-            let _ = write!(out, "{text}\x1b[K");
+            let _ = write!(out, "{text}");
+            let end = super::rows(partial.chars().chain(text.chars()), columns);
+            let mut cursor = end;
             if self.line.cursor < self.line.text.len() {
+                if end > 0 {
+                    let _ = write!(out, "\x1b[{end}A");
+                }
                 let _ = out.write_all(b"\r");
                 let _ = out.write_all(&self.partial);
                 let _ = write!(out, "{before}");
+                cursor = super::rows(partial.chars().chain(before.chars()), columns);
             }
             self.drawn = true;
+            self.cursor_row = cursor;
+            self.end_row = end;
         }
 
         /// Takes the typed text off the screen, leaving `partial`.
         fn erase(&mut self, out: &mut impl Write) {
-            if std::mem::take(&mut self.drawn) && !self.line.text.is_empty() {
-                let _ = out.write_all(b"\r");
+            if self.drawn && !self.line.text.is_empty() {
+                self.back_to_start(out);
                 let _ = out.write_all(&self.partial);
-                let _ = out.write_all(b"\x1b[K");
             }
+            self.drawn = false;
         }
 
+        /// Below the whole typed line, as Enter leaves it.
+        fn after_line(&mut self, out: &mut impl Write) {
+            if self.drawn && self.end_row > self.cursor_row {
+                let _ = write!(out, "\x1b[{}B", self.end_row - self.cursor_row);
+            }
+            let _ = out.write_all(b"\n");
+            self.drawn = false;
+            self.cursor_row = 0;
+            self.end_row = 0;
+        }
+    }
+
+    /// The terminal's width in cells; unbounded (no wrapping counted) when
+    /// it does not say.
+    fn columns() -> usize {
+        // SAFETY: a zeroed winsize is a valid out-parameter for TIOCGWINSZ.
+        let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+        // SAFETY: fd 1 and a winsize to fill.
+        match unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut size) } {
+            0 if size.ws_col > 0 => usize::from(size.ws_col),
+            _ => usize::MAX,
+        }
+    }
+
+    impl Shared {
         fn wrote(&mut self, bytes: &[u8]) {
             match bytes.iter().rposition(|&b| b == b'\n') {
                 Some(at) => {
@@ -456,6 +529,8 @@ mod unix {
         let screen = Screen(Arc::new(Mutex::new(Shared {
             line: Line::default(),
             drawn: false,
+            cursor_row: 0,
+            end_row: 0,
             partial: Vec::new(),
             since_header: Vec::new(),
         })));
@@ -483,9 +558,8 @@ mod unix {
                 match guard.line.key(key) {
                     Done::Edited => guard.draw(&mut out),
                     Done::Line(line) => {
-                        let _ = out.write_all(b"\n");
+                        guard.after_line(&mut out);
                         guard.partial.clear();
-                        guard.drawn = false;
                         guard.since_header.extend_from_slice(line.as_bytes());
                         guard.since_header.push(b'\n');
                         drop(out);
@@ -518,7 +592,7 @@ mod unix {
                         die_by(libc::SIGINT);
                     }
                     Done::Suspend => {
-                        let _ = out.write_all(b"\n");
+                        guard.after_line(&mut out);
                         let _ = out.flush();
                         drop(out);
                         restore();

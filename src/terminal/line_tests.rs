@@ -139,3 +139,18 @@ fn a_line_is_bounded() {
     let done = typed(&mut line, format!("{paste}\r").as_bytes());
     assert_eq!(done, [Done::Line("x".repeat(MAX_LINE))]);
 }
+
+#[test]
+fn a_wrapped_line_counts_rows_in_display_cells() {
+    let rows = |text: &str, columns| rows(text.chars(), columns);
+    assert_eq!(rows("> abcdefgh", 10), 0);
+    assert_eq!(rows("> abcdefghi", 10), 1);
+    // Two cells a character: four fill 8 cells after "> ", a fifth wraps.
+    assert_eq!(rows("> 中文中文", 10), 0);
+    assert_eq!(rows("> 中文中文中", 10), 1);
+    // A wide character never splits: at the last cell it starts the next row.
+    assert_eq!(rows("> abcdefg中", 10), 1);
+    // Joiners and combining marks take no cell.
+    assert_eq!(rows("> e\u{301}e\u{301}e\u{301}e\u{301}abcd", 10), 0);
+    assert_eq!(rows("> 中文", usize::MAX), 0);
+}

@@ -550,3 +550,12 @@ fn generated_strings_come_out_visible_and_stable() {
         }
     }
 }
+
+#[test]
+fn cells_count_what_a_terminal_shows() {
+    assert_eq!(cells("Reject"), 6);
+    assert_eq!(cells("✗ 拒绝"), 6);
+    assert_eq!(cells("e\u{301}"), 1);
+    assert_eq!(char_cells('中'), 2);
+    assert_eq!(char_cells('\u{200d}'), 0);
+}

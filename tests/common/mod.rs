@@ -49,6 +49,11 @@ impl LspClient {
             // No hook of the person's own Claude Code reaches a test's
             // instance (tests/hook.rs turns it on in a runtime dir of its own).
             .env("ASK_LSP_HOOK", "0")
+            // English, whatever the language of the person running the
+            // tests (a test that wants another passes LANG or a setting).
+            .env_remove("LC_ALL")
+            .env_remove("LC_MESSAGES")
+            .env_remove("LANG")
             .kill_on_drop(true);
         for (key, value) in env {
             command.env(key, value);

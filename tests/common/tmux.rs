@@ -16,6 +16,17 @@ impl Tmux {
     /// server's name holds `cwd`'s parent, so tests running at once each
     /// have their own.
     pub fn start(command: &str, cwd: &Path, wait: Duration) -> Option<Tmux> {
+        Tmux::start_sized(command, cwd, wait, (150, 40))
+    }
+
+    /// [`Tmux::start`] in a window `size` (columns, rows) cells large.
+    pub fn start_sized(
+        command: &str,
+        cwd: &Path,
+        wait: Duration,
+        size: (u16, u16),
+    ) -> Option<Tmux> {
+        let (columns, rows) = (size.0.to_string(), size.1.to_string());
         let tmux = Tmux {
             name: format!(
                 "ask-lsp-hook-{}-{}",
@@ -31,9 +42,9 @@ impl Tmux {
                 "new-session",
                 "-d",
                 "-x",
-                "150",
+                &columns,
                 "-y",
-                "40",
+                &rows,
                 "-c",
             ])
             .arg(cwd)

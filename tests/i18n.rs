@@ -1,0 +1,362 @@
+//! Simplified Chinese end to end (#35): a plain LSP client and the
+//! extension in zh-CN against the simulated server, which locale wins, and
+//! `ask-lsp status` under `LANG=zh_CN.UTF-8`. ask-lsp's words are
+//! translated; the agent's arrive as sent; the answer reaches the server
+//! once. `watch` in a terminal: tests/terminal_line.rs.
+
+mod common;
+
+use std::time::Duration;
+
+use ask_sim::PermissionAsk;
+use common::*;
+use serde_json::{Value, json};
+
+const DIR: &str = "/sim/project";
+
+/// `initialize` with the editor's language and `initializationOptions`,
+/// then `initialized`, and waits until the server is followed.
+async fn client_in(
+    sim: &Sim,
+    env: &[(&str, &str)],
+    caps: Value,
+    editor_locale: Option<&str>,
+    options: Value,
+) -> LspClient {
+    let mut client = LspClient::start(env).await;
+    let mut options = options;
+    options["servers"] = json!([{"url": sim.url()}]);
+    let mut params = json!({"processId": null, "rootUri": null, "capabilities": caps,
+                            "initializationOptions": options});
+    if let Some(locale) = editor_locale {
+        params["locale"] = json!(locale);
+    }
+    let response = client.request("initialize", params).await;
+    assert!(response.get("error").is_none(), "{response:#}");
+    client.notify("initialized", json!({})).await;
+    wait_for(|| sim.subscribers() > 0).await;
+    client
+}
+
+fn titles(message: &Value) -> Vec<String> {
+    message["params"]["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .map(|a| a["title"].as_str().expect("a title").to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_plain_client_in_zh_cn_reads_chinese_around_the_agents_words_and_answers_once() {
+    let sim = sim().await;
+    let mut client = client_in(&sim, &[], plain_caps(), Some("zh-CN"), json!({})).await;
+    let mut two = database();
+    two.extend(questions(json!([{
+        "question": "要运行哪些检查？", "header": "检查", "multiple": true,
+        "options": [{"label": "单元测试", "description": ""}, {"label": "Lint", "description": ""}]}])));
+    let request = sim.ask(None, two);
+    let first = client.next_method("window/showMessageRequest").await;
+    assert_eq!(
+        first["params"]["message"],
+        "（第 1 个，共 2 个）[Database] Which database?\n  Postgres: Relational\n  SQLite: Embedded"
+    );
+    assert_eq!(titles(&first), ["✗ 拒绝", "Postgres", "SQLite"]);
+    client
+        .respond(&first["id"], json!({"title": "SQLite"}))
+        .await;
+    let second = client.next_method("window/showMessageRequest").await;
+    assert_eq!(
+        second["params"]["message"],
+        "（第 2 个，共 2 个）[检查] 要运行哪些检查？\n  单元测试\n  Lint\n（要选择多个选项或输入回答，请使用代码操作或 askLsp.answer 命令。）"
+    );
+    assert_eq!(titles(&second), ["✗ 拒绝", "单元测试", "Lint"]);
+    client
+        .respond(&second["id"], json!({"title": "单元测试"}))
+        .await;
+    wait_for(|| !sim.received().is_empty()).await;
+
+    // A permission: ask-lsp's words (the kind, "Pattern", what each button
+    // does) in Chinese, the command as the agent sent it.
+    let permission = sim
+        .ask_permission(PermissionAsk {
+            session_id: None,
+            permission: "bash".into(),
+            patterns: vec!["git status".into()],
+            metadata: json!({"command": "git status"}),
+            always: vec!["git status *".into()],
+        })
+        .unwrap();
+    let message = client.next_method("window/showMessageRequest").await;
+    assert_eq!(
+        message["params"]["message"],
+        "[权限：bash] Run git status\n  $ git status\n  模式：git status"
+    );
+    assert_eq!(
+        titles(&message),
+        ["拒绝", "仅此一次允许", "始终允许 (git status *)"]
+    );
+    client
+        .respond(&message["id"], json!({"title": "仅此一次允许"}))
+        .await;
+    wait_for(|| sim.received().len() == 2).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        sim.received(),
+        vec![
+            reply(&request.id, json!([["SQLite"], ["单元测试"]])),
+            Received::Permission {
+                id: permission.id.clone(),
+                reply: "once".into(),
+                message: None,
+            }
+        ],
+        "each answer once, the agent's labels as sent"
+    );
+    assert!(sim.pending_permissions().is_empty());
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn the_extension_gets_a_chinese_title_and_code_actions_from_the_environment() {
+    let sim = sim().await;
+    // No locale from the editor or the settings: `$LANG` decides.
+    let mut client = client_in(
+        &sim,
+        &[("LANG", "zh_CN.UTF-8")],
+        extension_caps(),
+        None,
+        json!({}),
+    )
+    .await;
+    let mut two = database();
+    two.extend(checks());
+    let request = sim.ask(None, two);
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["title"], "Database（另有 1 个）");
+    assert_eq!(ask["params"]["questions"][0]["header"], "Database");
+    let actions = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": "file:///x"},
+                   "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                   "context": {"diagnostics": []}}),
+        )
+        .await;
+    let action_titles: Vec<&str> = actions["result"]
+        .as_array()
+        .expect("code actions")
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        action_titles.contains(&"拒绝“Database”")
+            && action_titles.contains(&"回答“Database”：SQLite"),
+        "{action_titles:?}"
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "answers": [["Postgres"], ["Unit", "E2E"]]}),
+        )
+        .await;
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["state"], "replied");
+    assert_eq!(
+        resolved["params"]["message"],
+        "已回答“Database（另有 1 个）”"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        sim.received(),
+        vec![reply(&request.id, json!([["Postgres"], ["Unit", "E2E"]]))]
+    );
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn the_locale_setting_beats_the_editors_language_and_can_change() {
+    let sim = sim().await;
+    let mut client = client_in(
+        &sim,
+        &[("LANG", "zh_CN.UTF-8")],
+        plain_caps(),
+        Some("zh-CN"),
+        json!({"locale": "en"}),
+    )
+    .await;
+    let request = sim.ask(None, database());
+    let message = client.next_method("window/showMessageRequest").await;
+    assert_eq!(titles(&message), ["✗ Reject", "Postgres", "SQLite"]);
+    // The setting changed to "": the editor's language again.
+    client
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"askLsp": {"locale": ""}}}),
+        )
+        .await;
+    client
+        .respond(&message["id"], json!(null)) // closed: deferred
+        .await;
+    client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.show"}),
+        )
+        .await;
+    let message = client.next_method("window/showMessageRequest").await;
+    assert_eq!(titles(&message), ["✗ 拒绝", "Postgres", "SQLite"]);
+    // The language changes while the message is open: its button still
+    // means what it said, a reject, never a typed answer "✗ 拒绝".
+    client
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"askLsp": {"locale": "en"}}}),
+        )
+        .await;
+    // Nothing says when the change is in force; it takes milliseconds.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    client
+        .respond(&message["id"], json!({"title": "✗ 拒绝"}))
+        .await;
+    wait_for(|| !sim.received().is_empty()).await;
+    assert_eq!(sim.received(), vec![Received::Reject { id: request.id }]);
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn a_locale_that_is_not_a_string_is_a_clear_configuration_error() {
+    let mut client = LspClient::start(&[]).await;
+    let response = client
+        .request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": {},
+                   "initializationOptions": {"locale": 7}}),
+        )
+        .await;
+    let message = response["error"]["message"].as_str().expect("an error");
+    assert!(
+        message.starts_with("invalid ask-lsp configuration: ") && message.contains("string"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn status_speaks_the_environments_language() {
+    let sim = sim().await;
+    sim.ask(Some(DIR), database());
+    let url = sim.url();
+    let run = async |env: &[(&str, &str)], extra: &[&str]| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"));
+        command
+            .args(["status", "--url", &url, "--directory", DIR])
+            .args(extra)
+            .env_remove("LC_ALL")
+            .env_remove("LC_MESSAGES")
+            .env_remove("LANG")
+            .env("XDG_STATE_HOME", "/nonexistent/ask-lsp-tests")
+            .envs(env.iter().copied())
+            .kill_on_drop(true);
+        let output = command.output().await.expect("ask-lsp status runs");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).expect("UTF-8")
+    };
+    let zh = run(&[("LANG", "zh_CN.UTF-8")], &[]).await;
+    assert!(zh.contains("）：已连接\n"), "{zh}");
+    assert!(zh.contains("  1 个提示等待回答："), "{zh}");
+    assert!(zh.contains("  - 问题“Database”（会话 "), "{zh}");
+    // LC_ALL outranks LANG; --locale outranks both.
+    let en = run(&[("LANG", "zh_CN.UTF-8"), ("LC_ALL", "en_US.UTF-8")], &[]).await;
+    assert!(en.contains("): connected\n  1 prompt pending:"), "{en}");
+    let en = run(&[("LC_ALL", "zh_CN.UTF-8")], &["--locale", "en"]).await;
+    assert!(en.contains("  - question \"Database\" (session "), "{en}");
+}
+
+/// `watch` in a terminal 40 cells wide under `LANG=zh_CN.UTF-8`: the
+/// instructions in Chinese, a typed Chinese answer wider than the terminal
+/// wrapped by display cells (two a character) and edited in the middle, and
+/// that answer on the server once.
+#[tokio::test]
+async fn watch_in_tmux_speaks_chinese_and_lays_out_cjk_by_cells() {
+    let sim = sim().await;
+    let project = tempfile::tempdir().unwrap();
+    let cwd = project.path().join("watch");
+    std::fs::create_dir(&cwd).unwrap();
+    let command = format!(
+        "env -u LC_ALL -u LC_MESSAGES LANG=zh_CN.UTF-8 ASK_LSP_HOOK=0 {} watch --url {}",
+        env!("CARGO_BIN_EXE_ask-lsp"),
+        sim.url()
+    );
+    let Some(tmux) = common::tmux::Tmux::start_sized(&command, &cwd, WAIT, (40, 20)) else {
+        return;
+    };
+    tmux.wait_for("（按 Ctrl-D 退出）").await;
+    let request = sim.ask(None, database());
+    tmux.wait_for("一个数字，或输入你自己的回答").await;
+    let screen = tmux.screen();
+    assert!(screen.contains("── 问题，来自 default"), "{screen}");
+    assert!(screen.contains("空行表示拒绝。"), "{screen}");
+    // 25 characters, 50 cells after "> ": the first row holds "> " and 19
+    // of them (40 cells), the second the other 6.
+    let answer = "一二三四五六七八九十甲乙丙丁戊己庚辛壬癸子丑寅卯辰";
+    tmux.keys(&["-l", answer]);
+    tmux.wait_for("子丑寅卯辰").await;
+    // Left 3 times and a character typed there: the line is drawn again.
+    tmux.keys(&["Left", "Left", "Left"]);
+    tmux.keys(&["-l", "龙"]);
+    let edited = "一二三四五六七八九十甲乙丙丁戊己庚辛壬癸子丑龙寅卯辰";
+    tmux.wait_for("丑龙寅").await;
+    let screen = tmux.screen();
+    let rows: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let at = rows
+        .iter()
+        .position(|row| row.starts_with("> 一"))
+        .unwrap_or_else(|| panic!("the typed line:\n{screen}"));
+    assert_eq!(
+        rows[at], "> 一二三四五六七八九十甲乙丙丁戊己庚辛壬",
+        "{screen}"
+    );
+    assert_eq!(rows[at + 1], "癸子丑龙寅卯辰", "{screen}");
+    assert_eq!(
+        screen.matches("一二三").count(),
+        1,
+        "no stale copy of the first row:\n{screen}"
+    );
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("✓ 已回答“Database”").await;
+    assert_eq!(sim.received(), vec![reply(&request.id, json!([[edited]]))]);
+    let screen = tmux.screen();
+    let done = screen.lines().position(|l| l.contains("✓ 已回答")).unwrap();
+    assert!(
+        done > at + 1,
+        "the notice comes below the whole line:\n{screen}"
+    );
+
+    // A permission: what each number does in Chinese, the command as sent.
+    let permission = sim
+        .ask_permission(PermissionAsk {
+            session_id: None,
+            permission: "bash".into(),
+            patterns: vec!["make".into()],
+            metadata: json!({"command": "make"}),
+            always: vec!["make *".into()],
+        })
+        .unwrap();
+    tmux.wait_for("  3. 拒绝").await;
+    let screen = tmux.screen();
+    assert!(
+        screen.contains("[权限：bash] Run make\n  $ make\n  模式：make\n  1. 仅此一次允许\n  2. 始终允许 (make *)\n"),
+        "{screen}"
+    );
+    tmux.keys(&["-l", "1"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("✓ 已允许（仅此一次）“Run make”").await;
+    assert_eq!(
+        sim.received()[1..],
+        [Received::Permission {
+            id: permission.id,
+            reply: "once".into(),
+            message: None,
+        }]
+    );
+}
