@@ -1,6 +1,7 @@
 -- Chooses how a prompt is shown: permissions and forms in their own
 -- floats; questions through vim.ui.select or the question form.
 local config = require('ask-lsp.config')
+local t = require('ask-lsp.i18n').t
 
 local M = {}
 
@@ -56,7 +57,7 @@ function M.request_title(params)
   if vim.fn.strchars(name) > 80 then
     name = vim.fn.strcharpart(name, 0, 79) .. '…'
   end
-  local more = #params.questions > 1 and (' (+%d more)'):format(#params.questions - 1) or ''
+  local more = #params.questions > 1 and (' ' .. t('title.more', { count = #params.questions - 1 })) or ''
   return name .. more
 end
 
