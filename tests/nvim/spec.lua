@@ -376,14 +376,14 @@ test('zh-CN: setup{ locale } is sent to ask-lsp; the float speaks Chinese around
   local log = os.tmpname()
   -- ask-lsp behind a tee: what Neovim wrote to it, byte for byte.
   local options = { ui = 'float', float = { max_width = 34 }, cmd = { 'sh', '-c', 'tee "$0" | exec "$1"', log, BIN } }
-  local env = {}
+  local env
   if takes_locale() then
     options.locale = 'zh-CN'
   else
     -- Until the binary of #35 is merged: the plugin's language from $LANG
     -- (v:lang is "C" where the locale is not installed), nothing sent.
     io.stdout:write('     (this ask-lsp refuses initializationOptions.locale: zh-CN from $LANG instead)\n')
-    env.LANG = 'zh_CN.UTF-8'
+    env = { LANG = 'zh_CN.UTF-8' }
   end
   local nvim = embedded({ mode = 'now' }, options, env)
   local initialize = initialize_sent(log)
