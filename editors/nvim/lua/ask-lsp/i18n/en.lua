@@ -59,10 +59,10 @@ return {
   ['health.pending'] = 'pending prompts (questions, permissions, forms): {count}',
 
   -- ui/init.lua, ui/float.lua, ui/select.lua: questions
-  ['title.more'] = '(+{count} more)',
+  ['title.more'] = '{title} (+{count} more)',
   ['question.head'] = 'Question',
   ['question.head_of'] = 'Question {index}/{total}',
-  ['question.pick_any'] = '(pick any)',
+  ['question.pick_any'] = '{head} (pick any)',
   ['question.other'] = 'Other… (type an answer)',
   ['question.help'] = 'j/k move  1-9 pick  <Space> toggle  <CR> next/submit  <Tab> next  c type  <Esc> reject  q later',
   ['question.options_only'] = 'this question takes one of its options',

@@ -57,10 +57,10 @@ return {
   ['health.pending'] = '待处理的提示（问题、权限、表单）：{count}',
 
   -- ui/init.lua, ui/float.lua, ui/select.lua: questions
-  ['title.more'] = '（另有 {count} 个）',
+  ['title.more'] = '{title}（另有 {count} 个）',
   ['question.head'] = '问题',
   ['question.head_of'] = '问题 {index}/{total}',
-  ['question.pick_any'] = '（可多选）',
+  ['question.pick_any'] = '{head}（可多选）',
   ['question.other'] = '其他…（输入答案）',
   ['question.help'] = 'j/k 移动  1-9 选择  <Space> 切换  <CR> 下一个/提交  <Tab> 下一个  c 输入  <Esc> 拒绝  q 稍后',
   ['question.options_only'] = '此问题只能从选项中选择',

@@ -54,7 +54,7 @@ function Form:render()
     head = head .. ' · ' .. question.header
   end
   if question.multiple then
-    head = head .. ' ' .. t('question.pick_any')
+    head = t('question.pick_any', { head = head })
   end
   vim.list_extend(lines, wrap(head, width))
   -- Who asks: session, server, agent, project (as the permission float).
