@@ -59,4 +59,6 @@ export ASK_SIM_URL ASK_SIM_LOCKED_URL ASK_SIM_PLAIN_URL ASK_SIM_PLAIN_PID ASK_SI
 # The lazy-style install runs `cargo build --release --locked` in a copy of
 # the repository; it shares this target directory so the build is warm.
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
-env -u OPENCODE_SERVER_PASSWORD timeout 1500 "$NVIM" --headless --clean -l tests/nvim/spec.lua
+# English unless a spec asks for another language (ask-lsp and the plugin
+# follow $LC_ALL/$LC_MESSAGES/$LANG).
+env -u OPENCODE_SERVER_PASSWORD -u LC_ALL -u LC_MESSAGES LANG=C.UTF-8 timeout 1500 "$NVIM" --headless --clean -l tests/nvim/spec.lua

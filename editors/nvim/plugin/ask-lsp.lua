@@ -3,6 +3,8 @@ if vim.g.loaded_ask_lsp then
 end
 vim.g.loaded_ask_lsp = true
 
+local t = require('ask-lsp.i18n').t
+
 local function complete(arglead)
   return require('ask-lsp.commands').complete(arglead)
 end
@@ -12,14 +14,14 @@ vim.api.nvim_create_user_command('AskLsp', function(args)
 end, {
   nargs = '?',
   complete = complete,
-  desc = 'ask-lsp: list, answer, reject pending agent questions; status; start; build',
+  desc = t('command.desc'),
 })
 
 -- Deprecated: :Ask collides with other plugins' commands; removed after 0.2.
 vim.api.nvim_create_user_command('Ask', function(args)
-  vim.notify_once(':Ask is deprecated: use :AskLsp', vim.log.levels.WARN)
+  vim.notify_once(t('command.deprecated'), vim.log.levels.WARN)
   require('ask-lsp.commands').run(args)
-end, { nargs = '?', complete = complete, desc = 'ask-lsp: deprecated alias of :AskLsp' })
+end, { nargs = '?', complete = complete, desc = t('command.alias_desc') })
 
 require('ask-lsp.highlights').setup()
 -- :colorscheme clears highlights, default links included.

@@ -9,6 +9,7 @@
 --     (:AskLsp answer or <C-w>w goes into it);
 --   'now': shown and focused at once (the behaviour before 0.3).
 local config = require('ask-lsp.config')
+local t = require('ask-lsp.i18n').t
 
 local M = {}
 
@@ -42,7 +43,7 @@ end
 
 local function announce(prompt)
   local title = require('ask-lsp.ui').request_title(prompt.params)
-  vim.notify(('ask-lsp: %s — waiting for you (:AskLsp answer)'):format(title), vim.log.levels.INFO)
+  vim.notify('ask-lsp: ' .. t('attention.waiting', { title = title }), vim.log.levels.INFO)
 end
 
 --- Shows `prompt` as focus.mode says.

@@ -6,10 +6,13 @@
 -- download or the checksum fails, it builds with cargo.
 -- lazy.nvim runs it through build.lua; :AskLsp build runs it again.
 -- Loaded with dofile() by build.lua, before the plugin is on 'runtimepath',
--- so it requires nothing of the plugin's own.
+-- so it requires nothing of the plugin's own (the catalogue by path, unless
+-- the plugin has loaded it: then its `locale` setting applies).
 local M = {}
 
-local plugin_dir = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
+local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
+local t = (package.loaded['ask-lsp.i18n'] or dofile(here .. '/i18n/init.lua')).t
+local plugin_dir = vim.fn.fnamemodify(here, ':h:h')
 local exe = vim.fn.has('win32') == 1 and '.exe' or ''
 M.binary = plugin_dir .. '/bin/ask-lsp' .. exe
 
@@ -22,8 +25,7 @@ local function repository()
     manifest:close()
   end
   if not text:find('name%s*=%s*"ask%-lsp"') then
-    return nil, ('no ask-lsp repository around the plugin (%s/Cargo.toml): install the binary with '
-      .. '`cargo install --locked --path .` in a clone of ask-lsp, or set cmd in setup{}'):format(root)
+    return nil, t('build.no_repository', { root = root })
   end
   return root
 end
@@ -42,12 +44,12 @@ local function run(cmd, cwd, on_done)
         on_done(nil, out.stdout)
       else
         local tail = vim.list_slice(vim.split(vim.trim(out.stderr or ''), '\n'), -15)
-        on_done(('`%s` failed (exit %d):\n%s'):format(table.concat(cmd, ' '), out.code, table.concat(tail, '\n')))
+        on_done(t('build.failed', { cmd = table.concat(cmd, ' '), code = out.code, stderr = table.concat(tail, '\n') }))
       end
     end)
   end)
   if not ok then
-    on_done(('cannot run %s: %s'):format(cmd[1], spawned))
+    on_done(t('build.cannot_run', { cmd = cmd[1], error = spawned }))
   end
 end
 
@@ -58,12 +60,12 @@ local function install(built)
   local tmp = M.binary .. '.new'
   local ok, err = vim.uv.fs_copyfile(built, tmp)
   if not ok then
-    return ('cannot copy %s: %s'):format(built, err)
+    return t('build.cannot_copy', { path = built, error = err })
   end
   vim.uv.fs_chmod(tmp, tonumber('755', 8))
   ok, err = vim.uv.fs_rename(tmp, M.binary)
   if not ok then
-    return ('cannot install %s: %s'):format(M.binary, err)
+    return t('build.cannot_install', { path = M.binary, error = err })
   end
 end
 
@@ -116,10 +118,10 @@ local function download(root, tag)
   local target, ext = release_target()
   local base = release_base(root)
   if not target or not base then
-    return not target and 'no release archive for this platform' or 'no release URL (set $ASK_LSP_RELEASE_URL)'
+    return not target and t('build.no_platform') or t('build.no_release_url')
   end
   if vim.fn.executable('curl') == 0 or vim.fn.executable('tar') == 0 then
-    return 'curl and tar are needed to download the release'
+    return t('build.need_curl')
   end
   local name = ('ask-lsp-%s%s'):format(target, ext)
   local url = ('%s/%s/%s'):format(base, tag, name)
@@ -132,11 +134,11 @@ local function download(root, tag)
   end
   local ok, err = fetch(url, archive)
   if not ok then
-    return ('cannot download %s: %s'):format(url, err)
+    return t('build.cannot_download', { url = url, error = err })
   end
   ok, err = fetch(url .. '.sha256', archive .. '.sha256')
   if not ok then
-    return ('cannot download %s.sha256: %s'):format(url, err)
+    return t('build.cannot_download', { url = url .. '.sha256', error = err })
   end
   local file = io.open(archive .. '.sha256', 'r')
   local expected = file and file:read('*a'):match('^%s*(%x+)') or ''
@@ -145,14 +147,14 @@ local function download(root, tag)
   end
   local actual = sha256(archive)
   if not actual then
-    return 'no sha256sum, shasum or certutil to check the download'
+    return t('build.no_sha256')
   end
   if #expected ~= 64 or expected:lower() ~= actual then
-    return ('%s does not match its .sha256 (%s, expected %s): not installed'):format(name, actual, expected)
+    return t('build.checksum', { name = name, actual = actual, expected = expected })
   end
   local out = vim.system({ 'tar', '-xf', archive, '-C', dir }, { text = true }):wait()
   if out.code ~= 0 then
-    return ('cannot unpack %s: %s'):format(name, vim.trim(out.stderr or ''))
+    return t('build.cannot_unpack', { name = name, error = vim.trim(out.stderr or '') })
   end
   local installed = install(('%s/ask-lsp-%s/ask-lsp%s'):format(dir, target, exe))
   vim.fn.delete(dir, 'rf')
@@ -201,10 +203,10 @@ function M.build(on_done)
         finish(verr, version and vim.trim(version))
       end))
     end
-    M.log(('ask-lsp: the %s release was not installed (%s); building it with cargo'):format(tag, why))
+    M.log('ask-lsp: ' .. t('build.release_skipped', { tag = tag, why = why }))
   end
   if vim.fn.executable('cargo') == 0 then
-    return finish('cargo not found: install Rust (https://rustup.rs) and run :AskLsp build, or set cmd in setup{}')
+    return finish(t('build.no_cargo'))
   end
   -- Where cargo puts the binary honours CARGO_TARGET_DIR and .cargo/config.
   run({ 'cargo', 'metadata', '--format-version', '1', '--no-deps' }, root, step(function(merr, metadata)
@@ -239,12 +241,12 @@ function M.run()
     return done
   end, 100)
   if not done then
-    error('ask-lsp: the build did not finish in 30 minutes')
+    error('ask-lsp: ' .. t('build.timeout'))
   end
   if failure then
     error('ask-lsp: ' .. failure)
   end
-  print(('ask-lsp: built %s at %s'):format(built, M.binary))
+  print('ask-lsp: ' .. t('build.built', { version = built, path = M.binary }))
   return built
 end
 

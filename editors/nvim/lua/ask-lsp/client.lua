@@ -1,6 +1,7 @@
 -- The ask-lsp language server: starting it, and the askQuestions extension
 -- (version 2, ask-lsp's docs/protocol.md).
 local config = require('ask-lsp.config')
+local t = require('ask-lsp.i18n').t
 
 ---@class ask-lsp.Option
 ---@field label string
@@ -170,11 +171,7 @@ function M.start()
   local opts = config.options
   local cmd, source = config.command()
   if vim.fn.executable(cmd[1]) == 0 then
-    vim.notify(
-      ('ask-lsp: binary %q not found (%s): run :AskLsp build (lazy.nvim: :Lazy build ask-lsp), '
-        .. 'put ask-lsp on $PATH, or set cmd in setup{}'):format(cmd[1], source),
-      vim.log.levels.ERROR
-    )
+    vim.notify('ask-lsp: ' .. t('client.not_found', { bin = ('%q'):format(cmd[1]), source = t(config.SOURCES[source]) }), vim.log.levels.ERROR)
     return nil
   end
   local capabilities = vim.lsp.protocol.make_client_capabilities()
@@ -186,8 +183,16 @@ function M.start()
     cmd = cmd,
     root_dir = vim.fn.getcwd(),
     capabilities = capabilities,
-    -- An object even when empty: `{}` alone would be sent as `[]`.
-    init_options = vim.tbl_extend('force', vim.empty_dict(), { servers = opts.servers, policy = opts.policy, notify = opts.notify }),
+    -- An object even when empty: `{}` alone would be sent as `[]`. An
+    -- explicit locale goes to ask-lsp too, so one setting changes both;
+    -- without one ask-lsp follows the environment (Neovim's initialize
+    -- sends no `locale`).
+    init_options = vim.tbl_extend('force', vim.empty_dict(), {
+      servers = opts.servers,
+      policy = opts.policy,
+      notify = opts.notify,
+      locale = opts.locale,
+    }),
     handlers = handlers,
   }, { attach = false })
   return M.client_id
@@ -197,7 +202,7 @@ end
 function M.command(name, arguments, callback)
   local c = client()
   if not c then
-    callback({ message = 'ask-lsp is not running (:AskLsp start)' }, nil)
+    callback({ message = t('client.not_running_start') }, nil)
     return
   end
   c:request('workspace/executeCommand', { command = name, arguments = arguments }, function(err, result)
@@ -209,11 +214,11 @@ end
 function M.command_sync(name, arguments, timeout_ms)
   local c = client()
   if not c then
-    return nil, 'ask-lsp is not running'
+    return nil, t('client.not_running')
   end
   local response = c:request_sync('workspace/executeCommand', { command = name, arguments = arguments }, timeout_ms or 2000)
   if not response then
-    return nil, 'no answer from ask-lsp'
+    return nil, t('client.no_answer')
   end
   if response.err then
     return nil, response.err.message

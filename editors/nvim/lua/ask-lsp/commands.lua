@@ -1,5 +1,6 @@
 -- :AskLsp [list|answer|reject|status|start|build] (:Ask is the deprecated alias)
 local client = require('ask-lsp.client')
+local t = require('ask-lsp.i18n').t
 
 local M = {}
 
@@ -11,7 +12,7 @@ local function pending_list()
     return nil
   end
   if #list == 0 then
-    vim.notify('ask-lsp: nothing pending')
+    vim.notify('ask-lsp: ' .. t('commands.nothing_pending'))
     return nil
   end
   return list
@@ -20,12 +21,12 @@ end
 ---@param request ask-lsp.AskParams
 local function describe(request)
   local agent = request.origin and request.origin.agent
-  return ('%s  [%s, session %s%s]'):format(
-    require('ask-lsp.ui').request_title(request),
-    request.server,
-    request.sessionID,
-    agent and (', agent ' .. agent) or ''
-  )
+  return t('commands.describe', {
+    title = require('ask-lsp.ui').request_title(request),
+    server = request.server,
+    session = request.sessionID,
+    agent = agent and t('commands.describe_agent', { agent = agent }) or '',
+  })
 end
 
 --- Picks a pending request (the only one, or via vim.ui.select), then `fn(request)`.
@@ -37,7 +38,7 @@ local function choose(fn)
   if #list == 1 then
     fn(list[1])
   else
-    vim.ui.select(list, { prompt = 'Pending prompts', format_item = describe }, function(choice)
+    vim.ui.select(list, { prompt = t('commands.pick'), format_item = describe }, function(choice)
       if choice then
         fn(choice)
       end
@@ -55,7 +56,7 @@ M.subcommands = {
     for i, request in ipairs(list) do
       table.insert(lines, ('%d. %s'):format(i, describe(request)))
     end
-    vim.notify('ask-lsp: pending prompts\n' .. table.concat(lines, '\n'))
+    vim.notify('ask-lsp: ' .. t('commands.list') .. '\n' .. table.concat(lines, '\n'))
   end,
   -- Shows a pending request again (one you closed with q, or one waiting).
   answer = function()
@@ -81,9 +82,10 @@ M.subcommands = {
       vim.notify('ask-lsp: ' .. err, vim.log.levels.ERROR)
       return
     end
-    local lines = { ('pending: %d'):format(status.pending) }
+    local lines = { t('commands.pending', { count = status.pending }) }
     for _, server in ipairs(status.servers) do
-      local state = server.connected and 'connected' or ('not connected: ' .. (server.error or 'connecting'))
+      local state = server.connected and t('commands.connected')
+        or t('commands.not_connected', { error = server.error or t('commands.connecting') })
       table.insert(lines, ('%s %s: %s'):format(server.name, server.url, state))
     end
     vim.notify('ask-lsp\n' .. table.concat(lines, '\n'))
@@ -93,13 +95,13 @@ M.subcommands = {
   end,
   -- Builds the binary again (after updating the repository).
   build = function()
-    vim.notify('ask-lsp: building the binary with cargo…')
+    vim.notify('ask-lsp: ' .. t('commands.building'))
     local build = require('ask-lsp.build')
     build.build(function(err, version)
       if err then
         vim.notify('ask-lsp: ' .. err, vim.log.levels.ERROR)
       else
-        vim.notify(('ask-lsp: built %s at %s; used from the next start'):format(version, build.binary))
+        vim.notify('ask-lsp: ' .. t('commands.built', { version = version, path = build.binary }))
       end
     end)
   end,
@@ -112,18 +114,14 @@ function M.run(args)
   local name = args.fargs[1] or 'answer'
   local fn = M.subcommands[name]
   if not fn then
-    vim.notify('ask-lsp: unknown subcommand ' .. name .. ' (list, answer, reject, status, start, build)', vim.log.levels.ERROR)
+    vim.notify('ask-lsp: ' .. t('commands.unknown', { name = name }), vim.log.levels.ERROR)
     return
   end
   if not OFFLINE[name] and not client.get() then
     if not require('ask-lsp.config').configured then
       -- Never a client nobody asked for: with vim.lsp.enable('ask_lsp') it
       -- would be a second one.
-      vim.notify(
-        "ask-lsp is not running: with the plugin, call require('ask-lsp').setup{} (or :AskLsp start); "
-          .. "without it, vim.lsp.enable('ask_lsp') starts it with the first file you open",
-        vim.log.levels.WARN
-      )
+      vim.notify(t('commands.not_running'), vim.log.levels.WARN)
       return
     end
     require('ask-lsp').start()

@@ -44,6 +44,10 @@
 ---(a diff split in a new tab) when its diff applies; 'float': the diff in
 ---the permission float. Default: 'split'.
 ---@field diff? 'split'|'float'
+---The language of the plugin's words (and, sent as initializationOptions.locale,
+---of ask-lsp's): 'en' or 'zh-CN' (zh_CN.UTF-8 and the like work too). nil:
+---v:lang, else $LC_ALL/$LC_MESSAGES/$LANG, else English.
+---@field locale? string
 
 local M = {}
 
@@ -58,12 +62,16 @@ M.defaults = {
   float = { max_width = 90, border = 'rounded' },
   focus = { mode = 'idle', idle_ms = 1500 },
   diff = 'split',
+  locale = nil,
 }
 
 ---@type ask-lsp.Config
 M.options = vim.deepcopy(M.defaults)
 --- setup{} was called: :AskLsp may start the plugin's client.
 M.configured = false
+
+--- Each source of the command, as the catalogue names it.
+M.SOURCES = { configured = 'source.configured', plugin = 'source.plugin', PATH = 'source.PATH' }
 
 --- The command that starts ask-lsp and where it came from: the configured
 --- `cmd`, else the plugin-local binary, else `ask-lsp` on $PATH.
@@ -100,6 +108,8 @@ function M.set(opts)
   vim.validate('focus.idle_ms', M.options.focus.idle_ms, function(v)
     return type(v) == 'number' and v >= 0
   end, 'a number of milliseconds')
+  vim.validate('locale', M.options.locale, 'string', true)
+  require('ask-lsp.i18n').setting = M.options.locale
   return M.options
 end
 

@@ -1,4 +1,6 @@
 -- ask-lsp for Neovim: an AI agent's questions, answered in the editor.
+local t = require('ask-lsp.i18n').t
+
 local M = {}
 
 --- The oldest Neovim the plugin runs on: it uses 0.11's vim.lsp.Client
@@ -13,7 +15,7 @@ function M.supported()
     return true
   end
   local v = vim.version()
-  return false, ('ask-lsp needs Neovim %s or newer; this is %d.%d.%d'):format(M.MIN_NVIM, v.major, v.minor, v.patch)
+  return false, t('nvim.too_old', { min = M.MIN_NVIM, version = ('%d.%d.%d'):format(v.major, v.minor, v.patch) })
 end
 
 --- Configures the plugin and (unless autostart = false) starts ask-lsp.
@@ -36,13 +38,13 @@ function M.start()
   return require('ask-lsp.client').start()
 end
 
---- For the statusline: "? N" while questions wait, else "".
+--- For the statusline: "? N questions" while questions wait, else "".
 function M.statusline()
   local pending = require('ask-lsp.client').status.pending or 0
   if pending == 0 then
     return ''
   end
-  return ('? %d question%s'):format(pending, pending == 1 and '' or 's')
+  return t(pending == 1 and 'statusline.one' or 'statusline.many', { count = pending })
 end
 
 return M

@@ -6,6 +6,7 @@
 -- hunks cannot be chosen. When the diff does not apply to the file as it is
 -- now, the float shows the diff instead.
 local permission_ui = require('ask-lsp.ui.permission')
+local t = require('ask-lsp.i18n').t
 
 local M = {}
 
@@ -154,8 +155,8 @@ function M.show(prompt)
   vim.bo[buf].filetype = vim.bo[file_buf].filetype
   vim.cmd.diffthis()
   local keys = table.concat(permission_ui.choice_labels(params.permission), '  ')
-  vim.wo[win].winbar = ('Proposed by %s · %s · q: later'):format(permission_ui.asker(params), keys):gsub('%%', '%%%%')
-  vim.wo[file_win].winbar = ('Now: %s'):format(path):gsub('%%', '%%%%')
+  vim.wo[win].winbar = t('diff.proposed', { asker = permission_ui.asker(params), keys = keys }):gsub('%%', '%%%%')
+  vim.wo[file_win].winbar = t('diff.now', { path = path }):gsub('%%', '%%%%')
   prompt.win = win
 
   local closed = false

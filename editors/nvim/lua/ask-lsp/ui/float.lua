@@ -4,10 +4,10 @@
 local ui = require('ask-lsp.ui')
 local window = require('ask-lsp.ui.window')
 local asker = require('ask-lsp.ui.permission').asker
+local t = require('ask-lsp.i18n').t
 
 local M = {}
 
-local HELP = 'j/k move  1-9 pick  <Space> toggle  <CR> next/submit  <Tab> next  c type  <Esc> reject  q later'
 local wrap = window.wrap
 
 local Form = {}
@@ -49,12 +49,12 @@ function Form:render()
   local question = self.questions[self.index]
   local total = #self.questions
   local lines, option_line, spans = {}, {}, {}
-  local head = total > 1 and ('Question %d/%d'):format(self.index, total) or 'Question'
+  local head = total > 1 and t('question.head_of', { index = self.index, total = total }) or t('question.head')
   if question.header ~= '' then
     head = head .. ' · ' .. question.header
   end
   if question.multiple then
-    head = head .. ' (pick any)'
+    head = t('question.pick_any', { head = head })
   end
   vim.list_extend(lines, wrap(head, width))
   -- Who asks: session, server, agent, project (as the permission float).
@@ -79,10 +79,10 @@ function Form:render()
     local typed = self.typed[self.index]
     option_line[#question.options + 1] = #lines + 1
     -- Typed text may hold newlines (a vim.ui.input of a plugin's may allow them).
-    vim.list_extend(lines, wrap(typed and ('c. [✎] ' .. typed) or 'c. Other… (type an answer)', width))
+    vim.list_extend(lines, wrap(typed and ('c. [✎] ' .. typed) or ('c. ' .. t('question.other')), width))
   end
   table.insert(lines, '')
-  local help = wrap(HELP, width)
+  local help = wrap(t('question.help'), width)
   vim.list_extend(lines, help)
   self.option_line = option_line
   self.window:set(lines)
@@ -211,11 +211,11 @@ end
 function Form:type()
   local question = self.questions[self.index]
   if not question.custom then
-    vim.notify('ask-lsp: this question takes one of its options', vim.log.levels.WARN)
+    vim.notify('ask-lsp: ' .. t('question.options_only'), vim.log.levels.WARN)
     return
   end
   local index = self.index
-  vim.ui.input({ prompt = 'Answer: ', default = self.typed[index] }, function(text)
+  vim.ui.input({ prompt = t('question.answer_prompt'), default = self.typed[index] }, function(text)
     text = text and vim.trim(text) or ''
     self.typed[index] = text ~= '' and text or nil
     if not question.multiple and self.typed[index] then
@@ -256,7 +256,7 @@ function Form:submit()
     if not question.multiple and #answer ~= 1 then
       self.index = i
       self:render()
-      vim.notify(('ask-lsp: question %d needs an answer'):format(i), vim.log.levels.WARN)
+      vim.notify('ask-lsp: ' .. t('question.needs_answer', { index = i }), vim.log.levels.WARN)
       return
     end
     answers[i] = answer

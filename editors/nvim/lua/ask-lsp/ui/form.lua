@@ -6,28 +6,36 @@
 -- with its reason when one fails.
 local window = require('ask-lsp.ui.window')
 local asker = require('ask-lsp.ui.permission').asker
+local t = require('ask-lsp.i18n').t
 
 local M = {}
-
-local HELP = '* required · j/k: move · <CR>/<Space>: type, pick or toggle · x: clear · <Tab>: next field · s: send · d: decline · q: later'
-local REVIEW_HELP = 's: send · 1-9 or <CR> on a field: change it · b: back to the form · d: decline · q: later'
-local LINK_HELP = 'o: open it in the browser and go on · a: go on (I open it myself) · y: copy the URL · d: decline · q: later'
 
 --- A number as JSON Schema bounds are written: 1024, 0.5.
 local function num(n)
   return n == math.floor(n) and ('%d'):format(n) or tostring(n)
 end
 
---- "3–40", "at least 3", "at most 40", or nil.
-local function range(min, max, unit)
-  unit = unit and (' ' .. unit) or ''
+--- The messages of a range of plain numbers, of characters, of choices.
+local NUMBERS = { between = 'hint.between', at_least = 'hint.at_least', at_most = 'hint.at_most' }
+local CHARACTERS = { between = 'hint.chars_between', at_least = 'hint.chars_at_least', at_most = 'hint.chars_at_most' }
+local CHOICES = { between = 'hint.choices_between', at_least = 'hint.choices_at_least', at_most = 'hint.choices_at_most' }
+
+--- "3–40 characters", "at least 3", "at most 40 choices", or nil.
+local function range(min, max, keys)
+  local bounds = { min = min and num(min), max = max and num(max) }
   if min and max then
-    return ('%s–%s%s'):format(num(min), num(max), unit)
+    return t(keys.between, bounds)
   elseif min then
-    return ('at least %s%s'):format(num(min), unit)
+    return t(keys.at_least, bounds)
   elseif max then
-    return ('at most %s%s'):format(num(max), unit)
+    return t(keys.at_most, bounds)
   end
+end
+
+--- The formats' names as the person reads them (an unknown one as sent).
+local FORMAT_NAMES = { email = 'format.email', uri = 'format.uri', date = 'format.date', ['date-time'] = 'format.date_time' }
+local function format_name(format)
+  return FORMAT_NAMES[format] and t(FORMAT_NAMES[format]) or format
 end
 
 --- What the field takes, for the person: "email · 3–40 characters · pattern ^a".
@@ -39,19 +47,19 @@ local function hint(field)
     end
   end
   if field.type == 'text' then
-    add(field.format or 'text')
-    add(range(field.minLength, field.maxLength, 'characters'))
-    add(field.pattern and ('pattern ' .. field.pattern))
+    add(field.format and format_name(field.format) or t('hint.text'))
+    add(range(field.minLength, field.maxLength, CHARACTERS))
+    add(field.pattern and t('hint.pattern', { pattern = field.pattern }))
   elseif field.type == 'number' or field.type == 'integer' then
-    add(field.type == 'integer' and 'whole number' or 'number')
-    add(range(field.minimum, field.maximum))
+    add(field.type == 'integer' and t('hint.integer') or t('hint.number'))
+    add(range(field.minimum, field.maximum, NUMBERS))
   elseif field.type == 'boolean' then
-    add('yes/no')
+    add(t('hint.boolean'))
   elseif field.type == 'choice' then
-    add('pick one')
+    add(t('hint.choice'))
   elseif field.type == 'multi' then
-    add('pick any')
-    add(range(field.minItems, field.maxItems, 'choices'))
+    add(t('hint.multi'))
+    add(range(field.minItems, field.maxItems, CHOICES))
   end
   return table.concat(parts, ' · ')
 end
@@ -106,38 +114,38 @@ local FORMATS = {
   end,
 }
 
---- Why `value` does not fit `field` (as "<title> <reason>"), or nil.
+--- Why `value` does not fit `field` (a sentence naming its title), or nil.
 local function problem(field, value)
-  local function say(reason)
-    return field.title .. ' ' .. reason
+  local function say(key, vars)
+    return t(key, vim.tbl_extend('force', { title = field.title }, vars or {}))
   end
   if value == nil then
-    return field.required and say('is required') or nil
+    return field.required and say('problem.required') or nil
   end
   if field.type == 'text' then
     local len = vim.fn.strchars(value)
     if field.minLength and len < field.minLength then
-      return say(('needs at least %d characters'):format(field.minLength))
+      return say('problem.min_chars', { min = field.minLength })
     elseif field.maxLength and len > field.maxLength then
-      return say(('takes at most %d characters'):format(field.maxLength))
+      return say('problem.max_chars', { max = field.maxLength })
     elseif field.format and FORMATS[field.format] and not FORMATS[field.format](value) then
-      return say('is not a valid ' .. field.format)
+      return say('problem.format', { format = format_name(field.format) })
     end
   elseif field.type == 'number' or field.type == 'integer' then
     if type(value) ~= 'number' or value ~= value or math.abs(value) == math.huge then
-      return say('is not a number')
+      return say('problem.not_number')
     elseif field.type == 'integer' and value ~= math.floor(value) then
-      return say('takes a whole number')
+      return say('problem.not_integer')
     elseif field.minimum and value < field.minimum then
-      return say('takes at least ' .. num(field.minimum))
+      return say('problem.min', { min = num(field.minimum) })
     elseif field.maximum and value > field.maximum then
-      return say('takes at most ' .. num(field.maximum))
+      return say('problem.max', { max = num(field.maximum) })
     end
   elseif field.type == 'multi' then
     if field.minItems and #value < field.minItems then
-      return say(('needs at least %d choices'):format(field.minItems))
+      return say('problem.min_choices', { min = field.minItems })
     elseif field.maxItems and #value > field.maxItems then
-      return say(('takes at most %d choices'):format(field.maxItems))
+      return say('problem.max_choices', { max = field.maxItems })
     end
   end
 end
@@ -189,18 +197,19 @@ function Form:render()
       end
     end
   end
-  add({ form.url and 'Link' or (self.reviewing and 'Review: nothing is sent until you press s' or 'Form') }, 'AskLspTitle')
+  local title = form.url and t('form.link_title') or (self.reviewing and t('form.review_title') or t('form.title'))
+  add(window.wrap(title, width), 'AskLspTitle')
   add(window.wrap(form.message, width))
   add(window.wrap(asker(self.prompt.params), width), 'AskLspDescription')
   if self.reviewing then
     self:render_review(lines, add, width)
   elseif form.url then
     add({ '' })
-    add(window.wrap('Domain: ' .. form.url.domain, width), 'AskLspDomain')
-    add({ 'URL:' }, 'AskLspTitle')
+    add(window.wrap(t('form.domain', { domain = form.url.domain }), width), 'AskLspDomain')
+    add({ t('form.url') }, 'AskLspTitle')
     add(window.indent(window.cut(form.url.url, width - 2), '  '))
     add({ '' })
-    add(window.wrap(LINK_HELP, width), 'AskLspHelp')
+    add(window.wrap(t('form.link_help'), width), 'AskLspHelp')
     self.window:set(lines)
     self.stops = {}
   else
@@ -224,12 +233,12 @@ function Form:render()
           add(window.indent(window.wrap(mark .. ' ' .. option.label .. about, width - 3), '   '), picked[option.value] and 'AskLspSelected' or nil)
         end
       elseif field.type == 'boolean' then
-        local shown = value == nil and '[ ] (not set)' or (value and '[x] yes' or '[ ] no')
+        local shown = value == nil and ('[ ] ' .. t('form.not_set')) or (value and ('[x] ' .. t('form.yes')) or ('[ ] ' .. t('form.no')))
         table.insert(stops, { field = i, line = #lines + 1 })
         add({ '   ' .. shown })
       else
         table.insert(stops, { field = i, line = #lines + 1 })
-        local text = value == nil and '(empty)' or tostring(type(value) == 'number' and num(value) or value)
+        local text = value == nil and t('form.empty') or tostring(type(value) == 'number' and num(value) or value)
         add(window.indent(window.cut('> ' .. text, width - 3), '   '))
       end
       -- A wrong value is marked at once; a missing one after a try to send.
@@ -239,7 +248,7 @@ function Form:render()
       end
     end
     add({ '' })
-    add(window.wrap(HELP, width), 'AskLspHelp')
+    add(window.wrap(t('form.help'), width), 'AskLspHelp')
     self.window:set(lines)
     self.stops = stops
     self.stop = math.max(1, math.min(self.stop, #stops))
@@ -256,7 +265,7 @@ end
 function Form:shown(i)
   local field, value = self.form.fields[i], self:value(i)
   if value == nil then
-    return '(empty)'
+    return t('form.empty')
   end
   local function label(v)
     for _, option in ipairs(field.options or {}) do
@@ -269,9 +278,9 @@ function Form:shown(i)
   if field.type == 'choice' then
     return label(value)
   elseif field.type == 'multi' then
-    return #value == 0 and '(none)' or table.concat(vim.tbl_map(label, value), ', ')
+    return #value == 0 and t('form.none') or table.concat(vim.tbl_map(label, value), ', ')
   elseif field.type == 'boolean' then
-    return value and 'yes' or 'no'
+    return value and t('form.yes') or t('form.no')
   end
   return type(value) == 'number' and num(value) or tostring(value)
 end
@@ -287,8 +296,8 @@ function Form:render_review(lines, add, width)
   end
   add({ '' })
   table.insert(stops, { send = true, line = #lines + 1 })
-  add({ '[s] Send' }, 'AskLspOption')
-  add(window.wrap(REVIEW_HELP, width), 'AskLspHelp')
+  add({ '[s] ' .. t('form.send') }, 'AskLspOption')
+  add(window.wrap(t('form.review_help'), width), 'AskLspHelp')
   self.window:set(lines)
   self.stops = stops
   self.stop = math.max(1, math.min(self.stop, #stops))
@@ -346,7 +355,7 @@ function Form:keys()
     map('o', function()
       local _, err = vim.ui.open(url)
       if err then
-        vim.notify('ask-lsp: cannot open the link: ' .. err, vim.log.levels.ERROR)
+        vim.notify('ask-lsp: ' .. t('form.cannot_open', { error = err }), vim.log.levels.ERROR)
         return
       end
       self:finish({ outcome = 'answered', values = vim.empty_dict() })
@@ -357,7 +366,7 @@ function Form:keys()
     map('y', function()
       vim.fn.setreg('"', url)
       pcall(vim.fn.setreg, '+', url)
-      vim.notify('ask-lsp: copied the URL')
+      vim.notify('ask-lsp: ' .. t('form.copied'))
     end)
     return
   end
@@ -458,7 +467,7 @@ end
 function Form:type(i, field)
   local current = self:value(i)
   vim.ui.input({
-    prompt = window.one_line(('%s (%s): '):format(field.title, hint(field))),
+    prompt = window.one_line(t('form.input_prompt', { title = field.title, hint = hint(field) })),
     default = current ~= nil and tostring(type(current) == 'number' and num(current) or current) or nil,
   }, function(text)
     if text == nil or not self.window:valid() then
@@ -509,7 +518,7 @@ function Form:send()
       end
     end
     self:render()
-    vim.notify('ask-lsp: not sent:\n' .. table.concat(problems, '\n'), vim.log.levels.WARN)
+    vim.notify('ask-lsp: ' .. t('form.not_sent') .. '\n' .. table.concat(problems, '\n'), vim.log.levels.WARN)
     return
   end
   if #self.form.fields > 1 and not self.reviewing then

@@ -1,6 +1,7 @@
 -- Chooses how a prompt is shown: permissions and forms in their own
 -- floats; questions through vim.ui.select or the question form.
 local config = require('ask-lsp.config')
+local t = require('ask-lsp.i18n').t
 
 local M = {}
 
@@ -56,8 +57,10 @@ function M.request_title(params)
   if vim.fn.strchars(name) > 80 then
     name = vim.fn.strcharpart(name, 0, 79) .. '…'
   end
-  local more = #params.questions > 1 and (' (+%d more)'):format(#params.questions - 1) or ''
-  return name .. more
+  if #params.questions > 1 then
+    return t('title.more', { title = name, count = #params.questions - 1 })
+  end
+  return name
 end
 
 --- The prompt title for one question: "[header] question".

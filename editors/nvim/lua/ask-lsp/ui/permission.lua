@@ -5,18 +5,19 @@
 -- allowed but by a key the person presses: closing it (q, <Esc>, :q) leaves
 -- the permission pending.
 local window = require('ask-lsp.ui.window')
+local t = require('ask-lsp.i18n').t
 
 local M = {}
 
 --- The letter that picks the first choice with each effect.
 local LETTER = { allowOnce = 'o', allowAlways = 'a', rejectOnce = 'r', rejectAlways = 'R' }
-local HELP = 'keys in [ ] decide · q or <Esc>: later · j/k, <C-d>/<C-u>: scroll'
 
 --- "session ses_… · server · agent build · /project": who is asking.
 local function asker(params)
-  local parts = { 'Session ' .. (params.sessionID ~= '' and params.sessionID or '(none)'), 'server ' .. params.server }
+  local session = params.sessionID ~= '' and params.sessionID or t('asker.no_session')
+  local parts = { t('asker.session', { id = session }), t('asker.server', { name = params.server }) }
   if params.origin and params.origin.agent then
-    table.insert(parts, 'agent ' .. params.origin.agent)
+    table.insert(parts, t('asker.agent', { name = params.origin.agent }))
   end
   if params.source and params.source.directory then
     table.insert(parts, params.source.directory)
@@ -49,9 +50,9 @@ function M.choice_labels(permission)
     table.insert(lines, ('[%s] %s'):format(key, choice.label))
   end
   if not by_letter.r then
-    table.insert(lines, '[r] Reject')
+    table.insert(lines, '[r] ' .. t('permission.reject'))
   end
-  table.insert(lines, '[m] Reject, telling the agent why…')
+  table.insert(lines, '[m] ' .. t('permission.reject_why'))
   return lines
 end
 
@@ -81,7 +82,7 @@ function M.bind(map, permission, finish)
     end)
   end
   map('m', function()
-    vim.ui.input({ prompt = 'Reject — tell the agent why: ' }, function(text)
+    vim.ui.input({ prompt = t('permission.reason_prompt') }, function(text)
       text = text and vim.trim(text) or ''
       if text ~= '' then
         finish({ outcome = 'rejected', message = text })
@@ -125,19 +126,19 @@ function M.show(prompt)
     add({ title }, 'AskLspTitle')
     add(window.indent(window.cut(text, width - 2), '  '))
   end
-  add(window.wrap('Permission · ' .. permission.action, width), 'AskLspTitle')
+  add(window.wrap(t('permission.head', { action = permission.action }), width), 'AskLspTitle')
   add(window.wrap(permission.title ~= '' and permission.title or params.title, width))
   add(window.wrap(asker(params), width), 'AskLspDescription')
   add({ '' })
   if permission.command then
-    section('Command:', permission.command)
+    section(t('permission.command'), permission.command)
   end
   if #permission.patterns > 0 then
     local edit = permission.action == 'edit' or permission.action == 'write'
-    section(edit and 'Files:' or 'Patterns:', table.concat(permission.patterns, '\n'))
+    section(edit and t('permission.files') or t('permission.patterns'), table.concat(permission.patterns, '\n'))
   end
   if permission.diff then
-    add({ 'Diff:' }, 'AskLspTitle')
+    add({ t('permission.diff') }, 'AskLspTitle')
     for _, line in ipairs(window.cut(permission.diff, width - 2)) do
       local first = line:sub(1, 1)
       local group = (first == '+' and 'AskLspAdded') or (first == '-' and 'AskLspRemoved') or nil
@@ -148,7 +149,7 @@ function M.show(prompt)
   for _, line in ipairs(M.choice_labels(permission)) do
     add(window.wrap(line, width), 'AskLspOption')
   end
-  add(window.wrap(HELP, width), 'AskLspHelp')
+  add(window.wrap(t('permission.help'), width), 'AskLspHelp')
   win:set(lines)
   for _, mark in ipairs(marks) do
     win:mark(mark[1], 0, nil, mark[2])

@@ -3,6 +3,7 @@
 -- from code: when a question is answered elsewhere, a late choice is ignored.
 local ui = require('ask-lsp.ui')
 local asker = require('ask-lsp.ui.permission').asker
+local t = require('ask-lsp.i18n').t
 
 local M = {}
 
@@ -18,7 +19,7 @@ function M.show(prompt)
       return
     end
     prompt.respond({ outcome = 'deferred' })
-    vim.notify(('ask-lsp: "%s" is still pending: :AskLsp answer shows it again, :AskLsp reject rejects it'):format(ui.request_title(prompt.params)))
+    vim.notify('ask-lsp: ' .. t('question.still_pending', { title = ui.request_title(prompt.params) }))
   end
   local function ask(index)
     if index > #questions then
@@ -37,9 +38,9 @@ function M.show(prompt)
       kind = 'ask-lsp',
       format_item = function(item)
         if item == OTHER then
-          return 'Other… (type an answer)'
+          return t('question.other')
         elseif item == REJECT then
-          return 'Reject the question'
+          return t('question.reject')
         end
         return ui.describe(item)
       end,

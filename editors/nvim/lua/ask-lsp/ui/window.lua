@@ -24,28 +24,73 @@ function M.one_line(text)
   return table.concat(M.lines(text), ' ')
 end
 
---- Prose broken into lines of at most `width` display cells, on spaces where
---- possible.
+local cells = vim.fn.strdisplaywidth
+
+--- `text` split after at most `width` display cells (at least one
+--- character, so a wide one in a 1-cell width still moves on); never inside
+--- a character.
+---@return string head
+---@return string rest
+local function split_cells(text, width)
+  local used, stop = 0, 0
+  for _, char in ipairs(vim.fn.split(text, '\\zs')) do
+    local w = vim.api.nvim_strwidth(char)
+    if used + w > width and stop > 0 then
+      break
+    end
+    used, stop = used + w, stop + #char
+  end
+  return text:sub(1, stop), text:sub(stop + 1)
+end
+
+-- Chinese and Japanese text has no spaces: a line may break before and after
+-- a wide character, except before closing punctuation and after opening
+-- punctuation, which stay with their text.
+local CLOSING, OPENING = {}, {}
+for _, char in ipairs(vim.fn.split('，。、；：！？）」』】》〉”’…,.;:!?)]}', '\\zs')) do
+  CLOSING[char] = true
+end
+for _, char in ipairs(vim.fn.split('（「『【《〈“‘([{', '\\zs')) do
+  OPENING[char] = true
+end
+
+--- A word (no spaces) as the pieces a line may break between.
+local function pieces(word)
+  if not word:find('[\128-\255]') then
+    return { word }
+  end
+  local list, current, wide_before, before = {}, '', false, nil
+  for _, char in ipairs(vim.fn.split(word, '\\zs')) do
+    local wide = vim.api.nvim_strwidth(char) > 1
+    if current ~= '' and (wide or wide_before) and not CLOSING[char] and not OPENING[before] then
+      table.insert(list, current)
+      current = ''
+    end
+    current, wide_before, before = current .. char, wide, char
+  end
+  table.insert(list, current)
+  return list
+end
+
+--- Prose broken into lines of at most `width` display cells: on spaces, and
+--- between wide (CJK) characters; a word wider than a line is cut.
 function M.wrap(text, width)
   local lines = {}
   for _, paragraph in ipairs(M.lines(text)) do
     local line = ''
     for word in paragraph:gmatch('%S+') do
-      while vim.fn.strdisplaywidth(word) > width do
-        if line ~= '' then
+      for i, piece in ipairs(pieces(word)) do
+        local sep = (i == 1 and line ~= '') and ' ' or ''
+        if line ~= '' and cells(line .. sep .. piece) > width then
           table.insert(lines, line)
-          line = ''
+          line, sep = '', ''
         end
-        table.insert(lines, vim.fn.strcharpart(word, 0, width))
-        word = vim.fn.strcharpart(word, width)
-      end
-      if line == '' then
-        line = word
-      elseif vim.fn.strdisplaywidth(line .. ' ' .. word) <= width then
-        line = line .. ' ' .. word
-      else
-        table.insert(lines, line)
-        line = word
+        while cells(piece) > width and vim.fn.strchars(piece) > 1 do
+          local head
+          head, piece = split_cells(piece, width)
+          table.insert(lines, head)
+        end
+        line = line .. sep .. piece
       end
     end
     table.insert(lines, line)
