@@ -2,7 +2,8 @@
 // `--locale zh-cn`, a question and a permission from the simulated OpenCode
 // server appear with the extension's words in Chinese (agent text as sent),
 // the person's answer reaches the server exactly once. Screenshots go to
-// test-artifacts/ (quickpick-zh-CN.png, permission-zh-CN.png).
+// test-artifacts/ (quickpick-zh-CN.png, permission-zh-CN.png, waiting-zh-CN.png,
+// commands-zh-CN.png).
 //
 // VS Code runs in a language only when a language pack for it is installed
 // (without one `--locale zh-cn` falls back to English and
@@ -219,4 +220,15 @@ test('VS Code in Chinese: the QuickPick speaks zh-CN and the answer reaches the 
   await waitFor(async () => (await log()).length > 2, 'the region reply', 30000);
   await page.waitForTimeout(1000);
   assert.deepEqual((await log()).slice(2), [{ kind: 'reply', id: region.id, answers: [['us-east']] }]);
+  await widget.waitFor({ state: 'hidden', timeout: 10000 });
+
+  // Command titles come from package.nls.zh-cn.json.
+  await page.keyboard.press('F1');
+  await widget.locator('input').waitFor({ state: 'visible', timeout: 10000 });
+  await page.keyboard.type('Ask: ');
+  for (const title of ['回答等待中的提示', '列出等待中的提示', '拒绝等待中的提示', '重启 ask-lsp']) {
+    await row(title).waitFor({ state: 'visible', timeout: 10000 });
+  }
+  await page.screenshot({ path: path.join(ARTIFACTS, 'commands-zh-CN.png') });
+  await page.keyboard.press('Escape');
 });
