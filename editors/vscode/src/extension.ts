@@ -12,6 +12,7 @@ import {
   ServerOptions,
   StaticFeature,
 } from 'vscode-languageclient/node';
+import * as l10n from './l10n';
 import { Item, answerFrom, itemsFor, presentation, statusText, stepTitle, toServerConfig, waitingMessage } from './logic';
 import { RequestDocuments, askForm, askPermission } from './prompts';
 import * as proto from './protocol';
@@ -43,7 +44,33 @@ function settings() {
     surface: c.get('surface'),
     policy: c.get('policy'),
     notify: c.get('notify'),
+    locale: c.get('locale'),
   });
+}
+
+/**
+ * The extension's words: VS Code's (`vscode.l10n`, its display language)
+ * unless `askLsp.locale` names a language, whose catalogue is read here
+ * (`vscode.l10n` cannot switch language while VS Code runs).
+ */
+function useLocale(context: vscode.ExtensionContext) {
+  const setting = vscode.workspace.getConfiguration('askLsp').get<string>('locale')?.trim();
+  if (!setting) {
+    l10n.useTranslations((message, args) => vscode.l10n.t(message, ...args));
+    return;
+  }
+  const locale = l10n.chooseLocale(setting, vscode.env.language);
+  if (locale === 'en') {
+    l10n.useTranslations(l10n.format);
+    return;
+  }
+  const file = path.join(context.extensionPath, 'l10n', l10n.BUNDLES[locale]);
+  try {
+    l10n.useTranslations(l10n.fromBundle(JSON.parse(fs.readFileSync(file, 'utf8'))));
+  } catch (error) {
+    l10n.useTranslations(l10n.format);
+    console.error(`ask-lsp: cannot read ${file}: ${error}`);
+  }
 }
 
 /** The setting, else the binary bundled in the extension, else $PATH. */
@@ -56,13 +83,18 @@ function binary(context: vscode.ExtensionContext): string {
 
 type Step = { answer: string[] } | { outcome: 'rejected' | 'deferred' | 'cancelled' };
 
+// Tooltips are read when a prompt shows, in the language chosen by then.
 const REJECT: vscode.QuickInputButton = {
   iconPath: new vscode.ThemeIcon('circle-slash'),
-  tooltip: 'Reject the question (the agent stops this turn)',
+  get tooltip() {
+    return l10n.t('Reject the question (the agent stops this turn)');
+  },
 };
 const LATER: vscode.QuickInputButton = {
   iconPath: new vscode.ThemeIcon('clock'),
-  tooltip: 'Later: keep it pending (status bar reopens it)',
+  get tooltip() {
+    return l10n.t('Later: keep it pending (status bar reopens it)');
+  },
 };
 
 type PickItem = vscode.QuickPickItem & { item: Item };
@@ -138,8 +170,9 @@ async function askQuestions(params: AskParams, token: CancellationToken): Promis
 /** Answer / Later, or the request withdrawn while the notification shows. */
 async function announce(params: AskParams, token: CancellationToken): Promise<'answer' | 'later'> {
   const cancelled = new Promise<'later'>((resolve) => token.onCancellationRequested(() => resolve('later')));
-  const choice = vscode.window.showInformationMessage(waitingMessage(params), 'Answer', 'Later')
-    .then((picked) => (picked === 'Answer' ? 'answer' as const : 'later' as const));
+  const answer = l10n.t('Answer');
+  const choice = vscode.window.showInformationMessage(waitingMessage(params), answer, l10n.t('Later'))
+    .then((picked) => (picked === answer ? 'answer' as const : 'later' as const));
   return Promise.race([choice, cancelled]);
 }
 
@@ -190,7 +223,9 @@ async function start(context: vscode.ExtensionContext) {
 
 function showPending(pending: number) {
   status.text = statusText(pending);
-  status.tooltip = `${pending} agent prompt${pending === 1 ? '' : 's'} waiting: click to answer`;
+  status.tooltip = pending === 1
+    ? l10n.t('1 agent prompt waiting: click to answer')
+    : l10n.t('{0} agent prompts waiting: click to answer', pending);
   if (pending > 0) status.show();
   else status.hide();
 }
@@ -198,7 +233,7 @@ function showPending(pending: number) {
 async function pendingPick(placeHolder: string): Promise<AskParams | undefined> {
   const list = ((await client?.sendRequest('workspace/executeCommand', { command: proto.commands.list })) ?? []) as AskParams[];
   if (list.length === 0) {
-    vscode.window.showInformationMessage('ask-lsp: nothing pending');
+    vscode.window.showInformationMessage(l10n.t('ask-lsp: nothing pending'));
     return undefined;
   }
   if (list.length === 1) return list[0];
@@ -216,21 +251,23 @@ async function show(p: AskParams) {
 }
 
 export async function activate(context: vscode.ExtensionContext) {
+  useLocale(context);
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
+
   status.command = 'askLsp.answerPending';
   context.subscriptions.push(
     status,
     vscode.workspace.registerTextDocumentContentProvider(RequestDocuments.scheme, documents),
     vscode.commands.registerCommand('askLsp.answerPending', async () => {
-      const p = await pendingPick('Which prompt?');
+      const p = await pendingPick(l10n.t('Which prompt?'));
       if (p) await show(p);
     }),
     vscode.commands.registerCommand('askLsp.listPending', async () => {
-      const p = await pendingPick('Pending prompts (pick one to answer)');
+      const p = await pendingPick(l10n.t('Pending prompts (pick one to answer)'));
       if (p) await show(p);
     }),
     vscode.commands.registerCommand('askLsp.rejectPending', async () => {
-      const p = await pendingPick('Reject which prompt?');
+      const p = await pendingPick(l10n.t('Reject which prompt?'));
       if (p) await client?.sendRequest('workspace/executeCommand', { command: proto.commands.reject, arguments: [p.key] });
     }),
     vscode.commands.registerCommand('askLsp.restart', async () => {
@@ -239,6 +276,7 @@ export async function activate(context: vscode.ExtensionContext) {
     }),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (!event.affectsConfiguration('askLsp')) return;
+      if (event.affectsConfiguration('askLsp.locale')) useLocale(context);
       if (event.affectsConfiguration('askLsp.path')) {
         await client?.stop();
         await start(context);

@@ -2,6 +2,7 @@
 // check it: what a person's picks become, how a prompt is presented, and
 // the configuration ask-lsp is given.
 
+import * as l10n from './l10n';
 import {
   AskParams, AskResult, Effect, FieldValue, Form, FormField, PermissionChoice, QuestionInfo, TextFormat, requestTitle,
 } from './protocol';
@@ -13,8 +14,6 @@ export interface Item {
   description?: string;
 }
 
-export const OTHER_LABEL = 'Other…';
-
 export function itemsFor(question: QuestionInfo): Item[] {
   const items: Item[] = question.options.map((o) => ({
     kind: 'option' as const,
@@ -22,14 +21,14 @@ export function itemsFor(question: QuestionInfo): Item[] {
     description: o.description || undefined,
   }));
   if (question.custom) {
-    items.push({ kind: 'other', label: OTHER_LABEL, description: 'type an answer' });
+    items.push({ kind: 'other', label: l10n.t('Other…'), description: l10n.t('type an answer') });
   }
   return items;
 }
 
 /** A QuickPick's title; VS Code adds the step counter ("(1/2)") itself. */
 export function stepTitle(question: QuestionInfo): string {
-  return question.header || 'Question';
+  return question.header || l10n.t('Question');
 }
 
 /**
@@ -45,11 +44,11 @@ export function answerFrom(
   const wantsTyped = picked.some((i) => i.kind === 'other');
   if (wantsTyped) {
     const text = (typed ?? '').trim();
-    if (!text) return { error: 'Type an answer, or pick an option.' };
+    if (!text) return { error: l10n.t('Type an answer, or pick an option.') };
     answer.push(text);
   }
   if (!question.multiple && answer.length !== 1) {
-    return { error: 'Pick one option.' };
+    return { error: l10n.t('Pick one option.') };
   }
   return { answer };
 }
@@ -70,8 +69,10 @@ export function presentation(state: { focused: boolean; laterChosen: boolean }):
 
 /** The notification's text: what waits, where, and who asks. */
 export function waitingMessage(params: AskParams): string {
-  const agent = params.origin?.agent ? `, agent ${params.origin.agent}` : '';
-  return `ask-lsp: the agent is waiting for you: "${requestTitle(params)}" (${params.server}${agent})`;
+  const agent = params.origin?.agent;
+  return agent
+    ? l10n.t('ask-lsp: the agent is waiting for you: "{0}" ({1}, agent {2})', requestTitle(params), params.server, agent)
+    : l10n.t('ask-lsp: the agent is waiting for you: "{0}" ({1})', requestTitle(params), params.server);
 }
 
 export interface Settings {
@@ -80,6 +81,8 @@ export interface Settings {
   surface?: string;
   policy?: unknown;
   notify?: unknown;
+  /** `askLsp.locale`: forwarded only when set, else the server follows `initialize.locale`. */
+  locale?: string;
 }
 
 /** The ask-lsp configuration (initializationOptions / didChangeConfiguration). */
@@ -95,6 +98,7 @@ export function toServerConfig(settings: Settings): Record<string, unknown> {
   if (settings.surface) config.surface = settings.surface;
   if (settings.policy) config.policy = settings.policy;
   if (settings.notify) config.notify = settings.notify;
+  if (settings.locale?.trim()) config.locale = settings.locale.trim();
   return config;
 }
 
@@ -147,16 +151,24 @@ export type PermissionRow =
   | { kind: 'choice'; label: string; description: string; choice: PermissionChoice }
   | { kind: 'reason' | 'diff' | 'details'; label: string; description: string };
 
-const EFFECT_HINTS: Record<Effect, string> = {
-  allowOnce: 'run it this one time',
-  allowAlways: 'no more asking for these in this project',
-  rejectOnce: 'the agent stops this turn',
-  rejectAlways: 'and refuse it from now on',
-};
+function effectHint(effect: Effect): string {
+  switch (effect) {
+    case 'allowOnce':
+      return l10n.t('run it this one time');
+    case 'allowAlways':
+      return l10n.t('no more asking for these in this project');
+    case 'rejectOnce':
+      return l10n.t('the agent stops this turn');
+    case 'rejectAlways':
+      return l10n.t('and refuse it from now on');
+    default:
+      return '';
+  }
+}
 
 /** Where a prompt comes from: session, server, project, agent. */
 export function whereFrom(params: AskParams): string {
-  return [params.server, params.source?.directory, params.origin?.agent && `agent ${params.origin.agent}`]
+  return [params.server, params.source?.directory, params.origin?.agent && l10n.t('agent {0}', params.origin.agent)]
     .filter(Boolean).join(' · ');
 }
 
@@ -169,29 +181,29 @@ export function permissionRows(params: AskParams): PermissionRow[] {
   const p = params.permission!;
   const rows: PermissionRow[] = [];
   if (p.command) {
-    rows.push({ kind: 'separator', label: 'Command' });
+    rows.push({ kind: 'separator', label: l10n.t('Command') });
     wrapRows(p.command).forEach((line, i) => rows.push({ kind: 'info', label: (i === 0 ? '$ ' : '  ') + line }));
   }
   const patterns = p.patterns.filter((pattern) => pattern !== p.command);
   if (patterns.length > 0) {
-    rows.push({ kind: 'separator', label: p.command ? 'Patterns' : 'Files and patterns' });
+    rows.push({ kind: 'separator', label: p.command ? l10n.t('Patterns') : l10n.t('Files and patterns') });
     for (const pattern of patterns) {
       wrapRows(pattern).forEach((line, i) => rows.push({ kind: 'info', label: (i === 0 ? '• ' : '  ') + line }));
     }
   }
-  rows.push({ kind: 'separator', label: 'Session' });
+  rows.push({ kind: 'separator', label: l10n.t('Session') });
   rows.push({ kind: 'info', label: params.sessionID, description: whereFrom(params) });
-  rows.push({ kind: 'separator', label: 'Decide' });
+  rows.push({ kind: 'separator', label: l10n.t('Decide') });
   for (const choice of p.choices) {
     // A label too long for its row ("Allow always (<every pattern>)") is
     // also shown whole just above it: what "always" approves matters.
     const labelRows = wrapRows(choice.label);
     if (labelRows.length > 1) labelRows.forEach((line, i) => rows.push({ kind: 'info', label: (i === 0 ? '' : '  ') + line }));
-    rows.push({ kind: 'choice', label: choice.label, description: labelRows.length > 1 ? '' : EFFECT_HINTS[choice.effect] ?? '', choice });
+    rows.push({ kind: 'choice', label: choice.label, description: labelRows.length > 1 ? '' : effectHint(choice.effect), choice });
   }
-  rows.push({ kind: 'reason', label: 'Reject with a reason…', description: 'the agent reads it and goes on' });
-  if (p.diff) rows.push({ kind: 'diff', label: 'Show the diff', description: 'opens it in an editor' });
-  rows.push({ kind: 'details', label: 'Show the whole request', description: 'opens it in an editor' });
+  rows.push({ kind: 'reason', label: l10n.t('Reject with a reason…'), description: l10n.t('the agent reads it and goes on') });
+  if (p.diff) rows.push({ kind: 'diff', label: l10n.t('Show the diff'), description: l10n.t('opens it in an editor') });
+  rows.push({ kind: 'details', label: l10n.t('Show the whole request'), description: l10n.t('opens it in an editor') });
   return rows;
 }
 
@@ -200,21 +212,21 @@ export function permissionTitle(params: AskParams): string {
   const title = requestTitle(params);
   // ask-lsp cuts long titles: say so, so a cut command does not look whole.
   const cut = [...params.permission!.title].length > [...title].length ? '…' : '';
-  return `Permission: ${params.permission!.action} — ${title}${cut}`;
+  return l10n.t('Permission: {0} — {1}', params.permission!.action, title + cut);
 }
 
 /** The whole request as plain text, for the read-only document. */
 export function permissionDocument(params: AskParams): string {
   const p = params.permission!;
   const lines = [
-    `Permission: ${p.action}`,
-    `Title: ${p.title}`,
-    `Session: ${params.sessionID} (${whereFrom(params)})`,
+    l10n.t('Permission: {0}', p.action),
+    l10n.t('Title: {0}', p.title),
+    l10n.t('Session: {0} ({1})', params.sessionID, whereFrom(params)),
   ];
-  if (p.command) lines.push('', 'Command:', p.command);
-  if (p.patterns.length > 0) lines.push('', 'Patterns:', ...p.patterns.map((pattern) => `  ${pattern}`));
-  lines.push('', 'Choices:', ...p.choices.map((c) => `  ${c.label} (${c.id})`));
-  if (p.diff) lines.push('', 'Diff:', p.diff);
+  if (p.command) lines.push('', l10n.t('Command:'), p.command);
+  if (p.patterns.length > 0) lines.push('', l10n.t('Patterns:'), ...p.patterns.map((pattern) => `  ${pattern}`));
+  lines.push('', l10n.t('Choices:'), ...p.choices.map((c) => `  ${c.label} (${c.id})`));
+  if (p.diff) lines.push('', l10n.t('Diff:'), p.diff);
   return lines.join('\n') + '\n';
 }
 
@@ -297,7 +309,7 @@ export function applyDiff(text: string, diff: string): { text: string } | { erro
 /** A reject's reason, or why it cannot be sent. */
 export function rejectWithReason(typed: string | undefined): AskResult | { error: string } {
   const message = (typed ?? '').trim();
-  if (!message) return { error: 'Type a reason, or pick Reject.' };
+  if (!message) return { error: l10n.t('Type a reason, or pick Reject.') };
   return { outcome: 'rejected', message };
 }
 
@@ -306,7 +318,7 @@ export function rejectWithReason(typed: string | undefined): AskResult | { error
 
 /** A field's name as a step shows it: required fields are marked. */
 export function fieldLabel(field: FormField): string {
-  return field.required ? `${field.title} *` : `${field.title} (optional)`;
+  return field.required ? `${field.title} *` : l10n.t('{0} (optional)', field.title);
 }
 
 /** What a field takes, in words: shown under the input. */
@@ -315,39 +327,45 @@ export function fieldHint(field: FormField): string {
   switch (field.type) {
     case 'text': {
       const { minLength: min, maxLength: max } = field;
-      if (min !== undefined && max !== undefined) hints.push(`${min} to ${max} characters`);
-      else if (min !== undefined) hints.push(`at least ${min} characters`);
-      else if (max !== undefined) hints.push(`at most ${max} characters`);
-      if (field.format) hints.push(FORMAT_NAMES[field.format]);
-      if (field.pattern) hints.push(`matching ${field.pattern}`);
+      if (min !== undefined && max !== undefined) hints.push(l10n.t('{0} to {1} characters', min, max));
+      else if (min !== undefined) hints.push(l10n.t('at least {0} characters', min));
+      else if (max !== undefined) hints.push(l10n.t('at most {0} characters', max));
+      if (field.format) hints.push(formatName(field.format));
+      if (field.pattern) hints.push(l10n.t('matching {0}', field.pattern));
       break;
     }
     case 'number':
     case 'integer': {
-      hints.push(field.type === 'integer' ? 'a whole number' : 'a number');
-      if (field.minimum !== undefined && field.maximum !== undefined) hints.push(`from ${field.minimum} to ${field.maximum}`);
-      else if (field.minimum !== undefined) hints.push(`at least ${field.minimum}`);
-      else if (field.maximum !== undefined) hints.push(`at most ${field.maximum}`);
+      hints.push(field.type === 'integer' ? l10n.t('a whole number') : l10n.t('a number'));
+      if (field.minimum !== undefined && field.maximum !== undefined) hints.push(l10n.t('from {0} to {1}', field.minimum, field.maximum));
+      else if (field.minimum !== undefined) hints.push(l10n.t('at least {0}', field.minimum));
+      else if (field.maximum !== undefined) hints.push(l10n.t('at most {0}', field.maximum));
       break;
     }
     case 'multi': {
       const { minItems: min, maxItems: max } = field;
-      if (min !== undefined && max !== undefined) hints.push(min === max ? `pick ${min}` : `pick ${min} to ${max}`);
-      else if (min !== undefined) hints.push(`pick at least ${min}`);
-      else if (max !== undefined) hints.push(`pick at most ${max}`);
-      else hints.push('pick any');
+      if (min !== undefined && max !== undefined) hints.push(min === max ? l10n.t('pick {0}', min) : l10n.t('pick {0} to {1}', min, max));
+      else if (min !== undefined) hints.push(l10n.t('pick at least {0}', min));
+      else if (max !== undefined) hints.push(l10n.t('pick at most {0}', max));
+      else hints.push(l10n.t('pick any'));
       break;
     }
   }
-  return hints.join(', ');
+  return hints.join(l10n.t(', '));
 }
 
-const FORMAT_NAMES: Record<TextFormat, string> = {
-  email: 'an email address',
-  uri: 'a URI (scheme:…)',
-  date: 'a date (YYYY-MM-DD)',
-  'date-time': 'a date and time (YYYY-MM-DDTHH:MM:SSZ)',
-};
+function formatName(format: TextFormat): string {
+  switch (format) {
+    case 'email':
+      return l10n.t('an email address');
+    case 'uri':
+      return l10n.t('a URI (scheme:…)');
+    case 'date':
+      return l10n.t('a date (YYYY-MM-DD)');
+    case 'date-time':
+      return l10n.t('a date and time (YYYY-MM-DDTHH:MM:SSZ)');
+  }
+}
 
 /** The InputBox's starting text: the default, if the field has one. */
 export function initialText(field: FormField, current: FieldValue | undefined): string {
@@ -362,20 +380,24 @@ export function initialText(field: FormField, current: FieldValue | undefined): 
  */
 export function parseTyped(field: FormField, typed: string): { value: FieldValue | undefined } | { error: string } {
   const text = typed.trim();
-  if (!text) return field.required ? { error: `${field.title} is required` } : { value: undefined };
+  if (!text) return field.required ? { error: l10n.t('{0} is required', field.title) } : { value: undefined };
   if (field.type === 'number' || field.type === 'integer') {
     const n = Number(text);
-    if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) || !Number.isFinite(n)) return { error: 'Type a number' };
-    if (field.type === 'integer' && !Number.isSafeInteger(n)) return { error: 'Type a whole number' };
-    if (field.minimum !== undefined && n < field.minimum) return { error: `At least ${field.minimum}` };
-    if (field.maximum !== undefined && n > field.maximum) return { error: `At most ${field.maximum}` };
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) || !Number.isFinite(n)) return { error: l10n.t('Type a number') };
+    if (field.type === 'integer' && !Number.isSafeInteger(n)) return { error: l10n.t('Type a whole number') };
+    if (field.minimum !== undefined && n < field.minimum) return { error: l10n.t('At least {0}', field.minimum) };
+    if (field.maximum !== undefined && n > field.maximum) return { error: l10n.t('At most {0}', field.maximum) };
     return { value: n };
   }
   const length = [...text].length;
-  if (field.minLength !== undefined && length < field.minLength) return { error: `At least ${field.minLength} characters (${length} now)` };
-  if (field.maxLength !== undefined && length > field.maxLength) return { error: `At most ${field.maxLength} characters (${length} now)` };
-  if (field.format && !formatOk(field.format, text)) return { error: `Not ${FORMAT_NAMES[field.format]}` };
-  if (field.pattern && !matches(field.pattern, text)) return { error: `Does not match ${field.pattern}` };
+  if (field.minLength !== undefined && length < field.minLength) {
+    return { error: l10n.t('At least {0} characters ({1} now)', field.minLength, length) };
+  }
+  if (field.maxLength !== undefined && length > field.maxLength) {
+    return { error: l10n.t('At most {0} characters ({1} now)', field.maxLength, length) };
+  }
+  if (field.format && !formatOk(field.format, text)) return { error: l10n.t('Not {0}', formatName(field.format)) };
+  if (field.pattern && !matches(field.pattern, text)) return { error: l10n.t('Does not match {0}', field.pattern) };
   return { value: text };
 }
 
@@ -424,26 +446,24 @@ export interface FieldItem {
   picked: boolean;
 }
 
-export const SKIP_LABEL = 'Leave empty';
-
 export function fieldItems(field: FormField, current: FieldValue | undefined): FieldItem[] {
   const chosen = current ?? field.default;
-  const isDefault = (value: string | boolean) => (field.default === value ? 'default' : undefined);
+  const isDefault = (value: string | boolean) => (field.default === value ? l10n.t('default') : undefined);
   const items: FieldItem[] = field.type === 'boolean'
-    ? [true, false].map((value) => ({ label: value ? 'Yes' : 'No', value, description: isDefault(value), picked: chosen === value }))
+    ? [true, false].map((value) => ({ label: yesNo(value), value, description: isDefault(value), picked: chosen === value }))
     : (field.options ?? []).map((o) => ({
       label: o.label,
       value: o.value,
       description: [
         o.description,
         field.type === 'multi'
-          ? (Array.isArray(field.default) && field.default.includes(o.value) ? 'default' : undefined)
+          ? (Array.isArray(field.default) && field.default.includes(o.value) ? l10n.t('default') : undefined)
           : isDefault(o.value),
       ].filter(Boolean).join(' · ') || undefined,
       picked: Array.isArray(chosen) ? chosen.includes(o.value) : chosen === o.value,
     }));
   if (!field.required && field.type !== 'multi') {
-    items.push({ label: SKIP_LABEL, value: undefined, description: 'optional: not answered', picked: false });
+    items.push({ label: l10n.t('Leave empty'), value: undefined, description: l10n.t('optional: not answered'), picked: false });
   }
   return items;
 }
@@ -451,12 +471,12 @@ export function fieldItems(field: FormField, current: FieldValue | undefined): F
 /** A pick-type field's value from the rows picked, or what is wrong. */
 export function pickedValue(field: FormField, picked: FieldItem[]): { value: FieldValue | undefined } | { error: string } {
   if (field.type !== 'multi') {
-    if (picked.length !== 1) return { error: 'Pick one' };
+    if (picked.length !== 1) return { error: l10n.t('Pick one') };
     return { value: picked[0].value };
   }
   const values = picked.map((i) => i.value as string);
-  if (field.minItems !== undefined && values.length < field.minItems) return { error: `Pick at least ${field.minItems}` };
-  if (field.maxItems !== undefined && values.length > field.maxItems) return { error: `Pick at most ${field.maxItems}` };
+  if (field.minItems !== undefined && values.length < field.minItems) return { error: l10n.t('Pick at least {0}', field.minItems) };
+  if (field.maxItems !== undefined && values.length > field.maxItems) return { error: l10n.t('Pick at most {0}', field.maxItems) };
   if (values.length === 0 && !field.required) return { value: undefined };
   return { value: values };
 }
@@ -472,13 +492,18 @@ export function formAnswer(form: Form, values: Array<FieldValue | undefined>): A
 
 /** A value as the review step shows it: option labels, Yes/No, the text as typed. */
 export function shownValue(field: FormField, value: FieldValue | undefined): string {
-  if (value === undefined) return '(empty)';
+  if (value === undefined) return l10n.t('(empty)');
   const label = (v: string) => field.options?.find((o) => o.value === v)?.label ?? v;
-  if (Array.isArray(value)) return value.length ? value.map(label).join(', ') : '(none)';
-  if (typeof value === 'boolean') return value ? 'Yes' : 'No';
+  if (Array.isArray(value)) return value.length ? value.map(label).join(l10n.t(', ')) : l10n.t('(none)');
+  if (typeof value === 'boolean') return yesNo(value);
   if (field.type === 'choice') return label(String(value));
   return String(value);
 }
 
+function yesNo(value: boolean): string {
+  return value ? l10n.t('Yes') : l10n.t('No');
+}
+
 /** A link: consenting is `values: {}` (ask-lsp never opens it). */
+
 export const LINK_CONSENT: AskResult = { outcome: 'answered', values: {} };

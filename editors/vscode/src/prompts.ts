@@ -9,19 +9,27 @@ import {
   FieldItem, LINK_CONSENT, PermissionRow, applyDiff, editTarget, fieldHint, fieldItems, fieldLabel, formAnswer, initialText, parseTyped,
   permissionDocument, permissionRows, permissionTitle, pickedValue, rejectWithReason, shownValue, whereFrom, wrapRows,
 } from './logic';
+import * as l10n from './l10n';
 import { AskParams, AskResult, FieldValue, requestTitle } from './protocol';
 
+// Tooltips are read when a prompt shows, in the language chosen by then.
 const LATER: vscode.QuickInputButton = {
   iconPath: new vscode.ThemeIcon('clock'),
-  tooltip: 'Later: keep it pending (status bar reopens it)',
+  get tooltip() {
+    return l10n.t('Later: keep it pending (status bar reopens it)');
+  },
 };
 const DECLINE: vscode.QuickInputButton = {
   iconPath: new vscode.ThemeIcon('circle-slash'),
-  tooltip: 'Decline (the agent is told you declined)',
+  get tooltip() {
+    return l10n.t('Decline (the agent is told you declined)');
+  },
 };
 const DIFF: vscode.QuickInputButton = {
   iconPath: new vscode.ThemeIcon('diff'),
-  tooltip: 'Show the diff',
+  get tooltip() {
+    return l10n.t('Show the diff');
+  },
 };
 
 /** Read-only documents (`ask-lsp:` URIs) with a request's whole text or diff. */
@@ -30,7 +38,7 @@ export class RequestDocuments implements vscode.TextDocumentContentProvider {
   private texts = new Map<string, string>();
 
   provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.texts.get(uri.path) ?? '(this request is no longer pending)';
+    return this.texts.get(uri.path) ?? l10n.t('(this request is no longer pending)');
   }
 
   /** Opens `name` (its extension picks the language) beside the editor, keeping focus on the prompt. */
@@ -63,7 +71,7 @@ export class RequestDocuments implements vscode.TextDocumentContentProvider {
     const uri = vscode.Uri.from({ scheme: RequestDocuments.scheme, path: `/${params.key}/proposed/${file.path.split('/').pop()}` });
     this.texts.set(uri.path, proposed.text);
     const name = file.path.split('/').pop();
-    await vscode.commands.executeCommand('vscode.diff', file, uri, `${name}: now ↔ proposed (ask-lsp)`,
+    await vscode.commands.executeCommand('vscode.diff', file, uri, l10n.t('{0}: now ↔ proposed (ask-lsp)', name ?? ''),
       { preview: true, preserveFocus: true, viewColumn: vscode.ViewColumn.Beside });
     return true;
   }
@@ -89,7 +97,7 @@ export function askPermission(params: AskParams, token: CancellationToken, docum
   return new Promise((resolve) => {
     const pick = vscode.window.createQuickPick<PermissionItem>();
     pick.title = permissionTitle(params);
-    pick.placeholder = 'Read the request, then pick a decision below (Esc: later)';
+    pick.placeholder = l10n.t('Read the request, then pick a decision below (Esc: later)');
     pick.ignoreFocusOut = true;
     pick.matchOnDescription = true;
     pick.buttons = permission.diff ? [DIFF, LATER] : [LATER];
@@ -129,7 +137,7 @@ export function askPermission(params: AskParams, token: CancellationToken, docum
           pick.hide();
           const typed = await vscode.window.showInputBox({
             title: pick.title,
-            prompt: 'Why not? The agent reads this and goes on without running it.',
+            prompt: l10n.t('Why not? The agent reads this and goes on without running it.'),
             ignoreFocusOut: true,
             validateInput: (text) => {
               const result = rejectWithReason(text);
@@ -197,14 +205,14 @@ type ReviewItem = vscode.QuickPickItem & { field?: number; send?: true };
 function review(params: AskParams, values: Array<FieldValue | undefined>, token: CancellationToken): Promise<Step<number | 'send'>> {
   const form = params.form!;
   const pick = vscode.window.createQuickPick<ReviewItem>();
-  pick.title = `${requestTitle(params)} — review`;
-  pick.placeholder = 'Nothing is sent yet: pick a field to change it, or Send';
+  pick.title = l10n.t('{0} — review', requestTitle(params));
+  pick.placeholder = l10n.t('Nothing is sent yet: pick a field to change it, or Send');
   pick.ignoreFocusOut = true;
   pick.buttons = [vscode.QuickInputButtons.Back, LATER, DECLINE];
   pick.items = [
     ...form.fields.map((field, i) => ({ label: `${i + 1}. ${field.title}`, description: shownValue(field, values[i]), field: i })),
     { label: '', kind: vscode.QuickPickItemKind.Separator },
-    { label: '$(send) Send', description: 'the agent receives these values', send: true as const },
+    { label: `$(send) ${l10n.t('Send')}`, description: l10n.t('the agent receives these values'), send: true as const },
   ];
   pick.activeItems = pick.items.filter((item) => item.send);
   return step(pick, token, (finish) => {
@@ -260,8 +268,8 @@ export async function askForm(params: AskParams, token: CancellationToken): Prom
       const box = vscode.window.createInputBox();
       common(box);
       box.buttons = stepButtons(index);
-      box.prompt = about || (field.required ? 'Required' : 'Optional: leave empty to skip');
-      box.placeholder = field.required ? 'required' : 'optional: leave empty to skip';
+      box.prompt = about || (field.required ? l10n.t('Required') : l10n.t('Optional: leave empty to skip'));
+      box.placeholder = field.required ? l10n.t('required') : l10n.t('optional: leave empty to skip');
       box.value = initialText(field, values[index]);
       result = await step(box, token, (finish) => {
         onButtons(box, finish);
@@ -279,7 +287,7 @@ export async function askForm(params: AskParams, token: CancellationToken): Prom
       const pick = vscode.window.createQuickPick<FieldPickItem>();
       common(pick);
       pick.buttons = stepButtons(index);
-      const placeholder = about || (field.type === 'multi' ? 'pick any' : 'pick one');
+      const placeholder = about || (field.type === 'multi' ? l10n.t('pick any') : l10n.t('pick one'));
       pick.placeholder = placeholder;
       pick.canSelectMany = field.type === 'multi';
       const items = fieldItems(field, values[index]).map((item) => ({ label: item.label, description: item.description, item }));
@@ -324,8 +332,8 @@ function askLink(params: AskParams, token: CancellationToken): Promise<AskResult
   const form = params.form!;
   const link = form.url!;
   const pick = vscode.window.createQuickPick<LinkItem>();
-  pick.title = `Open a link on ${link.domain}? — ${whereFrom(params)}`;
-  pick.placeholder = 'Read where it goes, then decide (Esc: later)';
+  pick.title = l10n.t('Open a link on {0}? — {1}', link.domain, whereFrom(params));
+  pick.placeholder = l10n.t('Read where it goes, then decide (Esc: later)');
   pick.ignoreFocusOut = true;
   pick.buttons = [LATER];
   const rows = (label: string, text: string): LinkItem[] => [
@@ -333,15 +341,16 @@ function askLink(params: AskParams, token: CancellationToken): Promise<AskResult
     ...wrapRows(text).map((line) => ({ label: line })),
   ];
   pick.items = [
-    ...rows('Message', form.message),
-    { label: 'Domain', kind: vscode.QuickPickItemKind.Separator },
+    ...rows(l10n.t('Message'), form.message),
+    { label: l10n.t('Domain'), kind: vscode.QuickPickItemKind.Separator },
     { label: `$(globe) ${link.domain}` },
-    ...(link.warning ? rows('Check the host', link.warning) : []),
-    ...rows('Full URL', link.url),
-    { label: 'Decide', kind: vscode.QuickPickItemKind.Separator },
-    { label: `Open it in the browser`, description: `goes to ${link.domain}`, action: 'open' },
-    { label: 'Copy the URL and open it myself', description: 'tells the agent you will', action: 'consent' },
-    { label: 'Decline', description: 'the agent is told you declined', action: 'decline' },
+    ...(link.warning ? rows(l10n.t('Check the host'), link.warning) : []),
+    ...rows(l10n.t('Full URL'), link.url),
+    { label: l10n.t('Decide'), kind: vscode.QuickPickItemKind.Separator },
+    { label: l10n.t('Open it in the browser'), description: l10n.t('goes to {0}', link.domain), action: 'open' },
+    { label: l10n.t('Copy the URL and open it myself'), description: l10n.t('tells the agent you will'), action: 'consent' },
+    { label: l10n.t('Decline'), description: l10n.t('the agent is told you declined'), action: 'decline' },
+
   ];
   return step<LinkItem['action']>(pick, token, (finish) => {
     pick.onDidTriggerButton(() => finish({ go: 'later' }));

@@ -2,6 +2,8 @@
 // mirrored in this one file: method and command names, and the shapes they
 // carry. Nothing else in the extension spells a method name.
 
+import * as l10n from './l10n';
+
 /** The extension version this client speaks (sent in `initialize`). */
 export const VERSION = 2;
 /** Prompt kinds besides questions this client shows natively. */
@@ -188,8 +190,8 @@ export function requestTitle(params: AskParams): string {
   let name = first.header || first.question;
   if ([...name].length > 80) name = [...name].slice(0, 79).join('') + '…';
   const count = params.questions?.length ?? 0;
-  const more = count > 1 ? ` (+${count - 1} more)` : '';
-  return name + more;
+  return count > 1 ? l10n.t('{0} (+{1} more)', name, count - 1) : name;
+
 }
 
 /** Resolved through this client? Version 1 servers only give the reason. */
