@@ -413,7 +413,7 @@ fn allow_subject(permission: &Permission) -> Option<String> {
         None if !permission.patterns.is_empty() => {
             format!("{} {}", permission.action, permission.patterns.join(", "))
         }
-        None => permission.title.clone(),
+        None => prompt_text::permission_title(permission),
     };
     (cells(&subject) <= CODE_ACTION_CELLS).then_some(subject)
 }
