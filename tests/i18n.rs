@@ -410,7 +410,7 @@ async fn watch_in_tmux_speaks_chinese_and_lays_out_cjk_by_cells() {
     );
     tmux.keys(&["-l", "1"]);
     tmux.keys(&["Enter"]);
-    tmux.wait_for("✓ 已允许（仅此一次）“Run make”").await;
+    tmux.wait_for("✓ 已允许（仅此一次）“运行 make”").await;
     assert_eq!(
         sim.received()[1..],
         [Received::Permission {
