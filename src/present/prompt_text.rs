@@ -299,6 +299,31 @@ mod tests {
     }
 
     #[test]
+    fn an_agents_title_stays_as_received_and_ask_lsps_is_worded() {
+        use crate::present::i18n::{Locale, in_locale};
+        let permission = |title: PermissionTitle| Permission {
+            action: "bash".into(),
+            title,
+            patterns: Vec::new(),
+            command: None,
+            diff: None,
+            choices: Vec::new(),
+            raw_command: None,
+            raw_patterns: Vec::new(),
+        };
+        let agents = permission("Run `rm -rf build/`".into());
+        let ours = permission(PermissionTitle::Run("rm -rf build/".into()));
+        let unnamed = permission(PermissionTitle::Unnamed);
+        assert_eq!(permission_title(&ours), "Run rm -rf build/");
+        assert_eq!(permission_title(&ours), ours.english_title());
+        in_locale(Locale::ZhCn, || {
+            assert_eq!(permission_title(&agents), "Run `rm -rf build/`");
+            assert_eq!(permission_title(&ours), "运行 rm -rf build/");
+            assert_eq!(permission_title(&unnamed), "权限：bash");
+        });
+    }
+
+    #[test]
     fn one_question_renderer_lays_options_out_for_buttons_or_typing() {
         let question = Question {
             header: "Database".into(),
