@@ -99,7 +99,7 @@ fn form_params(form: &Form) -> ext::Form {
         url: form.url.as_ref().map(|link| ext::FormLink {
             url: link.url.clone(),
             domain: link.domain.clone(),
-            warning: link.warning(),
+            warning: prompt_text::link_warning(link),
         }),
         fields: form
             .fields

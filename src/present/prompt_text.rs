@@ -105,7 +105,7 @@ pub(crate) fn field_options(text: &mut String, field: &Field, layout: Layout) {
 /// writes can pass for a `Domain:` line of ask-lsp's.
 pub(crate) fn link(message: &str, link: &Link) -> String {
     let mut text = tr!("text.link", domain = link.domain);
-    if let Some(warning) = link.warning() {
+    if let Some(warning) = link_warning(link) {
         text.push_str(&format!("\n  ⚠ {warning}"));
     }
     text.push_str(&format!("\n  URL: {}", link.url));
@@ -119,6 +119,30 @@ pub(crate) fn link(message: &str, link: &Link) -> String {
         }
     }
     text
+}
+
+/// Why a link's host deserves a second look, in the person's language.
+pub(crate) fn link_warning(link: &Link) -> Option<String> {
+    let warning = link.warning()?;
+    let written = warning
+        .written_host
+        .map(|written| tr!("link.written_host", written = written, domain = link.domain));
+    let internationalised = warning.internationalised.map(|idn| {
+        let mixed = idn.mixed_scripts.map_or(String::new(), |(a, b)| {
+            tr!("link.mixed_scripts", a = a, b = b)
+        });
+        tr!(
+            "link.internationalised",
+            domain = link.domain,
+            shown = idn.shown,
+            mixed = mixed
+        )
+    });
+    let reasons: Vec<String> = written.into_iter().chain(internationalised).collect();
+    Some(tr!(
+        "link.check_host",
+        reasons = reasons.join(&tr!("link.separator"))
+    ))
 }
 
 /// What a field takes, in words: its kind and bounds.
@@ -321,6 +345,61 @@ mod tests {
             assert_eq!(permission_title(&ours), "运行 rm -rf build/");
             assert_eq!(permission_title(&unnamed), "权限：bash");
         });
+    }
+
+    #[test]
+    fn a_link_whose_text_hides_its_host_is_warned_about() {
+        let warning = |url: &str| {
+            link_warning(&Link {
+                url: url.into(),
+                domain: crate::prompt::domain(url).unwrap(),
+            })
+        };
+        for plain in [
+            "https://github.com/login",
+            "https://GitHub.com:443/x",
+            "http://localhost:8080/x?a=b#c",
+            "http://[::1]:8080/",
+        ] {
+            assert_eq!(warning(plain), None, "{plain}");
+        }
+        assert_eq!(
+            warning("https://evil.example\\@accounts.google.com/").as_deref(),
+            Some(
+                "Check the host: the link shows \"evil.example\\@accounts.google.com\" where its host goes, but a browser opens evil.example."
+            )
+        );
+        assert_eq!(
+            warning("https://github.com@evil.example:8443/x").as_deref(),
+            Some(
+                "Check the host: the link shows \"github.com@evil.example:8443\" where its host goes, but a browser opens evil.example."
+            )
+        );
+        assert!(
+            warning("https://accounts.google\u{ff0e}com/")
+                .unwrap()
+                .contains("shows \"accounts.google\u{ff0e}com\" where its host goes")
+        );
+        assert_eq!(
+            warning("https://\u{430}ccounts.google.com/").as_deref(),
+            Some(
+                "Check the host: xn--ccounts-1fg.google.com is an internationalised name, shown by browsers as \"\u{430}ccounts.google.com\", mixing Cyrillic and Latin letters in one name (a look-alike?)."
+            )
+        );
+        let punycode = warning("https://xn--bcher-kva.example/").unwrap();
+        assert_eq!(
+            punycode,
+            "Check the host: xn--bcher-kva.example is an internationalised name, shown by browsers as \"bücher.example\"."
+        );
+        let zh = crate::present::i18n::in_locale(crate::present::i18n::Locale::ZhCn, || {
+            warning("https://\u{430}ccounts.google.com/")
+        });
+        assert_eq!(
+            zh.as_deref(),
+            Some(
+                "请检查主机：xn--ccounts-1fg.google.com 是国际化域名，浏览器显示为“\u{430}ccounts.google.com”，在同一名称中混用了 Cyrillic 和 Latin 字母（可能是仿冒域名？）。"
+            )
+        );
     }
 
     #[test]

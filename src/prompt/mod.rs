@@ -14,6 +14,8 @@ mod question;
 mod resolution;
 mod session_title;
 
+#[cfg(test)]
+pub(crate) use form::domain;
 pub(crate) use form::{
     Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Link, TextFormat,
 };
