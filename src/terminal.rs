@@ -630,7 +630,7 @@ impl<W: Write> Watch<W> {
                                 current.at = 1;
                                 current.allowed = prompt_text::allowed(
                                     permission.choices[n - 1].effect,
-                                    &current.pending.title,
+                                    &who::title(&current.pending.prompt),
                                 );
                                 Human::Answer(Answer::Permission {
                                     choice: permission.choices[n - 1].id.clone(),

@@ -90,11 +90,11 @@ async fn a_plain_client_in_zh_cn_reads_chinese_around_the_agents_words_and_answe
     let message = client.next_method("window/showMessageRequest").await;
     assert_eq!(
         message["params"]["message"],
-        "[权限：bash] Run git status\n  $ git status\n  模式：git status"
+        "[权限：bash] 运行 git status\n  $ git status\n  模式：git status"
     );
     assert_eq!(
         titles(&message),
-        ["拒绝", "仅此一次允许", "始终允许 (git status *)"]
+        ["拒绝", "仅此一次允许", "始终允许（git status *）"]
     );
     client
         .respond(&message["id"], json!({"title": "仅此一次允许"}))
@@ -170,6 +170,66 @@ async fn the_extension_gets_a_chinese_title_and_code_actions_from_the_environmen
     assert_eq!(
         sim.received(),
         vec![reply(&request.id, json!([["Postgres"], ["Unit", "E2E"]]))]
+    );
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn the_extension_gets_an_opencode_permission_worded_in_chinese_and_the_reply_once() {
+    let sim = sim().await;
+    let mut client = client_in(&sim, &[], extension_caps(), Some("zh-CN"), json!({})).await;
+    let command = "rm -rf build/ && echo 完成";
+    let permission = sim
+        .ask_permission(PermissionAsk {
+            session_id: None,
+            permission: "bash".into(),
+            patterns: vec!["rm -rf build/".into()],
+            metadata: json!({"command": command}),
+            always: vec!["rm *".into()],
+        })
+        .unwrap();
+    let ask = client.next_method("askQuestions/ask").await;
+    let params = &ask["params"];
+    assert_eq!(params["title"], format!("运行 {command}"));
+    assert_eq!(params["permission"]["title"], format!("运行 {command}"));
+    assert_eq!(
+        params["permission"]["command"], command,
+        "the command as sent"
+    );
+    let choices: Vec<(&str, &str, &str)> = params["permission"]["choices"]
+        .as_array()
+        .expect("choices")
+        .iter()
+        .map(|c| {
+            let field = |name: &str| c[name].as_str().expect("a string");
+            (field("id"), field("label"), field("effect"))
+        })
+        .collect();
+    assert_eq!(
+        choices,
+        [
+            ("once", "仅此一次允许", "allowOnce"),
+            ("always", "始终允许（rm *）", "allowAlways"),
+            ("reject", "拒绝", "rejectOnce"),
+        ]
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "always"}),
+        )
+        .await;
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["state"], "replied");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        sim.received(),
+        [Received::Permission {
+            id: permission.id,
+            reply: "always".into(),
+            message: None,
+        }],
+        "the choice clicked, once"
     );
     assert!(client.shutdown().await.success());
 }
@@ -345,12 +405,12 @@ async fn watch_in_tmux_speaks_chinese_and_lays_out_cjk_by_cells() {
     tmux.wait_for("  3. 拒绝").await;
     let screen = tmux.screen();
     assert!(
-        screen.contains("[权限：bash] Run make\n  $ make\n  模式：make\n  1. 仅此一次允许\n  2. 始终允许 (make *)\n"),
+        screen.contains("[权限：bash] 运行 make\n  $ make\n  模式：make\n  1. 仅此一次允许\n  2. 始终允许（make *）\n"),
         "{screen}"
     );
     tmux.keys(&["-l", "1"]);
     tmux.keys(&["Enter"]);
-    tmux.wait_for("✓ 已允许（仅此一次）“Run make”").await;
+    tmux.wait_for("✓ 已允许（仅此一次）“运行 make”").await;
     assert_eq!(
         sim.received()[1..],
         [Received::Permission {

@@ -17,6 +17,7 @@ use crate::broker::{Human, Pending};
 use crate::present::draft::Piece;
 use crate::present::i18n::{Locale, in_locale, tr};
 use crate::present::prompt_text::{self, Layout, choice_title, field_hint};
+use crate::present::who;
 use crate::prompt::{
     Answer, Effect, Field, FieldKind, FieldValue, Form, FormValues, Kind, Permission,
 };
@@ -299,8 +300,9 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
             Kind::Permission(permission) => {
                 // The refusal first (a menu's default), as the reject
                 // choice or `cancelled` where there is none.
+                let named = who::title(&pending.prompt);
                 actions.push(action(
-                    tr!("action.reject", title = pending.title),
+                    tr!("action.reject", title = named),
                     ext::CMD_REJECT,
                     vec![key.clone()],
                 ));
@@ -309,11 +311,7 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
                     let title = match (choice.effect, &subject) {
                         (Effect::RejectOnce, _) => continue,
                         (Effect::RejectAlways, _) => {
-                            tr!(
-                                "action.titled",
-                                title = pending.title,
-                                what = choice_title(choice)
-                            )
+                            tr!("action.titled", title = named, what = choice_title(choice))
                         }
                         (Effect::AllowOnce | Effect::AllowAlways, Some(subject)) => {
                             format!("{}: {subject}", choice_title(choice))
@@ -413,7 +411,7 @@ fn allow_subject(permission: &Permission) -> Option<String> {
         None if !permission.patterns.is_empty() => {
             format!("{} {}", permission.action, permission.patterns.join(", "))
         }
-        None => permission.title.clone(),
+        None => prompt_text::permission_title(permission),
     };
     (cells(&subject) <= CODE_ACTION_CELLS).then_some(subject)
 }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::ext;
 use crate::broker::{Counters, Pending, Reason, Resolution, ServerStatus, State, Status};
-use crate::present::{sentences, who};
+use crate::present::{prompt_text, sentences, who};
 use crate::prompt::{Effect, FieldKind, FieldOption, FieldValue, Form, Kind, TextFormat};
 use crate::text;
 
@@ -41,7 +41,7 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
             None,
             Some(ext::Permission {
                 action: p.action.clone(),
-                title: p.title.clone(),
+                title: prompt_text::permission_title(p),
                 patterns: p.patterns.clone(),
                 command: p.command.clone(),
                 diff: p.diff.clone(),
@@ -50,7 +50,7 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
                     .iter()
                     .map(|c| ext::PermissionChoice {
                         id: c.id.clone(),
-                        label: c.label.clone(),
+                        label: prompt_text::choice_label(c),
                         effect: effect(c.effect),
                     })
                     .collect(),
@@ -99,7 +99,7 @@ fn form_params(form: &Form) -> ext::Form {
         url: form.url.as_ref().map(|link| ext::FormLink {
             url: link.url.clone(),
             domain: link.domain.clone(),
-            warning: link.warning(),
+            warning: prompt_text::link_warning(link),
         }),
         fields: form
             .fields

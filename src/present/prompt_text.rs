@@ -5,7 +5,8 @@
 
 use super::i18n::tr;
 use crate::prompt::{
-    Effect, Field, FieldKind, FieldValue, Link, Permission, PermissionChoice, Question,
+    ChoiceLabel, Effect, Field, FieldKind, FieldValue, Link, Permission, PermissionChoice,
+    PermissionTitle, Question,
 };
 use crate::text::one_line;
 
@@ -64,7 +65,7 @@ pub(crate) fn permission(text: &mut String, permission: &Permission) {
     text.push_str(&tr!(
         "text.permission",
         action = permission.action,
-        title = permission.title
+        title = permission_title(permission)
     ));
     if let Some(command) = &permission.command {
         text.push_str(&format!("\n  $ {command}"));
@@ -104,7 +105,7 @@ pub(crate) fn field_options(text: &mut String, field: &Field, layout: Layout) {
 /// writes can pass for a `Domain:` line of ask-lsp's.
 pub(crate) fn link(message: &str, link: &Link) -> String {
     let mut text = tr!("text.link", domain = link.domain);
-    if let Some(warning) = link.warning() {
+    if let Some(warning) = link_warning(link) {
         text.push_str(&format!("\n  ⚠ {warning}"));
     }
     text.push_str(&format!("\n  URL: {}", link.url));
@@ -118,6 +119,30 @@ pub(crate) fn link(message: &str, link: &Link) -> String {
         }
     }
     text
+}
+
+/// Why a link's host deserves a second look, in the person's language.
+pub(crate) fn link_warning(link: &Link) -> Option<String> {
+    let warning = link.warning()?;
+    let written = warning
+        .written_host
+        .map(|written| tr!("link.written_host", written = written, domain = link.domain));
+    let internationalised = warning.internationalised.map(|idn| {
+        let mixed = idn.mixed_scripts.map_or(String::new(), |(a, b)| {
+            tr!("link.mixed_scripts", a = a, b = b)
+        });
+        tr!(
+            "link.internationalised",
+            domain = link.domain,
+            shown = idn.shown,
+            mixed = mixed
+        )
+    });
+    let reasons: Vec<String> = written.into_iter().chain(internationalised).collect();
+    Some(tr!(
+        "link.check_host",
+        reasons = reasons.join(&tr!("link.separator"))
+    ))
 }
 
 /// What a field takes, in words: its kind and bounds.
@@ -198,38 +223,49 @@ pub(crate) fn value(value: &FieldValue, field: &Field, layout: Layout) -> String
 /// in ask-lsp's words, then the agent's label where that does not already
 /// start with them (an ACP agent may call an `allow_once` option "Reject").
 pub(crate) fn choice_title(choice: &PermissionChoice) -> String {
-    let does = effect(choice.effect);
-    match said_in_english(choice) {
-        Some(rest) => format!("{does}{rest}"),
-        None if choice.label.starts_with(&does) => choice.label.clone(),
-        None => tr!("choice.title", does = does, label = choice.label),
+    match &choice.label {
+        ChoiceLabel::Agent(label) => {
+            let does = effect(choice.effect);
+            match label.starts_with(&does) {
+                true => label.clone(),
+                false => tr!("choice.title", does = does, label = label),
+            }
+        }
+        ChoiceLabel::Effect { .. } => choice_label(choice),
     }
 }
 
-/// A permission choice's label as a numbered list shows it: as written,
-/// but what it does in the person's language where it starts with that in
-/// English.
+/// A permission choice's label: the agent's as received, or ask-lsp's in
+/// the person's language.
 pub(crate) fn choice_label(choice: &PermissionChoice) -> String {
-    match said_in_english(choice) {
-        Some(rest) => format!("{}{rest}", effect(choice.effect)),
-        None => choice.label.clone(),
+    match &choice.label {
+        ChoiceLabel::Agent(label) => label.clone(),
+        ChoiceLabel::Effect { patterns: None } => effect(choice.effect),
+        ChoiceLabel::Effect {
+            patterns: Some(patterns),
+        } => tr!(
+            "choice.with_patterns",
+            does = effect(choice.effect),
+            patterns = patterns
+        ),
     }
 }
 
-/// The rest of a label that starts with what the choice does in English
-/// (OpenCode's adapter's own "Allow always (git *)", an ACP agent's "Allow
-/// once"): that start is ask-lsp's to say in the person's language.
-fn said_in_english(choice: &PermissionChoice) -> Option<&str> {
-    let english = match choice.effect {
-        Effect::AllowOnce => "Allow once",
-        Effect::AllowAlways => "Allow always",
-        Effect::RejectOnce => "Reject",
-        Effect::RejectAlways => "Reject always",
-    };
-    choice
-        .label
-        .strip_prefix(english)
-        .filter(|rest| !rest.starts_with(char::is_alphanumeric))
+/// A permission's title: the agent's as received, or ask-lsp's in the
+/// person's language.
+pub(crate) fn permission_title(permission: &Permission) -> String {
+    match &permission.title {
+        PermissionTitle::Agent(title) => title.clone(),
+        PermissionTitle::Run(command) => tr!("permission.run", command = command),
+        PermissionTitle::Edit(path) => tr!("permission.edit", path = path),
+        PermissionTitle::Action(subject) => tr!(
+            "permission.action",
+            action = permission.action,
+            subject = subject
+        ),
+        PermissionTitle::Unnamed => tr!("permission.unnamed", action = permission.action),
+        PermissionTitle::CannotShow(reason) => tr!("permission.cannot_show", reason = reason),
+    }
 }
 
 /// What a choice does, in ask-lsp's words.
@@ -259,22 +295,111 @@ mod tests {
 
     #[test]
     fn a_choice_says_what_it_does_before_the_agents_label() {
-        let choice = |label: &str, effect| PermissionChoice {
+        let choice = |label: ChoiceLabel, effect| PermissionChoice {
             id: "c".into(),
-            label: label.into(),
+            label,
             effect,
         };
-        let always = choice("Allow always (git *)", Effect::AllowAlways);
+        let always = choice(
+            ChoiceLabel::Effect {
+                patterns: Some("git *".into()),
+            },
+            Effect::AllowAlways,
+        );
         assert_eq!(choice_title(&always), "Allow always (git *)");
         assert_eq!(choice_label(&always), "Allow always (git *)");
-        let proceed = choice("Yes, proceed", Effect::AllowOnce);
+        let proceed = choice("Yes, proceed".into(), Effect::AllowOnce);
         assert_eq!(choice_title(&proceed), "Allow once: Yes, proceed");
         assert_eq!(choice_label(&proceed), "Yes, proceed");
-        // An agent's word that only starts like ours is its own: never cut
-        // into "拒绝ion" in another language.
-        let rejection = choice("Rejection", Effect::RejectOnce);
-        assert_eq!(said_in_english(&rejection), None);
-        assert_eq!(choice_label(&rejection), "Rejection");
+        let agents = choice("Allow once".into(), Effect::AllowOnce);
+        assert_eq!(choice_title(&agents), "Allow once");
+        assert_eq!(choice_label(&agents), "Allow once");
+        // An agent's words stay its own in every language.
+        use crate::present::i18n::{Locale, in_locale};
+        in_locale(Locale::ZhCn, || {
+            assert_eq!(choice_label(&agents), "Allow once");
+            assert_eq!(choice_label(&always), "始终允许（git *）");
+        });
+    }
+
+    #[test]
+    fn an_agents_title_stays_as_received_and_ask_lsps_is_worded() {
+        use crate::present::i18n::{Locale, in_locale};
+        let permission = |title: PermissionTitle| Permission {
+            action: "bash".into(),
+            title,
+            patterns: Vec::new(),
+            command: None,
+            diff: None,
+            choices: Vec::new(),
+            raw_command: None,
+            raw_patterns: Vec::new(),
+        };
+        let agents = permission("Run `rm -rf build/`".into());
+        let ours = permission(PermissionTitle::Run("rm -rf build/".into()));
+        let unnamed = permission(PermissionTitle::Unnamed);
+        assert_eq!(permission_title(&ours), "Run rm -rf build/");
+        assert_eq!(permission_title(&ours), ours.english_title());
+        in_locale(Locale::ZhCn, || {
+            assert_eq!(permission_title(&agents), "Run `rm -rf build/`");
+            assert_eq!(permission_title(&ours), "运行 rm -rf build/");
+            assert_eq!(permission_title(&unnamed), "权限：bash");
+        });
+    }
+
+    #[test]
+    fn a_link_whose_text_hides_its_host_is_warned_about() {
+        let warning = |url: &str| {
+            link_warning(&Link {
+                url: url.into(),
+                domain: crate::prompt::domain(url).unwrap(),
+            })
+        };
+        for plain in [
+            "https://github.com/login",
+            "https://GitHub.com:443/x",
+            "http://localhost:8080/x?a=b#c",
+            "http://[::1]:8080/",
+        ] {
+            assert_eq!(warning(plain), None, "{plain}");
+        }
+        assert_eq!(
+            warning("https://evil.example\\@accounts.google.com/").as_deref(),
+            Some(
+                "Check the host: the link shows \"evil.example\\@accounts.google.com\" where its host goes, but a browser opens evil.example."
+            )
+        );
+        assert_eq!(
+            warning("https://github.com@evil.example:8443/x").as_deref(),
+            Some(
+                "Check the host: the link shows \"github.com@evil.example:8443\" where its host goes, but a browser opens evil.example."
+            )
+        );
+        assert!(
+            warning("https://accounts.google\u{ff0e}com/")
+                .unwrap()
+                .contains("shows \"accounts.google\u{ff0e}com\" where its host goes")
+        );
+        assert_eq!(
+            warning("https://\u{430}ccounts.google.com/").as_deref(),
+            Some(
+                "Check the host: xn--ccounts-1fg.google.com is an internationalised name, shown by browsers as \"\u{430}ccounts.google.com\", mixing Cyrillic and Latin letters in one name (a look-alike?)."
+            )
+        );
+        let punycode = warning("https://xn--bcher-kva.example/").unwrap();
+        assert_eq!(
+            punycode,
+            "Check the host: xn--bcher-kva.example is an internationalised name, shown by browsers as \"bücher.example\"."
+        );
+        let zh = crate::present::i18n::in_locale(crate::present::i18n::Locale::ZhCn, || {
+            warning("https://\u{430}ccounts.google.com/")
+        });
+        assert_eq!(
+            zh.as_deref(),
+            Some(
+                "请检查主机：xn--ccounts-1fg.google.com 是国际化域名，浏览器显示为“\u{430}ccounts.google.com”，在同一名称中混用了 Cyrillic 和 Latin 字母（可能是仿冒域名？）。"
+            )
+        );
     }
 
     #[test]

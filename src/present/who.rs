@@ -71,7 +71,7 @@ pub(crate) fn kind_agent_project(server: &str, prompt: &Prompt) -> String {
 /// A prompt's title ([`Prompt::title`]) with ask-lsp's note of the other
 /// questions in the person's language; the agent's words stay as they are.
 pub(crate) fn title(prompt: &Prompt) -> String {
-    let title = prompt.title();
+    let title = prompt.title_naming(super::prompt_text::permission_title);
     let more = match &prompt.kind {
         Kind::Questions(questions) => questions.len().saturating_sub(1),
         Kind::Permission(_) | Kind::Form(_) => 0,

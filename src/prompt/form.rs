@@ -394,11 +394,11 @@ impl Link {
     /// `a.example\\@b.example`, a fullwidth dot, `0x7f.1`), or the host is an
     /// internationalised name (punycode), said louder when one label mixes
     /// scripts (a Cyrillic `а` among Latin letters).
-    pub fn warning(&self) -> Option<String> {
+    pub fn warning(&self) -> Option<LinkWarning> {
         let parsed = url::Url::parse(&self.url).ok()?;
         let host = parsed.host_str()?.to_owned();
         let unicode = url::quirks::domain_to_unicode(&host);
-        let mut reasons = Vec::new();
+        let mut warning = LinkWarning::default();
         // What stands where the host goes, as a person reads the text.
         let written = self
             .url
@@ -418,27 +418,34 @@ impl Link {
                 .unwrap_or(&written),
         };
         if written_host != host && written_host != unicode {
-            reasons.push(format!(
-                "the link shows \"{}\" where its host goes, but a browser opens {}",
-                for_display(&written, DISPLAY_WRITTEN_CHARS),
-                self.domain
-            ));
+            warning.written_host = Some(for_display(&written, DISPLAY_WRITTEN_CHARS).into_owned());
         }
         if host.split('.').any(|label| label.starts_with("xn--")) {
-            let mixed = unicode
-                .split('.')
-                .find_map(|label| mixed_scripts(label))
-                .map_or(String::new(), |(a, b)| {
-                    format!(", mixing {a} and {b} letters in one name (a look-alike?)")
-                });
-            reasons.push(format!(
-                "{} is an internationalised name, shown by browsers as \"{}\"{mixed}",
-                self.domain,
-                for_display(&unicode, DISPLAY_WRITTEN_CHARS)
-            ));
+            warning.internationalised = Some(Internationalised {
+                shown: for_display(&unicode, DISPLAY_WRITTEN_CHARS).into_owned(),
+                mixed_scripts: unicode.split('.').find_map(mixed_scripts),
+            });
         }
-        (!reasons.is_empty()).then(|| format!("Check the host: {}.", reasons.join("; ")))
+        (warning != LinkWarning::default()).then_some(warning)
     }
+}
+
+/// Why a link's host deserves a second look ([`Link::warning`]), worded by
+/// `present`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct LinkWarning {
+    /// What the link's text shows where its host goes, when a browser opens
+    /// another host.
+    pub written_host: Option<String>,
+    pub internationalised: Option<Internationalised>,
+}
+
+/// An internationalised host: as browsers show it, and two scripts one of
+/// its labels mixes (a look-alike?).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Internationalised {
+    pub shown: String,
+    pub mixed_scripts: Option<(&'static str, &'static str)>,
 }
 
 /// How much of a link's host text a warning quotes.

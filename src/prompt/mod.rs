@@ -14,10 +14,12 @@ mod question;
 mod resolution;
 mod session_title;
 
+#[cfg(test)]
+pub(crate) use form::domain;
 pub(crate) use form::{
     Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Link, TextFormat,
 };
-pub(crate) use permission::{Effect, Permission, PermissionChoice};
+pub(crate) use permission::{ChoiceLabel, Effect, Permission, PermissionChoice, PermissionTitle};
 pub(crate) use question::{Choice, Question};
 pub(crate) use resolution::{Decider, Notice, Reason, State, Why};
 pub(crate) use session_title::SessionTitle;
@@ -231,9 +233,7 @@ impl Shape {
             }
             Shape::Permission { action, rejects } => Kind::Permission(Box::new(Permission {
                 action,
-                title: format!(
-                    "A permission request that cannot be shown here ({reason}); it can only be rejected"
-                ),
+                title: PermissionTitle::CannotShow(reason.to_owned()),
                 patterns: Vec::new(),
                 command: None,
                 diff: None,
@@ -242,9 +242,14 @@ impl Shape {
                 choices: rejects
                     .into_iter()
                     .map(|c| PermissionChoice {
-                        label: match for_display(&c.label, limits::LABEL_LEN) {
-                            label if label.trim().is_empty() => "Reject".into(),
-                            label => label.into_owned(),
+                        label: match c.label {
+                            ChoiceLabel::Agent(label) => {
+                                match for_display(&label, limits::LABEL_LEN) {
+                                    label if label.trim().is_empty() => ChoiceLabel::EFFECT,
+                                    label => ChoiceLabel::Agent(label.into_owned()),
+                                }
+                            }
+                            ours => ours,
                         },
                         ..c
                     })
@@ -376,12 +381,21 @@ impl Prompt {
     /// or the form's message (else its first field). One line, cut at
     /// [`limits::TITLE_CHARS`] with a note of how much it hid.
     pub fn title(&self) -> String {
+        self.title_naming(Permission::english_title)
+    }
+
+    /// [`Prompt::title`] with a permission's title worded by `permission`.
+    pub fn title_naming(&self, permission: impl FnOnce(&Permission) -> String) -> String {
+        let permission_title;
         let (name, more) = match &self.kind {
             Kind::Questions(questions) => (
                 questions.first().map_or("", Question::name),
                 questions.len().saturating_sub(1),
             ),
-            Kind::Permission(permission) => (permission.title.as_str(), 0),
+            Kind::Permission(p) => {
+                permission_title = permission(p);
+                (permission_title.as_str(), 0)
+            }
             Kind::Form(form) => (form.name(), 0),
         };
         let name = one_line(name);

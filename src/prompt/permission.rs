@@ -8,7 +8,7 @@ pub(crate) struct Permission {
     /// The tool or action: `bash`, `edit`, an ACP tool kind.
     pub action: String,
     /// One line saying what is asked, for lists and titles.
-    pub title: String,
+    pub title: PermissionTitle,
     /// The patterns or resources it names (commands, paths).
     pub patterns: Vec<String>,
     /// The full command line, shown whole: its dangerous part may be at the end.
@@ -27,8 +27,63 @@ pub(crate) struct Permission {
 pub(crate) struct PermissionChoice {
     /// The backend's id for the choice (ACP's optionId, OpenCode's reply).
     pub id: String,
-    pub label: String,
+    pub label: ChoiceLabel,
     pub effect: Effect,
+}
+
+/// What a permission asks, in one line: the agent's own words, or words
+/// ask-lsp composes (worded in the person's language by `present`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PermissionTitle {
+    /// What the agent or its server sent, shown as received.
+    Agent(String),
+    /// Run this command line (cut to fit a title).
+    Run(String),
+    /// Edit this file.
+    Edit(String),
+    /// The action on this subject (`webfetch: https://…`).
+    Action(String),
+    /// Nothing says what: the action alone.
+    Unnamed,
+    /// A request ask-lsp cannot show, and why; it can only be rejected.
+    CannotShow(String),
+}
+
+impl From<String> for PermissionTitle {
+    fn from(title: String) -> Self {
+        PermissionTitle::Agent(title)
+    }
+}
+
+impl From<&str> for PermissionTitle {
+    fn from(title: &str) -> Self {
+        PermissionTitle::Agent(title.into())
+    }
+}
+
+/// A choice's name: the agent's own (an ACP option's), or ask-lsp's: what
+/// the choice does ([`Effect`]) with the patterns "always" would approve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ChoiceLabel {
+    Agent(String),
+    Effect { patterns: Option<String> },
+}
+
+impl From<String> for ChoiceLabel {
+    fn from(label: String) -> Self {
+        ChoiceLabel::Agent(label)
+    }
+}
+
+impl From<&str> for ChoiceLabel {
+    fn from(label: &str) -> Self {
+        ChoiceLabel::Agent(label.into())
+    }
+}
+
+impl ChoiceLabel {
+    /// ask-lsp's name for a choice: what it does, nothing more.
+    pub const EFFECT: ChoiceLabel = ChoiceLabel::Effect { patterns: None };
 }
 
 /// What a choice does. Policies and timeouts look at this: only a person or a
@@ -44,10 +99,18 @@ pub(crate) enum Effect {
 impl Permission {
     pub(super) fn into_checked(mut self) -> Result<Permission, PromptError> {
         self.action = line("permission action", &self.action, limits::HEADER_LEN)?;
-        self.title = line("permission title", &self.title, limits::QUESTION_LEN)?;
-        if self.title.is_empty() {
-            self.title = format!("Permission: {}", self.action);
-        }
+        let title = |t: &str| line("permission title", t, limits::QUESTION_LEN);
+        self.title = match self.title {
+            PermissionTitle::Agent(t) => match title(&t)? {
+                t if t.is_empty() => PermissionTitle::Unnamed,
+                t => PermissionTitle::Agent(t),
+            },
+            PermissionTitle::Run(t) => PermissionTitle::Run(title(&t)?),
+            PermissionTitle::Edit(t) => PermissionTitle::Edit(title(&t)?),
+            PermissionTitle::Action(t) => PermissionTitle::Action(title(&t)?),
+            PermissionTitle::CannotShow(t) => PermissionTitle::CannotShow(title(&t)?),
+            PermissionTitle::Unnamed => PermissionTitle::Unnamed,
+        };
         if self.patterns.len() > limits::PATTERNS {
             return Err(PromptError::TooMany {
                 field: "permission patterns",
@@ -76,11 +139,19 @@ impl Permission {
             });
         }
         for choice in &mut self.choices {
-            choice.label = line("choice label", &choice.label, limits::LABEL_LEN)?;
-            if choice.label.is_empty() {
-                return Err(PromptError::Empty {
-                    field: "choice label",
-                });
+            match &mut choice.label {
+                ChoiceLabel::Agent(label) => {
+                    *label = line("choice label", label, limits::LABEL_LEN)?;
+                    if label.is_empty() {
+                        return Err(PromptError::Empty {
+                            field: "choice label",
+                        });
+                    }
+                }
+                ChoiceLabel::Effect {
+                    patterns: Some(patterns),
+                } => *patterns = line("choice label", patterns, limits::LABEL_LEN)?,
+                ChoiceLabel::Effect { patterns: None } => {}
             }
         }
         Ok(self)
@@ -96,9 +167,44 @@ impl Permission {
         }
     }
 
+    /// The title in English, for what is said below the presentation floor
+    /// (logs, the broker's record); `present` words it for a person.
+    pub fn english_title(&self) -> String {
+        match &self.title {
+            PermissionTitle::Agent(title) => title.clone(),
+            PermissionTitle::Run(command) => format!("Run {command}"),
+            PermissionTitle::Edit(path) => format!("Edit {path}"),
+            PermissionTitle::Action(subject) => format!("{}: {subject}", self.action),
+            PermissionTitle::Unnamed => format!("Permission: {}", self.action),
+            PermissionTitle::CannotShow(reason) => format!(
+                "A permission request that cannot be shown here ({reason}); it can only be rejected"
+            ),
+        }
+    }
+
     /// The choice a refusal maps to, where the server offers one.
     pub fn reject_choice(&self) -> Option<&PermissionChoice> {
         self.choices.iter().find(|c| c.effect == Effect::RejectOnce)
+    }
+}
+
+#[cfg(test)]
+impl PermissionChoice {
+    /// The label as an English-speaking person reads it.
+    pub fn english_label(&self) -> String {
+        let does = match self.effect {
+            Effect::AllowOnce => "Allow once",
+            Effect::AllowAlways => "Allow always",
+            Effect::RejectOnce => "Reject",
+            Effect::RejectAlways => "Reject always",
+        };
+        match &self.label {
+            ChoiceLabel::Agent(label) => label.clone(),
+            ChoiceLabel::Effect { patterns: None } => does.into(),
+            ChoiceLabel::Effect {
+                patterns: Some(patterns),
+            } => format!("{does} ({patterns})"),
+        }
     }
 }
 
@@ -116,7 +222,7 @@ mod tests {
         };
         Permission {
             action: "execute".into(),
-            title: String::new(),
+            title: "".into(),
             patterns: vec!["rm -rf build/".into()],
             command: Some("rm -rf build/ \u{1b}]52;c;aGk=\u{7}&& echo ok".into()),
             diff: None,
@@ -132,7 +238,8 @@ mod tests {
     #[test]
     fn details_are_neutralised_but_kept_whole() {
         let checked = run_rm().into_checked().unwrap();
-        assert_eq!(checked.title, "Permission: execute");
+        assert_eq!(checked.title, PermissionTitle::Unnamed);
+        assert_eq!(checked.english_title(), "Permission: execute");
         assert_eq!(
             checked.command.as_deref(),
             Some("rm -rf build/ ␛]52;c;aGk=␇&& echo ok")

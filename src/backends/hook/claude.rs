@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ALLOW_ONCE, Agent, DEFAULT_DENIAL, REJECT, choice, next_id, routable};
-use crate::prompt::{Answer, Effect, Kind, Origin, Permission, Prompt, Reply};
+use crate::prompt::{Answer, ChoiceLabel, Effect, Kind, Origin, Permission, Prompt, Reply};
 
 const ALLOW_ALWAYS: &str = "allow-always";
 
@@ -83,15 +83,15 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), String> {
     let suggestions = input
         .permission_suggestions
         .filter(|s| s.as_array().is_some_and(|a| !a.is_empty()));
-    let mut choices = vec![choice(ALLOW_ONCE, "Allow once".into(), Effect::AllowOnce)];
+    let mut choices = vec![choice(ALLOW_ONCE, ChoiceLabel::EFFECT, Effect::AllowOnce)];
     // Shown as Claude will store them; left out when too long to show whole.
     if let Some(suggested) = &suggestions {
         let label = format!("Allow always (adds {suggested})");
         if label.chars().count() <= crate::prompt::limits::LABEL_LEN {
-            choices.push(choice(ALLOW_ALWAYS, label, Effect::AllowAlways));
+            choices.push(choice(ALLOW_ALWAYS, label.into(), Effect::AllowAlways));
         }
     }
-    choices.push(choice(REJECT, "Reject".into(), Effect::RejectOnce));
+    choices.push(choice(REJECT, ChoiceLabel::EFFECT, Effect::RejectOnce));
     let prompt = Prompt {
         id: next_id(),
         session: input.session_id,
@@ -103,7 +103,7 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), String> {
         },
         kind: Kind::Permission(Box::new(Permission {
             action: input.tool_name,
-            title,
+            title: title.into(),
             patterns,
             command,
             diff: details,
@@ -172,7 +172,7 @@ mod tests {
             panic!("{prompt:?}")
         };
         assert_eq!(permission.command.as_deref(), Some("rm -rf build/"));
-        assert_eq!(permission.title, "Bash: Clean");
+        assert_eq!(permission.english_title(), "Bash: Clean");
         assert_eq!(permission.diff, None);
         let mut unsandboxed = input(json!({}));
         unsandboxed.tool_input["dangerouslyDisableSandbox"] = json!(true);
@@ -198,7 +198,7 @@ mod tests {
         assert_eq!(permission.choices[1].id, ALLOW_ALWAYS);
         assert!(
             permission.choices[1]
-                .label
+                .english_label()
                 .contains("\"ruleContent\":\"rm:*\"")
         );
         assert_eq!(

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ALLOW_ONCE, Agent, DEFAULT_DENIAL, REJECT, choice, next_id, routable};
-use crate::prompt::{Answer, Effect, Kind, Origin, Permission, Prompt, Reply};
+use crate::prompt::{Answer, ChoiceLabel, Effect, Kind, Origin, Permission, Prompt, Reply};
 
 /// Codex's `PermissionRequest` hook input (the fields used).
 #[derive(Deserialize)]
@@ -82,13 +82,13 @@ fn codex_prompt(input: CodexInput) -> Result<Prompt, String> {
         },
         kind: Kind::Permission(Box::new(Permission {
             action: input.tool_name,
-            title,
+            title: title.into(),
             patterns,
             command,
             diff: details,
             choices: vec![
-                choice(ALLOW_ONCE, "Allow once".into(), Effect::AllowOnce),
-                choice(REJECT, "Reject".into(), Effect::RejectOnce),
+                choice(ALLOW_ONCE, ChoiceLabel::EFFECT, Effect::AllowOnce),
+                choice(REJECT, ChoiceLabel::EFFECT, Effect::RejectOnce),
             ],
             raw_command: None,
             raw_patterns: Vec::new(),
@@ -152,7 +152,7 @@ mod tests {
         assert_eq!(shown.command.as_deref(), Some("touch /tmp/cx/project/made"));
         assert_eq!(shown.patterns, ["touch /tmp/cx/project/made"]);
         assert_eq!(
-            shown.title,
+            shown.english_title(),
             "Codex asks to run a command: Run the requested command"
         );
         assert_eq!(shown.diff, None);
@@ -177,7 +177,7 @@ mod tests {
         let shown = permission(&prompt);
         assert_eq!(shown.command, None);
         assert_eq!(shown.patterns, ["curl https://example.com"]);
-        assert_eq!(shown.title, "Codex asks for network access");
+        assert_eq!(shown.english_title(), "Codex asks for network access");
     }
 
     #[test]

@@ -26,7 +26,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
 use super::{Backend, BackendError, BackendEvent, EventSink, Source};
-use crate::prompt::{Effect, PermissionChoice, Prompt, Reply};
+use crate::prompt::{ChoiceLabel, Effect, PermissionChoice, Prompt, Reply};
 use crate::settings::{BackendKind, ServerKind, ServerSpec, UrlSource};
 
 mod claude;
@@ -364,7 +364,7 @@ fn next_id() -> String {
     format!("hook-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed))
 }
 
-fn choice(id: &str, label: String, effect: Effect) -> PermissionChoice {
+fn choice(id: &str, label: ChoiceLabel, effect: Effect) -> PermissionChoice {
     PermissionChoice {
         id: id.into(),
         label,

@@ -7,7 +7,9 @@ use serde_json::json;
 use super::form::{FormInfo, Shape, form_answer, question_answer};
 use super::wire::{ServerInfo, V2Event, listed, parse_event};
 use crate::backends::net::sse::{SseDecoder, SseItem};
-use crate::prompt::{Effect, FieldKind, FieldValue, FormValues, Kind, Prompt, TextFormat};
+use crate::prompt::{
+    Effect, FieldKind, FieldValue, FormValues, Kind, PermissionChoice, Prompt, TextFormat,
+};
 
 macro_rules! fixture {
     ($name:literal) => {
@@ -211,13 +213,19 @@ fn a_v2_permission_names_its_command_patterns_and_choices() {
         panic!("{prompt:?}");
     };
     assert_eq!(permission.action, "bash");
-    assert_eq!(permission.title, "Run git push origin main");
+    assert_eq!(permission.english_title(), "Run git push origin main");
     assert_eq!(permission.command.as_deref(), Some("git push origin main"));
     assert_eq!(permission.patterns, ["git push origin main"]);
+    let labels: Vec<String> = permission
+        .choices
+        .iter()
+        .map(PermissionChoice::english_label)
+        .collect();
     let choices: Vec<(&str, &str, Effect)> = permission
         .choices
         .iter()
-        .map(|c| (c.id.as_str(), c.label.as_str(), c.effect))
+        .zip(&labels)
+        .map(|(c, label)| (c.id.as_str(), label.as_str(), c.effect))
         .collect();
     assert_eq!(
         choices,
@@ -295,5 +303,5 @@ fn a_shell_permission_is_titled_as_a_bash_one() {
         panic!("{prompt:?}");
     };
     assert_eq!(permission.action, "shell");
-    assert_eq!(permission.title, "Run git push origin main");
+    assert_eq!(permission.english_title(), "Run git push origin main");
 }

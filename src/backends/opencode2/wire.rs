@@ -11,7 +11,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::form::FormInfo;
-use crate::prompt::{Effect, Kind, Origin, Permission, PermissionChoice, Prompt};
+use crate::prompt::{
+    ChoiceLabel, Effect, Kind, Origin, Permission, PermissionChoice, PermissionTitle, Prompt,
+};
 use crate::text;
 
 /// One event from `GET /api/event`, as ask-lsp uses it.
@@ -144,18 +146,19 @@ impl PermissionRequest {
             .unwrap_or_else(|| self.resources.join(", "));
         let subject = text::bounded(&subject, TITLE_DETAIL_CHARS);
         let title = match self.reason.as_deref().map(str::trim) {
-            Some(reason) if !reason.is_empty() => reason.to_owned(),
+            Some(reason) if !reason.is_empty() => PermissionTitle::Agent(reason.to_owned()),
             // OpenCode 2 renamed the action `bash` to `shell`.
-            _ if matches!(self.action.as_str(), "bash" | "shell") => format!("Run {subject}"),
-            _ => format!("{}: {subject}", self.action),
+            _ if matches!(self.action.as_str(), "bash" | "shell") => {
+                PermissionTitle::Run(subject.into_owned())
+            }
+            _ => PermissionTitle::Action(subject.into_owned()),
         };
         let save = self.save.join(", ");
         let save = text::bounded(&save, ALWAYS_LABEL_CHARS);
-        let always = match &*save {
-            "" => "Allow always".to_owned(),
-            patterns => format!("Allow always ({patterns})"),
+        let always = ChoiceLabel::Effect {
+            patterns: (!save.is_empty()).then(|| save.into_owned()),
         };
-        let choice = |id: &str, label: String, effect| PermissionChoice {
+        let choice = |id: &str, label, effect| PermissionChoice {
             id: id.into(),
             label,
             effect,
@@ -178,9 +181,9 @@ impl PermissionRequest {
                 raw_command: None,
                 raw_patterns: Vec::new(),
                 choices: vec![
-                    choice("once", "Allow once".into(), Effect::AllowOnce),
+                    choice("once", ChoiceLabel::EFFECT, Effect::AllowOnce),
                     choice("always", always, Effect::AllowAlways),
-                    choice("reject", "Reject".into(), Effect::RejectOnce),
+                    choice("reject", ChoiceLabel::EFFECT, Effect::RejectOnce),
                 ],
             })),
         }

@@ -98,7 +98,7 @@ fn permission_requests_become_permissions() {
     let Kind::Permission(permission) = &prompt.kind else {
         panic!()
     };
-    assert_eq!(permission.title, "Run `rm -rf build/`");
+    assert_eq!(permission.english_title(), "Run `rm -rf build/`");
     assert_eq!(permission.action, "execute");
     assert_eq!(permission.command.as_deref(), Some("rm -rf build/"));
     assert_eq!(permission.choices[0].effect, Effect::AllowOnce);

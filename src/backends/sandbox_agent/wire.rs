@@ -187,7 +187,7 @@ pub(super) fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serd
                         .as_ref()
                         .and_then(|t| t.kind.clone())
                         .unwrap_or_else(|| "tool".into()),
-                    title: tool.and_then(|t| t.title).unwrap_or_default(),
+                    title: tool.and_then(|t| t.title).unwrap_or_default().into(),
                     patterns: Vec::new(),
                     command,
                     diff: None,
@@ -200,7 +200,7 @@ pub(super) fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serd
                             Some(PermissionChoice {
                                 effect: effect(o.kind.as_deref())?,
                                 id: o.option_id,
-                                label: o.name,
+                                label: o.name.into(),
                             })
                         })
                         .collect(),

@@ -325,53 +325,6 @@ fn bounds_and_unanswerable_fields_are_refused() {
 }
 
 #[test]
-fn a_link_whose_text_hides_its_host_is_warned_about() {
-    let warning = |url: &str| {
-        Link {
-            url: url.into(),
-            domain: domain(url).unwrap(),
-        }
-        .warning()
-    };
-    for plain in [
-        "https://github.com/login",
-        "https://GitHub.com:443/x",
-        "http://localhost:8080/x?a=b#c",
-        "http://[::1]:8080/",
-    ] {
-        assert_eq!(warning(plain), None, "{plain}");
-    }
-    assert_eq!(
-        warning("https://evil.example\\@accounts.google.com/").as_deref(),
-        Some(
-            "Check the host: the link shows \"evil.example\\@accounts.google.com\" where its host goes, but a browser opens evil.example."
-        )
-    );
-    assert_eq!(
-        warning("https://github.com@evil.example:8443/x").as_deref(),
-        Some(
-            "Check the host: the link shows \"github.com@evil.example:8443\" where its host goes, but a browser opens evil.example."
-        )
-    );
-    assert!(
-        warning("https://accounts.google\u{ff0e}com/")
-            .unwrap()
-            .contains("shows \"accounts.google\u{ff0e}com\" where its host goes")
-    );
-    assert_eq!(
-        warning("https://\u{430}ccounts.google.com/").as_deref(),
-        Some(
-            "Check the host: xn--ccounts-1fg.google.com is an internationalised name, shown by browsers as \"\u{430}ccounts.google.com\", mixing Cyrillic and Latin letters in one name (a look-alike?)."
-        )
-    );
-    let punycode = warning("https://xn--bcher-kva.example/").unwrap();
-    assert_eq!(
-        punycode,
-        "Check the host: xn--bcher-kva.example is an internationalised name, shown by browsers as \"bücher.example\"."
-    );
-}
-
-#[test]
 fn links_show_their_real_domain_and_only_http() {
     let link = |url: &str| {
         Form {

@@ -316,7 +316,7 @@ fn permissions_are_never_allowed_by_a_mode_or_a_timeout() {
 
 /// An OpenCode-shaped bash permission: one pattern per sub-command.
 fn bash(command: &str, patterns: &[&str]) -> Prompt {
-    use crate::prompt::PermissionChoice;
+    use crate::prompt::{PermissionChoice, PermissionTitle};
     let choice = |id: &str, effect| PermissionChoice {
         id: id.into(),
         label: id.into(),
@@ -325,7 +325,7 @@ fn bash(command: &str, patterns: &[&str]) -> Prompt {
     let mut prompt = database();
     prompt.kind = Kind::Permission(Box::new(Permission {
         action: "bash".into(),
-        title: format!("Run {command}"),
+        title: PermissionTitle::Run(command.into()),
         patterns: patterns.iter().map(|p| p.to_string()).collect(),
         command: Some(command.into()),
         diff: None,

@@ -26,7 +26,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::backends::shared::{QuestionInfo, default_true};
-use crate::prompt::{Effect, Kind, Origin, Permission, PermissionChoice, Prompt, SessionTitle};
+use crate::prompt::{
+    ChoiceLabel, Effect, Kind, Origin, Permission, PermissionChoice, PermissionTitle, Prompt,
+    SessionTitle,
+};
 use crate::text;
 
 /// An OpenCode event, reduced to what matters for prompts.
@@ -265,20 +268,19 @@ impl PermissionRequest {
             .unwrap_or_else(|| self.patterns.join(", "));
         let subject = text::bounded(&subject, TITLE_DETAIL_CHARS);
         let title = match self.permission.as_str() {
-            "bash" | "shell" => format!("Run {subject}"),
-            "edit" => format!("Edit {subject}"),
-            other => format!("{other}: {subject}"),
+            "bash" | "shell" => PermissionTitle::Run(subject.into_owned()),
+            "edit" => PermissionTitle::Edit(subject.into_owned()),
+            _ => PermissionTitle::Action(subject.into_owned()),
         };
-        let choice = |id: &str, label: String, effect| PermissionChoice {
+        let choice = |id: &str, label, effect| PermissionChoice {
             id: id.into(),
             label,
             effect,
         };
         let always = self.always.join(", ");
         let always = text::bounded(&always, ALWAYS_LABEL_CHARS);
-        let always = match &*always {
-            "" => "Allow always".to_owned(),
-            patterns => format!("Allow always ({patterns})"),
+        let always = ChoiceLabel::Effect {
+            patterns: (!always.is_empty()).then(|| always.into_owned()),
         };
         // A file edit names its file; keep the full path beside the patterns.
         let mut patterns = self.patterns;
@@ -305,9 +307,9 @@ impl PermissionRequest {
                 raw_command: None,
                 raw_patterns: Vec::new(),
                 choices: vec![
-                    choice("once", "Allow once".into(), Effect::AllowOnce),
+                    choice("once", ChoiceLabel::EFFECT, Effect::AllowOnce),
                     choice("always", always, Effect::AllowAlways),
-                    choice("reject", "Reject".into(), Effect::RejectOnce),
+                    choice("reject", ChoiceLabel::EFFECT, Effect::RejectOnce),
                 ],
             })),
         }

@@ -278,7 +278,7 @@ fn permission_events_become_permission_prompts() {
     };
     assert_eq!(permission.action, "bash");
     assert_eq!(
-        permission.title,
+        permission.english_title(),
         "Run echo A_c13 && touch b_c13; git status | head -1"
     );
     assert_eq!(
@@ -286,10 +286,16 @@ fn permission_events_become_permission_prompts() {
         Some("echo A_c13 && touch b_c13; git status | head -1")
     );
     assert_eq!(permission.patterns.len(), 4);
+    let labels: Vec<String> = permission
+        .choices
+        .iter()
+        .map(PermissionChoice::english_label)
+        .collect();
     let choices: Vec<_> = permission
         .choices
         .iter()
-        .map(|c| (c.id.as_str(), c.label.as_str(), c.effect))
+        .zip(&labels)
+        .map(|(c, label)| (c.id.as_str(), label.as_str(), c.effect))
         .collect();
     assert_eq!(
         choices,
@@ -310,7 +316,10 @@ fn permission_events_become_permission_prompts() {
     let Kind::Permission(permission) = edit.kind else {
         panic!()
     };
-    assert_eq!(permission.title, "Edit /home/user/projects/edit/hello.txt");
+    assert_eq!(
+        permission.english_title(),
+        "Edit /home/user/projects/edit/hello.txt"
+    );
     assert!(
         permission
             .diff
@@ -457,12 +466,12 @@ fn new_engine_events_of_1_18_34() {
         "the one resource is the whole command"
     );
     assert_eq!(
-        permission.title,
+        permission.english_title(),
         "Run echo A1 && touch b1; git status | head -1"
     );
     assert!(
         permission.choices[1]
-            .label
+            .english_label()
             .starts_with("Allow always (echo A1")
     );
     // Several resources name no single command.
