@@ -96,7 +96,11 @@ async fn serve(mut stream: TcpStream, doc: Doc, stream_for: Duration, seen: Seen
         let _ = stream.write_all(connected.as_bytes()).await;
         // Asked once ask-lsp has listed what is pending.
         for _ in 0..250 {
-            let listed = seen.lock().unwrap().iter().any(|(_, p, _)| p == "/question");
+            let listed = seen
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(_, p, _)| p == "/question");
             if listed {
                 break;
             }
@@ -228,7 +232,11 @@ async fn a_missing_listing_route_is_said_once_and_never_reconnects() {
 }
 
 fn count(seen: &Seen, path: &str) -> usize {
-    seen.lock().unwrap().iter().filter(|(_, p, _)| p == path).count()
+    seen.lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, p, _)| p == path)
+        .count()
 }
 
 /// A fresh OpenCode builds its description for seconds on the first `GET
@@ -249,13 +257,20 @@ async fn a_new_engine_server_is_asked_for_its_description_once_across_reconnects
 async fn a_classic_server_is_never_asked_for_its_description() {
     let sim = sim().await;
     let mut client = LspClient::with_extension(&sim).await;
-    sim.ask(None, questions(json!([{"question": "Which?", "header": "H",
-        "options": [{"label": "A", "description": ""}]}])));
+    sim.ask(
+        None,
+        questions(json!([{"question": "Which?", "header": "H",
+        "options": [{"label": "A", "description": ""}]}])),
+    );
     client.next_method("askQuestions/ask").await;
     for reconnects in 1..=2 {
         sim.drop_streams();
         wait_for(|| {
-            let events = sim.requests().iter().filter(|r| r.contains("/event")).count();
+            let events = sim
+                .requests()
+                .iter()
+                .filter(|r| r.contains("/event"))
+                .count();
             events > reconnects && sim.subscribers() > 0
         })
         .await;

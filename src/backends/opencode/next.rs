@@ -22,8 +22,6 @@
 //! them lists nothing). A server that does not publish them gets a clear
 //! status, and its new-engine prompts are shown live only.
 
-use std::sync::Arc;
-
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -428,7 +426,7 @@ mod tests {
                 question_replies: true,
                 permission_replies: false,
                 known: true,
-                reading: false,
+                asked: true,
                 told: false
             }
         );
