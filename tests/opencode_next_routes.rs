@@ -28,20 +28,27 @@ enum Doc {
 
 const QUESTION: &str = r#"{"id":"evt_1","type":"question.v2.asked","properties":{"id":"que_n1","sessionID":"ses_n1","questions":[{"question":"Which database?","header":"Database","options":[{"label":"Postgres","description":""},{"label":"SQLite","description":""}]}],"tool":{"messageID":"msg_1","callID":"call_n1"}}}"#;
 
+/// A fake whose event streams stay open (as a live one does).
 async fn fake(doc: Doc) -> (String, Seen) {
+    fake_streaming_for(doc, Duration::from_secs(60)).await
+}
+
+/// A fake whose event streams end `stream_for` after the question, as a
+/// dropped connection's do.
+async fn fake_streaming_for(doc: Doc, stream_for: Duration) -> (String, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let seen: Seen = Arc::default();
     let record = seen.clone();
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
-            tokio::spawn(serve(stream, doc, record.clone()));
+            tokio::spawn(serve(stream, doc, stream_for, record.clone()));
         }
     });
     (url, seen)
 }
 
-async fn serve(mut stream: TcpStream, doc: Doc, seen: Seen) {
+async fn serve(mut stream: TcpStream, doc: Doc, stream_for: Duration, seen: Seen) {
     let mut buffer = Vec::new();
     let head_end = loop {
         let mut chunk = [0u8; 4096];
@@ -87,10 +94,14 @@ async fn serve(mut stream: TcpStream, doc: Doc, seen: Seen) {
             json!({"id": "evt_0", "type": "server.connected", "properties": {}})
         );
         let _ = stream.write_all(connected.as_bytes()).await;
-        // Asked once ask-lsp has had its answer from /doc.
+        // Asked once ask-lsp has listed what is pending.
         for _ in 0..250 {
-            let asked_for_doc = seen.lock().unwrap().iter().any(|(_, p, _)| p == "/doc");
-            if asked_for_doc {
+            let listed = seen
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(_, p, _)| p == "/question");
+            if listed {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -99,8 +110,7 @@ async fn serve(mut stream: TcpStream, doc: Doc, seen: Seen) {
         let _ = stream
             .write_all(format!("data: {QUESTION}\n\n").as_bytes())
             .await;
-        // Held open, as a live stream is.
-        tokio::time::sleep(Duration::from_secs(60)).await;
+        tokio::time::sleep(stream_for).await;
         return;
     }
     let json =
@@ -216,6 +226,58 @@ async fn a_missing_listing_route_is_said_once_and_never_reconnects() {
     let requests = seen.lock().unwrap().clone();
     let count = |path: &str| requests.iter().filter(|(_, p, _)| p == path).count();
     assert_eq!(count("/event"), 1, "{requests:?}");
-    assert_eq!(count("/api/question/request"), 0, "{requests:?}");
+    // Tried once at connect, before the description was read; not since.
+    assert_eq!(count("/api/question/request"), 1, "{requests:?}");
     client.expect_quiet(Duration::from_millis(300)).await;
+}
+
+fn count(seen: &Seen, path: &str) -> usize {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, p, _)| p == path)
+        .count()
+}
+
+/// A fresh OpenCode builds its description for seconds on the first `GET
+/// /doc` and serves nothing else meanwhile: a new-engine server is asked
+/// once, at its first new-engine event, and not again when ask-lsp
+/// reconnects to it.
+#[tokio::test]
+async fn a_new_engine_server_is_asked_for_its_description_once_across_reconnects() {
+    let (url, seen) = fake_streaming_for(Doc::WithoutListing, Duration::from_millis(200)).await;
+    let _client = sidecar(&url).await;
+    wait_for(|| count(&seen, "/event") >= 4).await;
+    assert_eq!(count(&seen, "/doc"), 1, "{:?}", seen.lock().unwrap());
+}
+
+/// A classic server (no new-engine event) is never asked for its
+/// description, at connect or when ask-lsp reconnects.
+#[tokio::test]
+async fn a_classic_server_is_never_asked_for_its_description() {
+    let sim = sim().await;
+    let mut client = LspClient::with_extension(&sim).await;
+    sim.ask(
+        None,
+        questions(json!([{"question": "Which?", "header": "H",
+        "options": [{"label": "A", "description": ""}]}])),
+    );
+    client.next_method("askQuestions/ask").await;
+    for reconnects in 1..=2 {
+        sim.drop_streams();
+        wait_for(|| {
+            let events = sim
+                .requests()
+                .iter()
+                .filter(|r| r.contains("/event"))
+                .count();
+            events > reconnects && sim.subscribers() > 0
+        })
+        .await;
+    }
+    let requests = sim.requests();
+    assert!(
+        !requests.iter().any(|r| r.starts_with("GET /doc")),
+        "{requests:?}"
+    );
 }

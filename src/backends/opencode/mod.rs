@@ -75,7 +75,7 @@ pub(crate) struct OpenCode {
     reported: Mutex<LruCache<String, ()>>,
     /// Which engine asked each prompt (1.18.34 runs two), for its routes.
     engines: Mutex<LruCache<String, Engine>>,
-    /// The new engine's listing routes, from `/doc` at each connect.
+    /// The new engine's routes, from `/doc` at its first event.
     routes: Arc<Mutex<Routes>>,
 }
 
@@ -286,7 +286,10 @@ impl OpenCode {
                 }
                 let engine = match engine {
                     Engine::Classic => Engine::Classic,
-                    _ => self.v2_engine(&prompt.kind),
+                    _ => {
+                        self.learn_routes().await;
+                        self.v2_engine(&prompt.kind)
+                    }
                 };
                 self.note_engine(&prompt.id, engine);
                 if engine == Engine::Next {

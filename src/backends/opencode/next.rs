@@ -14,11 +14,13 @@
 //! - `GET /api/session/{s}/permission/{p}` answers a pending one, 404 once
 //!   it is answered or its run interrupted.
 //!
-//! The listing routes are taken from the server's OpenAPI description (`GET
-//! /doc`), read at every connect; a server that does not publish them gets a
-//! clear status, and its new-engine prompts are shown live only.
-
-use std::sync::Arc;
+//! The routes are taken from the server's OpenAPI description (`GET /doc`),
+//! read only once a new-engine event is seen and kept across reconnects: a
+//! fresh OpenCode builds that description in its one thread for seconds,
+//! serving nothing else, so a server that never uses the new engine is never
+//! asked. Until then both listings are tried at connect (a server without
+//! them lists nothing). A server that does not publish them gets a clear
+//! status, and its new-engine prompts are shown live only.
 
 use serde::Deserialize;
 use serde_json::json;
@@ -60,8 +62,9 @@ pub(super) struct Routes {
     pub permission_replies: bool,
     /// Whether the server answered `/doc` (a description, or none at all).
     pub known: bool,
-    /// Whether `/doc` is being read.
-    pub reading: bool,
+    /// Whether `/doc` was asked this connection (so a server that cannot
+    /// describe itself is asked once per connection, not per event).
+    pub asked: bool,
     /// Whether the missing listing was told this connection.
     pub told: bool,
 }
@@ -76,7 +79,7 @@ impl Routes {
             question_replies: get(QUESTION_REPLY),
             permission_replies: get(PERMISSION_REPLY),
             known: true,
-            reading: false,
+            asked: true,
             told: false,
         }
     }
@@ -144,40 +147,54 @@ impl OpenCode {
         }
     }
 
-    /// Starts reading `GET /doc` for the new engine's routes, without
-    /// holding up the resync: a fresh server takes seconds (over 10 s on a
-    /// loaded machine) to make its description. Until it is read, routes
-    /// are unknown (both listings tried, `v2` prompts answered classically
-    /// first). A server without a description (404, or a web page) has
-    /// none; one that cannot answer now (unreachable, slow, 5xx) keeps what
-    /// was read before. One read at a time.
-    pub(super) fn learn_routes(&self) {
+    /// A new connection: the routes learned are kept (same server), the
+    /// missing listing is told again and an unreadable `/doc` asked again.
+    pub(super) fn new_connection(&self) {
+        let mut routes = self.routes.lock().expect("not poisoned");
+        routes.asked = false;
+        routes.told = false;
+    }
+
+    /// Reads `GET /doc` for the new engine's routes, at the first
+    /// new-engine event: a fresh server takes seconds (over 10 s on a
+    /// loaded machine) to make its description and serves nothing else
+    /// meanwhile, so a server that never uses the new engine is never asked.
+    /// Until it is read, routes are unknown (both listings tried, `v2`
+    /// prompts answered classically first). A server without a description
+    /// (404, or a web page) has none; one that cannot answer now
+    /// (unreachable, slow, 5xx) is asked again at the next connection.
+    pub(super) async fn learn_routes(&self) {
         {
             let mut routes = self.routes.lock().expect("not poisoned");
-            if routes.reading {
+            if routes.known || routes.asked {
                 return;
             }
-            routes.reading = true;
+            routes.asked = true;
         }
         let request = self
             .next_request(reqwest::Method::GET, "/doc")
             .timeout(self.timing.request);
-        let routes = Arc::clone(&self.routes);
-        let server = self.spec.name.clone();
-        tokio::spawn(async move {
-            let read = read_doc(request).await;
-            let mut routes = routes.lock().expect("not poisoned");
-            match read {
-                Ok(learned) => {
-                    tracing::debug!(%server, ?learned, "new-engine routes");
-                    *routes = learned;
-                }
-                Err(error) => {
-                    tracing::debug!(%server, "no OpenAPI description read: {error}");
-                    routes.reading = false;
-                }
+        let read = read_doc(request).await;
+        let server = &self.spec.name;
+        let mut routes = self.routes.lock().expect("not poisoned");
+        match read {
+            Ok(learned) => {
+                tracing::debug!(%server, ?learned, "new-engine routes");
+                *routes = Routes {
+                    told: routes.told,
+                    ..learned
+                };
             }
-        });
+            Err(error) => tracing::debug!(%server, "no OpenAPI description read: {error}"),
+        }
+    }
+
+    /// A learned route failed: the server may have been restarted as
+    /// another version, so its routes are read again at the next
+    /// new-engine event (and both listings tried meanwhile).
+    fn forget_routes(&self) {
+        let mut routes = self.routes.lock().expect("not poisoned");
+        routes.known = false;
     }
 
     /// A new-engine prompt arrived live: if this server publishes no
@@ -229,6 +246,7 @@ impl OpenCode {
                 Ok(answered) => self.read_listing(route, &answered.body, &directory, &mut prompts),
                 Err(error) if routes.known => {
                     tracing::warn!(server = %self.spec.name, "the new engine's {route} listing failed: {}", error.for_log());
+                    self.forget_routes();
                 }
                 Err(error) => {
                     tracing::debug!(server = %self.spec.name, "no new-engine listing at {route}: {}", error.for_log());
@@ -408,7 +426,7 @@ mod tests {
                 question_replies: true,
                 permission_replies: false,
                 known: true,
-                reading: false,
+                asked: true,
                 told: false
             }
         );

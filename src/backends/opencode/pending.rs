@@ -251,7 +251,7 @@ impl OpenCode {
     /// `/global/event`) the default instance plus every directory seen. A
     /// seen directory that fails is dropped alone.
     pub(super) async fn snapshot(&self) -> Result<Listing, BackendError> {
-        self.learn_routes();
+        self.new_connection();
         let mut all = self.live(None).await?;
         if !self.global() {
             return Ok(all);
