@@ -44,7 +44,11 @@ impl Drafts {
     /// try again without answering everything anew.
     pub fn add(&self, pending: &Pending, piece: Piece) -> Result<Progress, DraftError> {
         let mut drafts = self.drafts.lock().expect("not poisoned");
-        let mut draft = drafts.get(&pending.key).cloned().unwrap_or_default();
+        if let Some(draft) = drafts.get_mut(&pending.key) {
+            // A refused piece leaves the draft as it was (`Draft::add`).
+            return draft.add(&pending.prompt, piece);
+        }
+        let mut draft = Draft::default();
         let progress = draft.add(&pending.prompt, piece)?;
         drafts.put(pending.key.clone(), draft);
         Ok(progress)
