@@ -24,6 +24,9 @@ use crate::settings::policy::Policies;
 use crate::settings::{BackendKind, EnvDefaults, ServerSpec};
 use crate::text;
 
+/// The command line's words (`src/main.rs`), in the locale in force.
+pub use crate::present::cli;
+
 /// Every environment variable ask-lsp reads, read once.
 pub(crate) struct Environment {
     /// `$ASK_LSP_URL`, `$OPENCODE_SERVER_USERNAME`, `$OPENCODE_SERVER_PASSWORD`.

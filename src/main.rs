@@ -2,6 +2,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use ask_lsp::app::cli::{self, Usage};
 use ask_lsp::status::{StatusOptions, status};
 use ask_lsp::terminal::WatchOptions;
 use ask_lsp::terminal::line::watch_here;
@@ -9,97 +10,6 @@ use serde_json::json;
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
-
-const USAGE: &str = "\
-ask-lsp: brings an AI coding agent's questions and permission requests into your editor
-
-Usage:
-  ask-lsp [lsp]       LSP server on stdio (what editors start)
-  ask-lsp watch [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--policy MODE] [--timeout-ms N] [--policy-json JSON] [--notify WHERE]...
-                      answer prompts in this terminal
-  ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json] [--hooks]
-                      each server's state and what is pending there
-  ask-lsp hook claude|codex [--timeout-ms N]
-                      Claude Code's or Codex's PermissionRequest hook: their
-                      prompts in the editor of a running ask-lsp (docs/hook.md)
-  ask-lsp --version
-  ask-lsp COMMAND --help
-
-To see it work with nothing installed: `cargo run --profile demo -p ask-sim -- demo`
-in the source tree (a simulated agent server and this terminal mode).
-
-Environment: ASK_LSP_URL (default server URL), OPENCODE_SERVER_PASSWORD,
-OPENCODE_SERVER_USERNAME, ASK_LSP_LOG (log filter, e.g. debug; logs go to stderr).";
-
-const LSP_USAGE: &str = "\
-Usage: ask-lsp [lsp] [--stdio]
-
-Serves the Language Server Protocol on stdin/stdout; editors start it. The
-servers to follow come from `initializationOptions` (docs/protocol.md), else
-ASK_LSP_URL, else the OpenCode servers found running for the workspace on
-loopback (docs/discovery.md), else http://127.0.0.1:4096. `--stdio` is
-accepted for clients that add it. Logs go to stderr (ASK_LSP_LOG, default
-ask_lsp=info).";
-
-const WATCH_USAGE: &str = "\
-Usage: ask-lsp watch [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR]
-                     [--policy MODE] [--timeout-ms N] [--policy-json JSON]
-                     [--notify WHERE]... [--notify-after-ms N] [--notify-interval-ms N]
-                     [--locale TAG]
-
-Answers an agent server's questions and permission requests in this
-terminal (Ctrl-D to quit).
-  --url URL          a server to follow (repeatable; `127.0.0.1:4096` means
-                     http://127.0.0.1:4096; default ASK_LSP_URL, else the
-                     OpenCode servers found running for the current directory
-                     (docs/discovery.md), else http://127.0.0.1:4096)
-  --sandbox-agent ID follow sandbox-agent's ACP server ID at each URL
-  --directory DIR    the project directory to follow on each server (a
-                     relative one is taken from this shell's directory)
-  --policy MODE      forward, reject, accept-first or auto (docs/policies.md)
-  --timeout-ms N     decide by the policy after N ms without an answer
-  --policy-json JSON a full policy object (docs/policies.md)
-  --notify WHERE     announce a prompt left unanswered: desktop (notify-send,
-                     osascript, a PowerShell toast), osc9 or osc777 (a
-                     terminal notification on stdout) or bell (a BEL on
-                     stdout); repeatable
-  --notify-after-ms N     announce after N ms unanswered (default 10000)
-  --notify-interval-ms N  at most one notification per N ms (default 30000)
-  --locale TAG       the language of what ask-lsp says here: en or zh-CN
-                     (default: LC_ALL, LC_MESSAGES or LANG, else English)
-
-No logs unless ASK_LSP_LOG asks for them (e.g. ASK_LSP_LOG=debug, to stderr:
-`2>watch.log`); what goes wrong is said here as `!` lines.";
-
-const STATUS_USAGE: &str = "\
-Usage: ask-lsp status [--url URL]... [--sandbox-agent SERVER_ID] [--directory DIR] [--json] [--hooks]
-                      [--locale TAG]
-
-Connects once to each server (the same flags and environment as `watch`),
-prints its kind, whether it answers (with advice when it does not) and the
-prompts pending there, and exits: 0 when every server answered, 1 otherwise.
-Nothing is answered.
-  --json             one JSON object instead of text
-  --hooks            also where `ask-lsp hook` looks, the instances listening
-                     there and when a hook request last reached each
-  --locale TAG       the language of the lines: en or zh-CN (default: LC_ALL,
-                     LC_MESSAGES or LANG, else English)";
-
-const HOOK_USAGE: &str = "\
-Usage: ask-lsp hook claude|codex [--timeout-ms N]
-
-Claude Code's or Codex's PermissionRequest hook (command hook; docs/hook.md): reads the
-hook input on stdin, hands it to the running ask-lsp (LSP server or `watch`)
-whose workspace holds the agent's directory, else the most recent, and
-prints the decision made there. With no ask-lsp running, no decision within
-N ms (default 50000, or ASK_LSP_HOOK_TIMEOUT_MS) or any error it prints
-nothing and exits 0: the agent then asks in its own dialog.";
-
-const TRY_IT: &str = "\
-ask-lsp: this is an LSP server speaking JSON-RPC on stdin/stdout; editors
-start it. To answer an agent's prompts in a terminal instead, run
-`ask-lsp watch --url http://127.0.0.1:4096`; for more, `ask-lsp --help`.
-Serving LSP now (Ctrl-D to stop).";
 
 enum Command {
     Lsp,
@@ -112,6 +22,18 @@ enum Command {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--locale TAG`: the language of what is said here, chosen before
+    // anything is (help and usage errors included); else the environment's.
+    // The LSP server learns the editor's at `initialize`.
+    let (locale, args) = match take_locale(&args) {
+        Ok(taken) => taken,
+        Err(()) => {
+            ask_lsp::app::use_locale(None, None);
+            eprintln!("ask-lsp: {}", cli::locale_needs_value());
+            return ExitCode::from(2);
+        }
+    };
+    ask_lsp::app::use_locale(locale.as_deref(), None);
     let (command, rest) = match args.first().map(String::as_str) {
         // Flags without a command are the LSP server's, as editors pass them.
         None => (Command::Lsp, &args[..]),
@@ -123,31 +45,19 @@ fn main() -> ExitCode {
         Some("status") => (Command::Status, &args[1..]),
         Some("hook") => (Command::Hook, &args[1..]),
         Some(other) => {
-            eprintln!("ask-lsp: unknown command {other:?}\n\n{USAGE}");
+            eprintln!("ask-lsp: {}", cli::unknown_command(other));
             return ExitCode::from(2);
         }
     };
-    // `--locale TAG` (watch, status, hook): the language of what is said
-    // here; else the environment's. The LSP server learns the editor's at
-    // `initialize`.
-    let (locale, rest) = match take_locale(rest) {
-        Ok(taken) => taken,
-        Err(message) => {
-            eprintln!("ask-lsp: {message}");
-            return ExitCode::from(2);
-        }
-    };
-    let rest = &rest[..];
-    ask_lsp::app::use_locale(locale.as_deref(), None);
     let usage = match command {
-        Command::Lsp => LSP_USAGE,
-        Command::Watch => WATCH_USAGE,
-        Command::Status => STATUS_USAGE,
-        Command::Hook => HOOK_USAGE,
-        Command::Version | Command::Help => USAGE,
+        Command::Lsp => Usage::Lsp,
+        Command::Watch => Usage::Watch,
+        Command::Status => Usage::Status,
+        Command::Hook => Usage::Hook,
+        Command::Version | Command::Help => Usage::Main,
     };
     if rest.iter().any(|a| a == "--help" || a == "-h") {
-        print(usage);
+        print(&cli::usage(usage));
         return ExitCode::SUCCESS;
     }
     match command {
@@ -179,7 +89,7 @@ fn main() -> ExitCode {
             }
             Command::Help => {
                 no_arguments(rest, usage)?;
-                print(USAGE);
+                print(&cli::usage(Usage::Main));
                 Ok(ExitCode::SUCCESS)
             }
         }
@@ -192,15 +102,15 @@ fn main() -> ExitCode {
     })
 }
 
-/// `--locale TAG` taken out of `args`.
-fn take_locale(args: &[String]) -> Result<(Option<String>, Vec<String>), String> {
+/// `--locale TAG` taken out of `args`; `Err` when it lacks its value.
+fn take_locale(args: &[String]) -> Result<(Option<String>, Vec<String>), ()> {
     let mut locale = None;
     let mut rest = Vec::with_capacity(args.len());
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         match arg.as_str() {
             "--locale" => {
-                let tag = iter.next().ok_or("--locale needs a value (e.g. zh-CN)")?;
+                let tag = iter.next().ok_or(())?;
                 locale = Some(tag.clone());
             }
             _ => rest.push(arg.clone()),
@@ -237,19 +147,19 @@ fn print(text: &str) {
     let _ = writeln!(out, "{text}").and_then(|()| out.flush());
 }
 
-fn no_arguments(args: &[String], usage: &str) -> Result<(), String> {
+fn no_arguments(args: &[String], usage: Usage) -> Result<(), String> {
     match args.first() {
         None => Ok(()),
-        Some(arg) => Err(format!("unexpected argument {arg:?}\n\n{usage}")),
+        Some(arg) => Err(cli::unexpected_argument(arg, usage)),
     }
 }
 
 async fn lsp(args: &[String]) -> Result<ExitCode, String> {
     if let Some(arg) = args.iter().find(|a| *a != "--stdio") {
-        return Err(format!("unknown option {arg:?}\n\n{LSP_USAGE}"));
+        return Err(cli::unknown_option(arg, Usage::Lsp));
     }
     if std::io::stdin().is_terminal() {
-        eprintln!("{TRY_IT}");
+        eprintln!("{}", cli::try_it());
     }
     let stopped = ask_lsp::lsp::serve_stdio().await;
     if let Some(reason) = stopped.reason {
@@ -262,15 +172,15 @@ async fn lsp(args: &[String]) -> Result<ExitCode, String> {
 fn flags<'a>(
     args: &'a [String],
     known: &[&str],
-    usage: &str,
+    usage: Usage,
 ) -> Result<Vec<(&'a str, &'a str)>, String> {
     let mut pairs = Vec::new();
     let mut iter = args.iter();
     while let Some(flag) = iter.next() {
         if !known.contains(&flag.as_str()) {
-            return Err(format!("unknown option {flag:?}\n\n{usage}"));
+            return Err(cli::unknown_option(flag, usage));
         }
-        let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        let value = iter.next().ok_or_else(|| cli::needs_value(flag))?;
         pairs.push((flag.as_str(), value.as_str()));
     }
     Ok(pairs)
@@ -296,7 +206,7 @@ impl ServerFlags {
             // The server resolves a relative directory against its own.
             "--directory" => {
                 let absolute = std::path::absolute(value)
-                    .map_err(|e| format!("--directory {value:?}: {e}"))?;
+                    .map_err(|e| cli::bad_directory(value, &e))?;
                 self.directory = Some(absolute.to_string_lossy().into_owned());
             }
             "--sandbox-agent" => self.sandbox_agent = Some(value.to_owned()),
@@ -309,7 +219,7 @@ impl ServerFlags {
 fn milliseconds(flag: &str, value: &str) -> Result<u64, String> {
     value
         .parse()
-        .map_err(|_| format!("{flag} {value:?}: not a number"))
+        .map_err(|_| cli::not_a_number(flag, value))
 }
 
 async fn watch_command(args: &[String]) -> Result<(), String> {
@@ -325,7 +235,7 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
         "--notify-after-ms",
         "--notify-interval-ms",
     ]);
-    for (flag, value) in flags(args, &known, WATCH_USAGE)? {
+    for (flag, value) in flags(args, &known, Usage::Watch)? {
         if servers.take(flag, value)? {
             continue;
         }
@@ -344,9 +254,7 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
                     notify.insert("terminal".into(), json!(value));
                 }
                 _ => {
-                    return Err(format!(
-                        "--notify {value:?}: expected desktop, osc9, osc777 or bell"
-                    ));
+                    return Err(cli::bad_notify(value));
                 }
             },
             "--notify-after-ms" => {
@@ -357,9 +265,9 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
             }
             _ => {
                 let parsed: serde_json::Value =
-                    serde_json::from_str(value).map_err(|e| format!("--policy-json: {e}"))?;
+                    serde_json::from_str(value).map_err(|e| cli::bad_policy_json(&e))?;
                 let serde_json::Value::Object(map) = parsed else {
-                    return Err("--policy-json takes a JSON object".into());
+                    return Err(cli::policy_json_not_object());
                 };
                 policy.extend(map);
             }
@@ -380,7 +288,7 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
 /// Always exits 0: a failing hook must leave the agent to ask by itself.
 async fn hook_command(args: &[String]) -> ExitCode {
     let parsed = match args {
-        [agent, rest @ ..] => flags(rest, &["--timeout-ms"], HOOK_USAGE).and_then(|pairs| {
+        [agent, rest @ ..] => flags(rest, &["--timeout-ms"], Usage::Hook).and_then(|pairs| {
             let from_env = ask_lsp::app::hook_timeout_ms();
             let timeout = match pairs.last().map(|(_, v)| *v).or(from_env) {
                 Some(value) => Some(Duration::from_millis(milliseconds("--timeout-ms", value)?)),
@@ -388,7 +296,7 @@ async fn hook_command(args: &[String]) -> ExitCode {
             };
             Ok((agent.as_str(), timeout))
         }),
-        [] => Err(format!("which agent?\n\n{HOOK_USAGE}")),
+        [] => Err(cli::which_agent()),
     };
     let result = match parsed {
         Ok((agent, timeout)) => {
@@ -420,7 +328,7 @@ async fn status_command(args: &[String]) -> Result<ExitCode, String> {
         .cloned()
         .collect();
     let mut servers = ServerFlags::default();
-    for (flag, value) in flags(&args, &SERVER_FLAGS, STATUS_USAGE)? {
+    for (flag, value) in flags(&args, &SERVER_FLAGS, Usage::Status)? {
         servers.take(flag, value)?;
     }
     let options = StatusOptions {

@@ -2,10 +2,12 @@
 //! extension's titles, the terminal, notifications, status) says to a
 //! person, written once: the plain text of a prompt ([`prompt_text`]), who
 //! asks ([`who`]), the sentences for what the broker reports
-//! ([`sentences`]) and answers given a piece at a time ([`draft`]), every
-//! word from the message catalogue ([`i18n`]). It reads only the prompt
+//! ([`sentences`]), answers given a piece at a time ([`draft`]) and the
+//! command line's help and errors ([`cli`]), every word from the message
+//! catalogue ([`i18n`]). It reads only the prompt
 //! model and `text`, so any face can use it.
 
+pub mod cli;
 pub(crate) mod draft;
 pub(crate) mod i18n;
 pub(crate) mod prompt_text;
