@@ -205,8 +205,8 @@ impl ServerFlags {
             "--url" => self.urls.push((None, value.to_owned())),
             // The server resolves a relative directory against its own.
             "--directory" => {
-                let absolute = std::path::absolute(value)
-                    .map_err(|e| cli::bad_directory(value, &e))?;
+                let absolute =
+                    std::path::absolute(value).map_err(|e| cli::bad_directory(value, &e))?;
                 self.directory = Some(absolute.to_string_lossy().into_owned());
             }
             "--sandbox-agent" => self.sandbox_agent = Some(value.to_owned()),
@@ -217,9 +217,7 @@ impl ServerFlags {
 }
 
 fn milliseconds(flag: &str, value: &str) -> Result<u64, String> {
-    value
-        .parse()
-        .map_err(|_| cli::not_a_number(flag, value))
+    value.parse().map_err(|_| cli::not_a_number(flag, value))
 }
 
 async fn watch_command(args: &[String]) -> Result<(), String> {

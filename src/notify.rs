@@ -205,7 +205,7 @@ fn origin(pending: &Pending) -> String {
 fn title(pending: &Pending) -> String {
     match &pending.prompt.kind {
         Kind::Permission(permission) => permission.action.clone(),
-        _ => pending.title.clone(),
+        _ => who::title(&pending.title),
     }
 }
 
@@ -297,7 +297,7 @@ mod tests {
             state: State::Replied,
             reason: Reason::AnsweredHere,
             why: crate::prompt::Why::Elsewhere,
-            title: String::new(),
+            title: "".into(),
             pending: 1,
         };
         notifier.observe(&Update::Resolved(resolved), start + 60 * MS);

@@ -118,7 +118,7 @@ impl Listed {
             noun: who::noun(&prompt.kind),
             id: shown(&prompt.id),
             // Already one line and cut with a note of what it hid.
-            title: prompt.title(),
+            title: prompt.title().english(),
             session: shown(&prompt.session),
             directory: prompt.directory.as_deref().map(shown),
             agent: prompt.origin.agent.as_deref().map(shown),

@@ -396,14 +396,7 @@ impl<W: Write> Watch<W> {
                 self.next();
             }
             Update::Resolved(resolution) => {
-                // The title with ask-lsp's note of more questions in the
-                // person's language, where the prompt is still at hand.
-                let title = self
-                    .queue
-                    .iter()
-                    .chain(self.current.as_ref().map(|c| &c.pending))
-                    .find(|p| p.key == resolution.key)
-                    .map_or_else(|| resolution.title.clone(), |p| who::title(&p.prompt));
+                let title = who::title(&resolution.title);
                 self.queue.retain(|p| p.key != resolution.key);
                 let was_current = self.current.take_if(|c| c.pending.key == resolution.key);
                 let mark = match resolution.reason {
@@ -630,7 +623,7 @@ impl<W: Write> Watch<W> {
                                 current.at = 1;
                                 current.allowed = prompt_text::allowed(
                                     permission.choices[n - 1].effect,
-                                    &who::title(&current.pending.prompt),
+                                    &who::title(&current.pending.title),
                                 );
                                 Human::Answer(Answer::Permission {
                                     choice: permission.choices[n - 1].id.clone(),

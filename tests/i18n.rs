@@ -434,7 +434,11 @@ fn cli(env: &[(&str, &str)], args: &[&str]) -> (Option<i32>, String, String) {
         .output()
         .expect("ask-lsp runs");
     let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("UTF-8");
-    (output.status.code(), text(output.stdout), text(output.stderr))
+    (
+        output.status.code(),
+        text(output.stdout),
+        text(output.stderr),
+    )
 }
 
 #[test]
@@ -446,26 +450,41 @@ fn the_command_line_speaks_the_environments_language_or_the_locale_flags() {
         let run = |args: &[&str]| cli(env, &[flag, args].concat());
         let (code, help, _) = run(&["--help"]);
         assert_eq!(code, Some(0));
-        assert!(help.starts_with("ask-lsp：把 AI 编码代理的提问和权限请求"), "{help}");
+        assert!(
+            help.starts_with("ask-lsp：把 AI 编码代理的提问和权限请求"),
+            "{help}"
+        );
         // Commands and flags stay as typed.
         assert!(help.contains("  ask-lsp watch [--url URL]..."), "{help}");
         let (code, help, _) = run(&["watch", "--help"]);
         assert_eq!(code, Some(0));
-        assert!(help.starts_with("用法：ask-lsp watch [--url URL]..."), "{help}");
+        assert!(
+            help.starts_with("用法：ask-lsp watch [--url URL]..."),
+            "{help}"
+        );
         assert!(help.contains("（按 Ctrl-D 退出）"), "{help}");
         let (code, out, err) = run(&["frob"]);
         assert_eq!((code, out.as_str()), (Some(2), ""));
-        assert!(err.starts_with("ask-lsp: 未知命令 \"frob\"\n\nask-lsp：把"), "{err}");
+        assert!(
+            err.starts_with("ask-lsp: 未知命令 \"frob\"\n\nask-lsp：把"),
+            "{err}"
+        );
         let (code, out, err) = run(&["watch", "--frob", "1"]);
         assert_eq!((code, out.as_str()), (Some(2), ""));
-        assert!(err.starts_with("ask-lsp: 未知选项 \"--frob\"\n\n用法：ask-lsp watch"), "{err}");
+        assert!(
+            err.starts_with("ask-lsp: 未知选项 \"--frob\"\n\n用法：ask-lsp watch"),
+            "{err}"
+        );
     }
     let (code, out, err) = cli(&[("LANG", "zh_CN.UTF-8")], &["--locale"]);
     assert_eq!((code, out.as_str()), (Some(2), ""));
     assert_eq!(err, "ask-lsp: --locale 需要一个值（例如 zh-CN）\n");
     // `--locale` wins over the environment.
     let (_, help, _) = cli(&[("LANG", "zh_CN.UTF-8")], &["--help", "--locale", "en"]);
-    assert!(help.starts_with("ask-lsp: brings an AI coding agent's"), "{help}");
+    assert!(
+        help.starts_with("ask-lsp: brings an AI coding agent's"),
+        "{help}"
+    );
 }
 
 #[test]
@@ -476,16 +495,25 @@ fn the_command_line_in_english_says_what_it_always_said() {
     assert!(help.starts_with(
         "ask-lsp: brings an AI coding agent's questions and permission requests into your editor\n\nUsage:\n  ask-lsp [lsp]       LSP server on stdio (what editors start)\n"
     ), "{help}");
-    assert!(help.ends_with("ASK_LSP_LOG (log filter, e.g. debug; logs go to stderr).\n"), "{help}");
+    assert!(
+        help.ends_with("ASK_LSP_LOG (log filter, e.g. debug; logs go to stderr).\n"),
+        "{help}"
+    );
     let (code, watch, _) = cli(&english, &["watch", "--help"]);
     assert_eq!(code, Some(0));
-    assert!(watch.starts_with("Usage: ask-lsp watch [--url URL]..."), "{watch}");
+    assert!(
+        watch.starts_with("Usage: ask-lsp watch [--url URL]..."),
+        "{watch}"
+    );
     let (code, _, err) = cli(&english, &["frob"]);
     assert_eq!(code, Some(2));
     assert_eq!(err, format!("ask-lsp: unknown command \"frob\"\n\n{help}"));
     let (code, _, err) = cli(&english, &["watch", "--frob", "1"]);
     assert_eq!(code, Some(2));
-    assert_eq!(err, format!("ask-lsp: unknown option \"--frob\"\n\n{watch}"));
+    assert_eq!(
+        err,
+        format!("ask-lsp: unknown option \"--frob\"\n\n{watch}")
+    );
     let (code, _, err) = cli(&english, &["watch", "--locale"]);
     assert_eq!(code, Some(2));
     assert_eq!(err, "ask-lsp: --locale needs a value (e.g. zh-CN)\n");

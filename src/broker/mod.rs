@@ -27,7 +27,7 @@ pub(crate) use store::tests::pending as test_pending;
 pub(crate) use updates::Updates;
 
 use crate::backends::{BackendError, Factory, Source};
-use crate::prompt::{Answer, Notice, Prompt, PromptError, Why};
+use crate::prompt::{Answer, Notice, Prompt, PromptError, Title, Why};
 pub(crate) use crate::prompt::{Reason, State};
 use crate::settings::policy::Policies;
 use crate::settings::{ServerKind, ServerSpec};
@@ -39,8 +39,8 @@ pub(crate) struct Pending {
     pub key: String,
     pub server: Arc<str>,
     pub prompt: Prompt,
-    /// A short, safe name for the prompt, computed once.
-    pub title: String,
+    /// The prompt's short name ([`Prompt::title`]), computed once.
+    pub title: Title,
     pub source: Source,
     /// Set when a policy decides by itself after this long.
     pub timeout: Option<Duration>,
@@ -55,8 +55,9 @@ pub(crate) struct Resolution {
     pub state: State,
     pub reason: Reason,
     pub why: Why,
-    /// The prompt's title ([`Pending::title`]).
-    pub title: String,
+    /// The prompt's title ([`Pending::title`]): the prompt may be gone
+    /// when the resolution is worded.
+    pub title: Title,
     pub pending: usize,
 }
 

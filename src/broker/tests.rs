@@ -180,7 +180,7 @@ async fn an_answer_is_sent_once_and_a_second_decision_is_refused() {
     h.emit(BackendEvent::Asked(prompt("q1")));
     let pending = h.added().await;
     assert_eq!(pending.key, "s/q1");
-    assert_eq!(pending.title, "Database");
+    assert_eq!(pending.title, "Database".into());
     assert!(Arc::ptr_eq(&h.broker.open("s/q1").await.unwrap(), &pending));
     let gate = Arc::new(Semaphore::new(0));
     *h.fake.gate.lock().unwrap() = Some(gate.clone());

@@ -196,7 +196,7 @@ mod tests {
             state: State::Replied,
             reason: Reason::AnsweredElsewhere,
             why: crate::prompt::Why::Elsewhere,
-            title: String::new(),
+            title: "".into(),
             pending: 0,
         })
     }

@@ -300,7 +300,7 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
             Kind::Permission(permission) => {
                 // The refusal first (a menu's default), as the reject
                 // choice or `cancelled` where there is none.
-                let named = who::title(&pending.prompt);
+                let named = who::title(&pending.title);
                 actions.push(action(
                     tr!("action.reject", title = named),
                     ext::CMD_REJECT,
@@ -331,18 +331,15 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
                 }
             }
             Kind::Form(form) => {
+                let named = who::title(&pending.title);
                 actions.push(action(
-                    tr!("action.reject", title = pending.title),
+                    tr!("action.reject", title = named),
                     ext::CMD_REJECT,
                     vec![key.clone()],
                 ));
                 if let Some(link) = &form.url {
                     actions.push(action(
-                        tr!(
-                            "action.open_link",
-                            title = pending.title,
-                            domain = link.domain
-                        ),
+                        tr!("action.open_link", title = named, domain = link.domain),
                         ext::CMD_ANSWER,
                         vec![json!({"key": key, "values": {}})],
                     ));
@@ -355,7 +352,7 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
                         actions.push(action(
                             tr!(
                                 "action.set_field",
-                                title = pending.title,
+                                title = named,
                                 field = field.title,
                                 value = prompt_text::value(&value, field, Layout::Buttons),
                                 note = note

@@ -160,12 +160,8 @@ impl Presenter {
             }
             Update::Resolved(resolution) => {
                 self.drafts.resolved(&resolution.key);
-                // The title with ask-lsp's note of more questions in the
-                // person's language, where the prompt is still at hand.
-                let title = self
-                    .queue
-                    .remove(&resolution.key)
-                    .map_or_else(|| resolution.title.clone(), |p| who::title(&p.prompt));
+                self.queue.remove(&resolution.key);
+                let title = who::title(&resolution.title);
                 if let Some(shown) = self.shown.take_if(|s| s.key == resolution.key)
                     && !shown.answered
                 {

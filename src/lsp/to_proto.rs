@@ -67,7 +67,7 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
         request_id: prompt.id.clone(),
         session_id: text::for_display(&prompt.session, text::DISPLAY_ID_CHARS).into_owned(),
         kind,
-        title: who::title(prompt),
+        title: who::title(&pending.title),
         source: ext::Source {
             backend: pending.source.kind.backend().to_owned(),
             url: pending.source.url.clone(),

@@ -62,7 +62,11 @@ pub fn needs_value(flag: &str) -> String {
 }
 
 pub fn not_a_number(flag: &str, value: &str) -> String {
-    tr!("cli.not_a_number", flag = flag, value = format!("{value:?}"))
+    tr!(
+        "cli.not_a_number",
+        flag = flag,
+        value = format!("{value:?}")
+    )
 }
 
 pub fn bad_directory(value: &str, error: &std::io::Error) -> String {

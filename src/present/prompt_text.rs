@@ -231,7 +231,7 @@ pub(crate) fn choice_title(choice: &PermissionChoice) -> String {
                 false => tr!("choice.title", does = does, label = label),
             }
         }
-        ChoiceLabel::Effect { .. } => choice_label(choice),
+        ChoiceLabel::Effect { .. } | ChoiceLabel::Adds { .. } => choice_label(choice),
     }
 }
 
@@ -248,23 +248,43 @@ pub(crate) fn choice_label(choice: &PermissionChoice) -> String {
             does = effect(choice.effect),
             patterns = patterns
         ),
+        ChoiceLabel::Adds { rules } => {
+            tr!("choice.adds", does = effect(choice.effect), rules = rules)
+        }
     }
 }
 
 /// A permission's title: the agent's as received, or ask-lsp's in the
 /// person's language.
 pub(crate) fn permission_title(permission: &Permission) -> String {
-    match &permission.title {
+    title_words(&permission.action, &permission.title)
+}
+
+/// [`permission_title`] from its parts, as a [`Title`] keeps them.
+///
+/// [`Title`]: crate::prompt::Title
+pub(crate) fn title_words(action: &str, title: &PermissionTitle) -> String {
+    match title {
         PermissionTitle::Agent(title) => title.clone(),
         PermissionTitle::Run(command) => tr!("permission.run", command = command),
         PermissionTitle::Edit(path) => tr!("permission.edit", path = path),
-        PermissionTitle::Action(subject) => tr!(
-            "permission.action",
-            action = permission.action,
-            subject = subject
-        ),
-        PermissionTitle::Unnamed => tr!("permission.unnamed", action = permission.action),
+        PermissionTitle::Action(subject) => {
+            tr!("permission.action", action = action, subject = subject)
+        }
+        PermissionTitle::Unnamed => tr!("permission.unnamed", action = action),
         PermissionTitle::CannotShow(reason) => tr!("permission.cannot_show", reason = reason),
+        PermissionTitle::Tool { asker, tool } => {
+            tr!("permission.tool", asker = asker, tool = tool)
+        }
+        PermissionTitle::RunCommand {
+            asker,
+            reason: Some(reason),
+        } => tr!("permission.run_command_for", asker = asker, reason = reason),
+        PermissionTitle::RunCommand {
+            asker,
+            reason: None,
+        } => tr!("permission.run_command", asker = asker),
+        PermissionTitle::NetworkAccess { asker } => tr!("permission.network", asker = asker),
     }
 }
 

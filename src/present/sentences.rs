@@ -83,9 +83,11 @@ pub(crate) fn notice(notice: &Notice) -> String {
         },
         Notice::StoreFull { max } => tr!("notice.store_full", max = max),
         Notice::AutomaticInvalid { title, error } => {
+            let title = super::who::title(title);
             tr!("notice.automatic_invalid", title = title, error = error)
         }
         Notice::AutomaticNotSent { title, error } => {
+            let title = super::who::title(title);
             tr!("notice.automatic_not_sent", title = title, error = error)
         }
         Notice::Invalid { server, error } => format!("{server}: {error}"),

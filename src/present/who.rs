@@ -2,7 +2,7 @@
 //! way by every face.
 
 use super::i18n::tr;
-use crate::prompt::{Kind, Prompt, SessionTitle};
+use crate::prompt::{Kind, Prompt, SessionTitle, Title};
 use crate::text::{self, DISPLAY_ID_CHARS, for_display};
 
 /// "server · /the/project" (the server alone when it does not say).
@@ -68,18 +68,13 @@ pub(crate) fn kind_agent_project(server: &str, prompt: &Prompt) -> String {
     }
 }
 
-/// A prompt's title ([`Prompt::title`]) with ask-lsp's note of the other
-/// questions in the person's language; the agent's words stay as they are.
-pub(crate) fn title(prompt: &Prompt) -> String {
-    let title = prompt.title_naming(super::prompt_text::permission_title);
-    let more = match &prompt.kind {
-        Kind::Questions(questions) => questions.len().saturating_sub(1),
-        Kind::Permission(_) | Kind::Form(_) => 0,
-    };
-    match title.strip_suffix(&format!(" (+{more} more)")) {
-        Some(name) if more > 0 => tr!("who.title_more", title = name, n = more),
-        _ => title,
-    }
+/// A prompt's title ([`Prompt::title`]) in the person's language: a
+/// permission's title worded by ask-lsp, with its note of the other
+/// questions; the agent's words stay as they are.
+pub(crate) fn title(title: &Title) -> String {
+    title.naming(super::prompt_text::title_words, |name, n| {
+        tr!("who.title_more", title = name, n = n)
+    })
 }
 
 /// What a person calls a prompt of this kind ("question", "permission").

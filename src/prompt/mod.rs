@@ -13,16 +13,20 @@ mod permission;
 mod question;
 mod resolution;
 mod session_title;
+mod title;
 
 #[cfg(test)]
 pub(crate) use form::domain;
 pub(crate) use form::{
     Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Link, TextFormat,
 };
-pub(crate) use permission::{ChoiceLabel, Effect, Permission, PermissionChoice, PermissionTitle};
+pub(crate) use permission::{
+    Asker, ChoiceLabel, Effect, Permission, PermissionChoice, PermissionTitle,
+};
 pub(crate) use question::{Choice, Question};
 pub(crate) use resolution::{Decider, Notice, Reason, State, Why};
 pub(crate) use session_title::SessionTitle;
+pub(crate) use title::{Title, TitleName};
 
 use crate::text::{DISPLAY_ID_CHARS, DISPLAY_MESSAGE_CHARS, for_display, multi_line, one_line};
 
@@ -376,34 +380,25 @@ impl Prompt {
         Some(self)
     }
 
-    /// A short, safe name for the prompt, computed once and sent to editors:
-    /// the first question's header (else its text), the permission's title,
-    /// or the form's message (else its first field). One line, cut at
-    /// [`limits::TITLE_CHARS`] with a note of how much it hid.
-    pub fn title(&self) -> String {
-        self.title_naming(Permission::english_title)
-    }
-
-    /// [`Prompt::title`] with a permission's title worded by `permission`.
-    pub fn title_naming(&self, permission: impl FnOnce(&Permission) -> String) -> String {
-        let permission_title;
+    /// A short name for the prompt: the first question's header (else its
+    /// text) and how many questions follow, the permission's title, or the
+    /// form's message (else its first field).
+    pub fn title(&self) -> Title {
         let (name, more) = match &self.kind {
             Kind::Questions(questions) => (
-                questions.first().map_or("", Question::name),
+                TitleName::Agent(questions.first().map_or("", Question::name).to_owned()),
                 questions.len().saturating_sub(1),
             ),
-            Kind::Permission(p) => {
-                permission_title = permission(p);
-                (permission_title.as_str(), 0)
-            }
-            Kind::Form(form) => (form.name(), 0),
+            Kind::Permission(p) => (
+                TitleName::Permission {
+                    action: p.action.clone(),
+                    title: p.title.clone(),
+                },
+                0,
+            ),
+            Kind::Form(form) => (TitleName::Agent(form.name().to_owned()), 0),
         };
-        let name = one_line(name);
-        let name = crate::text::bounded(&name, limits::TITLE_CHARS);
-        match more {
-            0 => name.into_owned(),
-            n => format!("{name} (+{n} more)"),
-        }
+        Title { name, more }
     }
 
     /// Checks a decision from a person, a policy or a timeout before it goes
@@ -487,15 +482,21 @@ mod tests {
             custom: true,
         };
         assert_eq!(
-            prompt(Kind::Questions(vec![q("Color", "Which?")])).title(),
+            prompt(Kind::Questions(vec![q("Color", "Which?")]))
+                .title()
+                .english(),
             "Color"
         );
         assert_eq!(
-            prompt(Kind::Questions(vec![q("", "Which?"), q("B", "b")])).title(),
+            prompt(Kind::Questions(vec![q("", "Which?"), q("B", "b")]))
+                .title()
+                .english(),
             "Which? (+1 more)"
         );
         // A cut says how much it hid.
-        let long = prompt(Kind::Questions(vec![q(&"é".repeat(100), "")])).title();
+        let long = prompt(Kind::Questions(vec![q(&"é".repeat(100), "")]))
+            .title()
+            .english();
         assert_eq!(long, "é".repeat(80) + "… (+20 more characters)");
     }
 

@@ -47,6 +47,32 @@ pub(crate) enum PermissionTitle {
     Unnamed,
     /// A request ask-lsp cannot show, and why; it can only be rejected.
     CannotShow(String),
+    /// An agent's hook asks to use this tool.
+    Tool { asker: Asker, tool: String },
+    /// An agent's hook asks to run a command, for the reason it gives.
+    RunCommand {
+        asker: Asker,
+        reason: Option<String>,
+    },
+    /// An agent's hook asks for network access.
+    NetworkAccess { asker: Asker },
+}
+
+/// The agent whose hook asks ([`PermissionTitle`]); a product name, the
+/// same in every language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asker {
+    ClaudeCode,
+    Codex,
+}
+
+impl std::fmt::Display for Asker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Asker::ClaudeCode => "Claude Code",
+            Asker::Codex => "Codex",
+        })
+    }
 }
 
 impl From<String> for PermissionTitle {
@@ -66,7 +92,14 @@ impl From<&str> for PermissionTitle {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ChoiceLabel {
     Agent(String),
-    Effect { patterns: Option<String> },
+    Effect {
+        patterns: Option<String>,
+    },
+    /// What the choice does and the rules it adds to the agent's settings,
+    /// shown as the agent will store them.
+    Adds {
+        rules: String,
+    },
 }
 
 impl From<String> for ChoiceLabel {
@@ -110,6 +143,15 @@ impl Permission {
             PermissionTitle::Action(t) => PermissionTitle::Action(title(&t)?),
             PermissionTitle::CannotShow(t) => PermissionTitle::CannotShow(title(&t)?),
             PermissionTitle::Unnamed => PermissionTitle::Unnamed,
+            PermissionTitle::Tool { asker, tool } => PermissionTitle::Tool {
+                asker,
+                tool: title(&tool)?,
+            },
+            PermissionTitle::RunCommand { asker, reason } => PermissionTitle::RunCommand {
+                asker,
+                reason: reason.as_deref().map(title).transpose()?,
+            },
+            PermissionTitle::NetworkAccess { asker } => PermissionTitle::NetworkAccess { asker },
         };
         if self.patterns.len() > limits::PATTERNS {
             return Err(PromptError::TooMany {
@@ -152,6 +194,9 @@ impl Permission {
                     patterns: Some(patterns),
                 } => *patterns = line("choice label", patterns, limits::LABEL_LEN)?,
                 ChoiceLabel::Effect { patterns: None } => {}
+                ChoiceLabel::Adds { rules } => {
+                    *rules = line("choice label", rules, limits::LABEL_LEN)?
+                }
             }
         }
         Ok(self)
@@ -167,24 +212,41 @@ impl Permission {
         }
     }
 
-    /// The title in English, for what is said below the presentation floor
-    /// (logs, the broker's record); `present` words it for a person.
+    /// The title in English, as an English-speaking person reads it; what
+    /// is said below the presentation floor uses [`super::Title::english`].
+    #[cfg(test)]
     pub fn english_title(&self) -> String {
-        match &self.title {
-            PermissionTitle::Agent(title) => title.clone(),
-            PermissionTitle::Run(command) => format!("Run {command}"),
-            PermissionTitle::Edit(path) => format!("Edit {path}"),
-            PermissionTitle::Action(subject) => format!("{}: {subject}", self.action),
-            PermissionTitle::Unnamed => format!("Permission: {}", self.action),
-            PermissionTitle::CannotShow(reason) => format!(
-                "A permission request that cannot be shown here ({reason}); it can only be rejected"
-            ),
-        }
+        english_title(&self.action, &self.title)
     }
 
     /// The choice a refusal maps to, where the server offers one.
     pub fn reject_choice(&self) -> Option<&PermissionChoice> {
         self.choices.iter().find(|c| c.effect == Effect::RejectOnce)
+    }
+}
+
+/// A permission's title in English, its action at hand
+/// ([`Permission::english_title`]).
+pub(super) fn english_title(action: &str, title: &PermissionTitle) -> String {
+    match title {
+        PermissionTitle::Agent(title) => title.clone(),
+        PermissionTitle::Run(command) => format!("Run {command}"),
+        PermissionTitle::Edit(path) => format!("Edit {path}"),
+        PermissionTitle::Action(subject) => format!("{action}: {subject}"),
+        PermissionTitle::Unnamed => format!("Permission: {action}"),
+        PermissionTitle::CannotShow(reason) => format!(
+            "A permission request that cannot be shown here ({reason}); it can only be rejected"
+        ),
+        PermissionTitle::Tool { asker, tool } => format!("{asker} asks to use {tool}"),
+        PermissionTitle::RunCommand {
+            asker,
+            reason: Some(reason),
+        } => format!("{asker} asks to run a command: {reason}"),
+        PermissionTitle::RunCommand {
+            asker,
+            reason: None,
+        } => format!("{asker} asks to run a command"),
+        PermissionTitle::NetworkAccess { asker } => format!("{asker} asks for network access"),
     }
 }
 
@@ -204,6 +266,7 @@ impl PermissionChoice {
             ChoiceLabel::Effect {
                 patterns: Some(patterns),
             } => format!("{does} ({patterns})"),
+            ChoiceLabel::Adds { rules } => format!("{does} (adds {rules})"),
         }
     }
 }

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use super::Title;
+
 /// Where a prompt ended on its server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum State {
@@ -91,9 +93,9 @@ pub(crate) enum Notice {
     /// The pending store is full.
     StoreFull { max: usize },
     /// A policy's or timeout's answer failed validation.
-    AutomaticInvalid { title: String, error: String },
+    AutomaticInvalid { title: Title, error: String },
     /// A policy's or timeout's decision could not be sent.
-    AutomaticNotSent { title: String, error: String },
+    AutomaticNotSent { title: Title, error: String },
     /// A server sent something that is not valid; its backend's own words.
     Invalid { server: String, error: String },
     /// Desktop notifications failed.

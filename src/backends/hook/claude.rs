@@ -5,7 +5,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ALLOW_ONCE, Agent, DEFAULT_DENIAL, REJECT, choice, next_id, routable};
-use crate::prompt::{Answer, ChoiceLabel, Effect, Kind, Origin, Permission, Prompt, Reply};
+use crate::prompt::{
+    Answer, Asker, ChoiceLabel, Effect, Kind, Origin, Permission, PermissionTitle, Prompt, Reply,
+};
 
 const ALLOW_ALWAYS: &str = "allow-always";
 
@@ -77,8 +79,11 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), String> {
             .collect(),
     };
     let title = match field("description") {
-        Some(description) => format!("{}: {description}", input.tool_name),
-        None => format!("Claude Code asks to use {}", input.tool_name),
+        Some(description) => PermissionTitle::Action(description.to_owned()),
+        None => PermissionTitle::Tool {
+            asker: Asker::ClaudeCode,
+            tool: input.tool_name.clone(),
+        },
     };
     let suggestions = input
         .permission_suggestions
@@ -86,9 +91,10 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), String> {
     let mut choices = vec![choice(ALLOW_ONCE, ChoiceLabel::EFFECT, Effect::AllowOnce)];
     // Shown as Claude will store them; left out when too long to show whole.
     if let Some(suggested) = &suggestions {
-        let label = format!("Allow always (adds {suggested})");
-        if label.chars().count() <= crate::prompt::limits::LABEL_LEN {
-            choices.push(choice(ALLOW_ALWAYS, label.into(), Effect::AllowAlways));
+        let rules = suggested.to_string();
+        if rules.chars().count() <= crate::prompt::limits::LABEL_LEN {
+            let label = ChoiceLabel::Adds { rules };
+            choices.push(choice(ALLOW_ALWAYS, label, Effect::AllowAlways));
         }
     }
     choices.push(choice(REJECT, ChoiceLabel::EFFECT, Effect::RejectOnce));
@@ -103,7 +109,7 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), String> {
         },
         kind: Kind::Permission(Box::new(Permission {
             action: input.tool_name,
-            title: title.into(),
+            title,
             patterns,
             command,
             diff: details,

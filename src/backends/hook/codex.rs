@@ -9,7 +9,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ALLOW_ONCE, Agent, DEFAULT_DENIAL, REJECT, choice, next_id, routable};
-use crate::prompt::{Answer, ChoiceLabel, Effect, Kind, Origin, Permission, Prompt, Reply};
+use crate::prompt::{
+    Answer, Asker, ChoiceLabel, Effect, Kind, Origin, Permission, PermissionTitle, Prompt, Reply,
+};
 
 /// Codex's `PermissionRequest` hook input (the fields used).
 #[derive(Deserialize)]
@@ -65,11 +67,17 @@ fn codex_prompt(input: CodexInput) -> Result<Prompt, String> {
         Some(command) => vec![command.clone()],
         None => field("command").map(str::to_owned).into_iter().collect(),
     };
-    let title = match (input.tool_name.as_str(), field("description")) {
-        ("Bash", Some(reason)) => format!("Codex asks to run a command: {reason}"),
-        ("Bash", None) => "Codex asks to run a command".to_owned(),
-        ("NetworkAccess", _) => "Codex asks for network access".to_owned(),
-        (tool, _) => format!("Codex asks to use {tool}"),
+    let asker = Asker::Codex;
+    let title = match input.tool_name.as_str() {
+        "Bash" => PermissionTitle::RunCommand {
+            asker,
+            reason: field("description").map(str::to_owned),
+        },
+        "NetworkAccess" => PermissionTitle::NetworkAccess { asker },
+        tool => PermissionTitle::Tool {
+            asker,
+            tool: tool.to_owned(),
+        },
     };
     Ok(Prompt {
         id: next_id(),
@@ -82,7 +90,7 @@ fn codex_prompt(input: CodexInput) -> Result<Prompt, String> {
         },
         kind: Kind::Permission(Box::new(Permission {
             action: input.tool_name,
-            title: title.into(),
+            title,
             patterns,
             command,
             diff: details,

@@ -1,0 +1,66 @@
+//! A prompt's short name, kept as facts rather than words so that it can be
+//! said in the person's language even after the prompt is gone (a
+//! resolution names the prompt it ended).
+
+use std::borrow::Cow;
+
+use super::limits;
+use super::permission::{PermissionTitle, english_title};
+use crate::text::one_line;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Title {
+    pub name: TitleName,
+    /// The questions after the first.
+    pub more: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TitleName {
+    /// The agent's words: a question's header (else its text), a form's
+    /// message (else its first field).
+    Agent(String),
+    /// A permission's title, with its action (`bash`, `edit`).
+    Permission {
+        action: String,
+        title: PermissionTitle,
+    },
+}
+
+impl Title {
+    /// The name worded by `permission`, on one line and cut at
+    /// [`limits::TITLE_CHARS`] with a note of how much it hid, then the
+    /// other questions counted by `more`.
+    pub fn naming(
+        &self,
+        permission: impl FnOnce(&str, &PermissionTitle) -> String,
+        more: impl FnOnce(&str, usize) -> String,
+    ) -> String {
+        let name = match &self.name {
+            TitleName::Agent(name) => Cow::Borrowed(name.as_str()),
+            TitleName::Permission { action, title } => Cow::Owned(permission(action, title)),
+        };
+        let name = one_line(&name);
+        let name = crate::text::bounded(&name, limits::TITLE_CHARS);
+        match self.more {
+            0 => name.into_owned(),
+            n => more(&name, n),
+        }
+    }
+
+    /// The title in English, for what is said below the presentation floor
+    /// (logs); `present` words it for a person.
+    pub fn english(&self) -> String {
+        self.naming(english_title, |name, n| format!("{name} (+{n} more)"))
+    }
+}
+
+#[cfg(test)]
+impl From<&str> for Title {
+    fn from(name: &str) -> Title {
+        Title {
+            name: TitleName::Agent(name.into()),
+            more: 0,
+        }
+    }
+}
