@@ -37,6 +37,16 @@ impl Runtime {
 
     /// An LSP server with the extension, following `sim`, its workspace `root`.
     async fn editor(&self, sim: &ask_sim::Sim, root: Option<&Path>) -> LspClient {
+        self.editor_in(sim, root, None).await
+    }
+
+    /// [`Runtime::editor`] in the editor's language `locale`.
+    async fn editor_in(
+        &self,
+        sim: &ask_sim::Sim,
+        root: Option<&Path>,
+        locale: Option<&str>,
+    ) -> LspClient {
         let mut client =
             LspClient::start(&[("XDG_RUNTIME_DIR", self.path()), ("ASK_LSP_HOOK", "1")]).await;
         let root_uri = root.map(|r| format!("file://{}", r.display()));
@@ -44,7 +54,8 @@ impl Runtime {
             .request(
                 "initialize",
                 json!({"processId": null, "rootUri": root_uri, "capabilities": extension_caps(),
-                       "initializationOptions": {"servers": [{"url": sim.url()}]}}),
+                       "initializationOptions": {"servers": [{"url": sim.url()}]},
+                       "locale": locale}),
             )
             .await;
         client.notify("initialized", json!({})).await;
@@ -180,6 +191,79 @@ async fn the_editor_allows_once_rejects_with_a_message_and_allows_always() {
     );
     // The agent server of the editor was never touched.
     assert!(sim.received().is_empty());
+    assert!(client.shutdown().await.success());
+}
+
+/// What ask-lsp says around a hook's request is in the editor's language;
+/// the tool, the reason and the rules stay as the agent sent them.
+#[tokio::test]
+async fn a_hook_permission_is_worded_in_the_editors_language() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let mut client = runtime.editor_in(&sim, None, Some("zh-CN")).await;
+
+    let mut input = bash("touch made", "/p");
+    input["tool_input"] = json!({"command": "touch made"});
+    input["permission_suggestions"] = rules();
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, input.to_string().as_bytes()).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    let params = &ask["params"];
+    assert_eq!(params["title"], "Claude Code 请求使用 Bash");
+    assert_eq!(params["permission"]["title"], "Claude Code 请求使用 Bash");
+    assert_eq!(
+        params["permission"]["choices"][1]["label"],
+        format!("始终允许（添加 {}）", rules())
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-always"}),
+        )
+        .await;
+    let (stdout, _) = finish(hook).await;
+    assert_eq!(
+        decision(&stdout),
+        json!({"behavior": "allow", "updatedPermissions": rules()})
+    );
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(
+        resolved["params"]["message"],
+        "已回答“Claude Code 请求使用 Bash”"
+    );
+
+    let codex = |tool: &str, input: Value| {
+        json!({"session_id": "s", "turn_id": "t", "transcript_path": null, "cwd": "/p",
+               "hook_event_name": "PermissionRequest", "model": "m",
+               "permission_mode": "default", "tool_name": tool, "tool_input": input})
+    };
+    for (input, title) in [
+        (
+            codex(
+                "Bash",
+                json!({"command": "rm -rf /p", "description": "Clean up"}),
+            ),
+            "Codex 请求运行命令：Clean up",
+        ),
+        (
+            codex("Bash", json!({"command": "ls"})),
+            "Codex 请求运行命令",
+        ),
+        (codex("NetworkAccess", json!({})), "Codex 请求访问网络"),
+        (codex("WebFetch", json!({})), "Codex 请求使用 WebFetch"),
+    ] {
+        let mut hook = runtime.hook(&["codex"]);
+        feed(&mut hook, input.to_string().as_bytes()).await;
+        let ask = client.next_method("askQuestions/ask").await;
+        assert_eq!(ask["params"]["permission"]["title"], title);
+        client
+            .respond(&ask["id"], json!({"outcome": "rejected"}))
+            .await;
+        let (stdout, _) = finish(hook).await;
+        assert_eq!(decision(&stdout)["behavior"], "deny");
+        let resolved = client.next_method("askQuestions/resolved").await;
+        assert_eq!(resolved["params"]["message"], format!("已拒绝“{title}”"));
+    }
     assert!(client.shutdown().await.success());
 }
 

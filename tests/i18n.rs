@@ -234,6 +234,35 @@ async fn the_extension_gets_an_opencode_permission_worded_in_chinese_and_the_rep
     assert!(client.shutdown().await.success());
 }
 
+/// A permission whose policy decision could not be sent is named in the
+/// person's language around the agent's command (the broker keeps its title
+/// as facts, not English words), then asked of the person.
+#[tokio::test]
+async fn a_permission_the_policy_could_not_decide_is_named_in_chinese() {
+    let sim = sim().await;
+    let policy = json!({"policy": {"mode": "reject"}});
+    let mut client = client_in(&sim, &[], plain_caps(), Some("zh-CN"), policy).await;
+    sim.push_fault(ask_sim::Fault::Status500);
+    sim.ask_permission(PermissionAsk {
+        session_id: None,
+        permission: "bash".into(),
+        patterns: vec!["rm -rf build/".into()],
+        metadata: json!({"command": "rm -rf build/"}),
+        always: vec![],
+    })
+    .unwrap();
+    let shown = client.next_method("window/showMessage").await;
+    let message = shown["params"]["message"].as_str().expect("a message");
+    assert!(
+        message.starts_with("ask-lsp: “运行 rm -rf build/”：自动决定无法发送"),
+        "{message}"
+    );
+    let asked = client.next_method("window/showMessageRequest").await;
+    let asked = asked["params"]["message"].as_str().expect("a message");
+    assert!(asked.contains("运行 rm -rf build/"), "{asked}");
+    assert!(client.shutdown().await.success());
+}
+
 #[tokio::test]
 async fn the_locale_setting_beats_the_editors_language_and_can_change() {
     let sim = sim().await;
