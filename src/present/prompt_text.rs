@@ -368,6 +368,64 @@ mod tests {
     }
 
     #[test]
+    fn a_hooks_title_is_worded_around_the_agents_words_and_english_stays_for_logs() {
+        use crate::present::i18n::{Locale, in_locale};
+        use crate::prompt::Asker;
+        let asker = Asker::Codex;
+        let titles = [
+            (
+                PermissionTitle::Tool {
+                    asker: Asker::ClaudeCode,
+                    tool: "Read".into(),
+                },
+                "Claude Code asks to use Read",
+                "Claude Code 请求使用 Read",
+            ),
+            (
+                PermissionTitle::RunCommand {
+                    asker,
+                    reason: Some("Clean up".into()),
+                },
+                "Codex asks to run a command: Clean up",
+                "Codex 请求运行命令：Clean up",
+            ),
+            (
+                PermissionTitle::RunCommand {
+                    asker,
+                    reason: None,
+                },
+                "Codex asks to run a command",
+                "Codex 请求运行命令",
+            ),
+            (
+                PermissionTitle::NetworkAccess { asker },
+                "Codex asks for network access",
+                "Codex 请求访问网络",
+            ),
+        ];
+        for (title, english, chinese) in titles {
+            let named = crate::prompt::Title {
+                name: crate::prompt::TitleName::Permission {
+                    action: "Bash".into(),
+                    title: title.clone(),
+                },
+                more: 0,
+            };
+            assert_eq!(
+                in_locale(Locale::En, || title_words("Bash", &title)),
+                english
+            );
+            assert_eq!(named.english(), english);
+            in_locale(Locale::ZhCn, || {
+                assert_eq!(title_words("Bash", &title), chinese);
+                assert_eq!(super::super::who::title(&named), chinese);
+                // Below the presentation floor, still English.
+                assert_eq!(named.english(), english);
+            });
+        }
+    }
+
+    #[test]
     fn a_link_whose_text_hides_its_host_is_warned_about() {
         let warning = |url: &str| {
             link_warning(&Link {
