@@ -104,7 +104,11 @@ struct Listed {
     #[serde(skip)]
     noun: String,
     id: String,
+    /// In English: `--json` is read by programs.
     title: String,
+    /// The title as a person reads it, in the person's language.
+    #[serde(skip)]
+    shown_title: String,
     session: String,
     directory: Option<String>,
     agent: Option<String>,
@@ -119,6 +123,7 @@ impl Listed {
             id: shown(&prompt.id),
             // Already one line and cut with a note of what it hid.
             title: prompt.title().english(),
+            shown_title: who::title(&prompt.title()),
             session: shown(&prompt.session),
             directory: prompt.directory.as_deref().map(shown),
             agent: prompt.origin.agent.as_deref().map(shown),
@@ -175,7 +180,7 @@ impl Report {
                 tr!(
                     "status.listed",
                     kind = listed.noun,
-                    title = listed.title,
+                    title = listed.shown_title,
                     about = about.join(&tr!("hint.separator"))
                 )
             )?;

@@ -361,6 +361,38 @@ async fn status_speaks_the_environments_language() {
     assert!(en.contains("  - question \"Database\" (session "), "{en}");
 }
 
+/// A permission's title ask-lsp composes is worded for a person in
+/// `status`'s lines, and stays English in `--json`.
+#[tokio::test]
+async fn status_names_a_permission_in_the_persons_language() {
+    let sim = sim().await;
+    sim.ask_permission(PermissionAsk {
+        session_id: None,
+        permission: "bash".into(),
+        patterns: vec!["rm -rf build/".into()],
+        metadata: json!({"command": "rm -rf build/"}),
+        always: vec![],
+    })
+    .unwrap();
+    let url = sim.url();
+    let status = async |extra: &[&str]| {
+        let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+            .args(["status", "--url", &url, "--locale", "zh-CN"])
+            .args(extra)
+            .env("XDG_STATE_HOME", "/nonexistent/ask-lsp-tests")
+            .kill_on_drop(true)
+            .output()
+            .await
+            .expect("ask-lsp status runs");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).expect("UTF-8")
+    };
+    let zh = status(&[]).await;
+    assert!(zh.contains("“运行 rm -rf build/”"), "{zh}");
+    let json = status(&["--json"]).await;
+    assert!(json.contains("\"title\": \"Run rm -rf build/\""), "{json}");
+}
+
 /// `watch` in a terminal 40 cells wide under `LANG=zh_CN.UTF-8`: the
 /// instructions in Chinese, a typed Chinese answer wider than the terminal
 /// wrapped by display cells (two a character) and edited in the middle, and
