@@ -143,7 +143,7 @@ function recordLanguagePack(userData, extensions) {
  * code-server in a fresh home with ASK_LSP_VSIX installed and `settings`
  * (over QUIET) as the user's settings; `zhCN` runs it in zh-cn. `folder`
  * is the workspace (default: an empty one in the home). Resolves once it
- * answers, with its URL and the folder.
+ * answers, with its URL, the folder and the settings file.
  */
 export async function startCodeServer({ settings, zhCN = false, folder, prefix = 'ask-lsp-vscode-', ms = 60000 }) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -152,7 +152,8 @@ export async function startCodeServer({ settings, zhCN = false, folder, prefix =
   const workspace = folder ?? path.join(home, 'workspace');
   fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
   fs.mkdirSync(workspace, { recursive: true });
-  fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({ ...QUIET, ...settings }));
+  const settingsFile = path.join(userData, 'User', 'settings.json');
+  fs.writeFileSync(settingsFile, JSON.stringify({ ...QUIET, ...settings }));
 
   const entry = path.join(CODE_SERVER_DIR, 'out', 'node', 'entry.js');
   const env = { ...process.env, HOME: home };
@@ -171,7 +172,7 @@ export async function startCodeServer({ settings, zhCN = false, folder, prefix =
     '--disable-workspace-trust', workspace], { env, stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(async () => (await fetch(`${url}/healthz`)).ok, 'code-server', ms);
-  return { url, workspace };
+  return { url, workspace, settingsFile };
 }
 
 /** Chromium (closed by `cleanup`) on code-server's workbench for the folder, once it is drawn. */
