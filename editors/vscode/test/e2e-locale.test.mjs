@@ -89,14 +89,18 @@ test('askLsp.locale changed to "zh-CN" while VS Code runs: the next prompt is in
   const started = workbench(t);
   if (!started) return;
   const { page, widget, answerPermission, settingsFile } = await started;
+  /** Runs the command titled `title` from the command palette. */
+  const runCommand = async (title) => {
+    await page.keyboard.press('F1');
+    await widget.locator('input').waitFor({ state: 'visible', timeout: 10000 });
+    await page.keyboard.type(title);
+    await widget.locator('.monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10000 });
+    await page.keyboard.press('Enter');
+  };
 
   // The setting changed in the settings JSON editor and saved, as a person
   // would (VS Code does not notice the file rewritten behind its back).
-  await page.keyboard.press('F1');
-  await widget.locator('input').waitFor({ state: 'visible', timeout: 10000 });
-  await page.keyboard.type('Open User Settings (JSON)');
-  await widget.locator('.monaco-list-row', { hasText: 'Preferences: Open User Settings (JSON)' }).first().waitFor({ timeout: 10000 });
-  await page.keyboard.press('Enter');
+  await runCommand('Preferences: Open User Settings (JSON)');
   const editor = page.locator('.editor-instance .monaco-editor', { hasText: 'askLsp.locale' });
   await editor.waitFor({ state: 'visible', timeout: 20000 });
   await editor.locator('.view-lines').click();
@@ -116,11 +120,7 @@ test('askLsp.locale changed to "zh-CN" while VS Code runs: the next prompt is in
   // The extension's words follow at once: its command (the title is VS
   // Code's, zh-cn) says nothing is pending in Chinese.
   await waitFor(async () => {
-    await page.keyboard.press('F1');
-    await widget.locator('input').waitFor({ state: 'visible', timeout: 10000 });
-    await page.keyboard.type('列出等待中的提示');
-    await widget.locator('.monaco-list-row', { hasText: '列出等待中的提示' }).first().waitFor({ timeout: 10000 });
-    await page.keyboard.press('Enter');
+    await runCommand('列出等待中的提示');
     const toast = page.locator('.notification-toast', { hasText: 'ask-lsp：没有等待中的提示' });
     await toast.waitFor({ state: 'visible', timeout: 3000 });
     return true;
