@@ -14,53 +14,10 @@
 // BENCH_OPENCODE_URL, BENCH_OPENCODE_DIR, BENCH_OUT, BENCH_PROMPTS.
 // Ends when stdin closes; a `screenshot` line on stdin saves the page to
 // $BENCH_OUT.png (the bench asks for it when a prompt is never seen).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
+import { cleanup, openWorkbench, startCodeServer } from '../editors/vscode/testkit/harness.mjs';
 
-const require = createRequire(path.resolve(import.meta.dirname, '..', 'editors', 'vscode', 'package.json'));
-const { chromium } = require('playwright-core');
 const env = process.env;
-const children = [];
-let browser;
-
-async function cleanup() {
-  await browser?.close().catch(() => {});
-  for (const child of children) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {}
-  }
-}
-
-function run(cmd, args, opts = {}) {
-  const child = spawn(cmd, args, { stdio: 'ignore', detached: true, ...opts });
-  children.push(child);
-  return child;
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(condition, what, ms = 120000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      if (await condition()) return;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** Installed in the page: stamps each appearance of the question's QuickPick. */
 function watchQuickPick() {
@@ -99,40 +56,14 @@ function ns(ms) {
 
 async function main() {
   const out = fs.openSync(env.BENCH_OUT, 'a');
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ask-lsp-bench-vscode-'));
-  const userData = path.join(home, 'user-data');
-  const extensions = path.join(home, 'extensions');
-  fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-  fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
-    'askLsp.path': env.ASK_LSP_BIN,
-    'askLsp.servers': [{ name: 'opencode', url: env.BENCH_OPENCODE_URL, directory: env.BENCH_OPENCODE_DIR }],
-    'workbench.startupEditor': 'none',
-    'workbench.secondarySideBar.defaultVisibility': 'hidden',
-    'security.workspace.trust.enabled': false,
-    'telemetry.telemetryLevel': 'off',
-    'extensions.autoCheckUpdates': false,
-    'update.mode': 'none',
-  }));
-  const entry = path.join(env.CODE_SERVER_DIR, 'out', 'node', 'entry.js');
-  const childEnv = { ...env, HOME: home };
-  const install = run(env.CODE_SERVER_NODE, [entry, '--user-data-dir', userData, '--extensions-dir', extensions,
-    '--install-extension', env.ASK_LSP_VSIX], { env: childEnv });
-  const installed = await new Promise((resolve) => install.on('exit', resolve));
-  if (installed !== 0) throw new Error(`the .vsix did not install (${installed})`);
-  const port = await freePort();
-  run(env.CODE_SERVER_NODE, [entry, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--user-data-dir', userData,
-    '--extensions-dir', extensions, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-    env.BENCH_OPENCODE_DIR], { env: childEnv });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (await fetch(`${url}/healthz`)).ok, 'code-server');
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  const server = await startCodeServer({
+    settings: {
+      'askLsp.path': env.ASK_LSP_BIN,
+      'askLsp.servers': [{ name: 'opencode', url: env.BENCH_OPENCODE_URL, directory: env.BENCH_OPENCODE_DIR }],
+    },
+    folder: env.BENCH_OPENCODE_DIR, prefix: 'ask-lsp-bench-vscode-', ms: 120000,
   });
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  await page.goto(`${url}/?folder=${encodeURIComponent(env.BENCH_OPENCODE_DIR)}`);
-  await page.waitForSelector('.monaco-workbench', { timeout: 120000 });
+  const page = await openWorkbench(server, { ms: 120000 });
   await page.evaluate(watchQuickPick);
   const clock = async () => {
     const offset = await page.evaluate(() => performance.timeOrigin + performance.now() - Date.now());

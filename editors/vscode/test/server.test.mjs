@@ -129,6 +129,7 @@ const samples = {
   // Session ids are unique per server only: their policies live under it.
   policy: { mode: 'forward', timeoutMs: 60000, servers: { oc: { mode: 'forward', sessions: { ses_x: { mode: 'forward' } } } },
     agents: { plan: { mode: 'forward' } } },
+  locale: 'zh-CN',
 };
 
 test('every setting in package.json is a key ask-lsp accepts', async () => {
@@ -139,17 +140,47 @@ test('every setting in package.json is a key ask-lsp accepts', async () => {
   const policyKeys = Object.keys(properties['askLsp.policy'].properties).filter((k) => k !== 'rules').sort();
   assert.deepEqual(policyKeys, Object.keys(samples.policy).sort(), 'every policy key has a sample here');
   assert.deepEqual(properties['askLsp.surface'].enum, ['auto', 'extension', 'messageRequest', 'none']);
-  const settings = { servers: [samples.opencode, samples.sandbox], surface: samples.surface, policy: samples.policy };
+  assert.deepEqual(properties['askLsp.locale'].enum, ['', 'en', 'zh-CN']);
+  const settings = { servers: [samples.opencode, samples.sandbox], surface: samples.surface, policy: samples.policy, locale: samples.locale };
+  assert.equal(logic.toServerConfig(settings).locale, 'zh-CN', 'the locale is sent');
   const { connection } = await sidecar(() => ({ outcome: 'deferred' }), settings);
   connection.dispose();
   for (const surface of properties['askLsp.surface'].enum) {
     const { connection: c } = await sidecar(() => ({ outcome: 'deferred' }), { surface });
     c.dispose();
   }
+  for (const locale of properties['askLsp.locale'].enum) {
+    const { connection: c } = await sidecar(() => ({ outcome: 'deferred' }), { locale });
+    c.dispose();
+  }
   const auto = { servers: [{ url: sim }], policy: { mode: 'auto', rules: [{ match: 'x', answers: ['y'] }] } };
   (await sidecar(() => ({ outcome: 'deferred' }), auto)).connection.dispose();
   // The check can fail: a key ask-lsp does not know is refused.
   await assert.rejects(sidecar(() => ({ outcome: 'deferred' }), { servers: [{ url: sim, colour: 'red' }] }), /unknown field `colour`/);
+});
+
+test('askLsp.locale reaches ask-lsp: the title and choices it computes are in that language', async () => {
+  const rm = { permission: 'bash', patterns: ['rm -rf build'], metadata: { command: 'rm -rf build' }, always: ['rm *'] };
+  const words = {
+    'zh-CN': { title: '运行 rm -rf build', choices: ['仅此一次允许', '始终允许（rm *）', '拒绝'] },
+    en: { title: 'Run rm -rf build', choices: ['Allow once', 'Allow always (rm *)', 'Reject'] },
+  };
+  for (const [locale, expected] of Object.entries(words)) {
+    let seen;
+    const { connection } = await sidecar((params) => {
+      seen = params;
+      return { outcome: 'answered', choice: 'reject' };
+    }, { servers: [{ url: sim }], locale });
+    try {
+      const start = (await http('GET', '/_sim/log')).length;
+      const permission = await http('POST', '/_sim/permission', rm);
+      assert.deepEqual(await logAfter(start, 'the reject'), [{ kind: 'permission', id: permission.id, reply: 'reject', message: null }]);
+      assert.equal(seen.title, expected.title, locale);
+      assert.deepEqual(seen.permission.choices.map((c) => c.label), expected.choices, locale);
+    } finally {
+      connection.dispose();
+    }
+  }
 });
 
 async function logAfter(count, what) {
