@@ -81,7 +81,7 @@ export interface Settings {
   surface?: string;
   policy?: unknown;
   notify?: unknown;
-  /** `askLsp.locale`: forwarded only when set, else the server follows `initialize.locale`. */
+  /** `askLsp.locale`: `""` (or unset) lets the server follow `initialize.locale`. */
   locale?: string;
 }
 
@@ -98,7 +98,9 @@ export function toServerConfig(settings: Settings): Record<string, unknown> {
   if (settings.surface) config.surface = settings.surface;
   if (settings.policy) config.policy = settings.policy;
   if (settings.notify) config.notify = settings.notify;
-  if (settings.locale?.trim()) config.locale = settings.locale.trim();
+  // Always sent, "" included: a settings update that left `locale` out would
+  // keep the language set before (the server keeps keys an update omits).
+  config.locale = settings.locale?.trim() ?? '';
   return config;
 }
 

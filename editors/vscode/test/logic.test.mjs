@@ -41,14 +41,14 @@ test('picks become answers, typed text is trimmed, single-select takes one', () 
 });
 
 test('settings become ask-lsp configuration', () => {
-  assert.deepEqual(logic.toServerConfig({ servers: [], directory: '' }), { servers: [{ directory: undefined }] });
+  assert.deepEqual(logic.toServerConfig({ servers: [], directory: '' }), { servers: [{ directory: undefined }], locale: '' });
   assert.deepEqual(
     logic.toServerConfig({ servers: [{ url: 'http://a:1' }, { url: 'http://b:2', directory: '/b' }], directory: '/p', policy: { mode: 'reject' } }),
-    { servers: [{ url: 'http://a:1', directory: '/p' }, { url: 'http://b:2', directory: '/b' }], policy: { mode: 'reject' } },
+    { servers: [{ url: 'http://a:1', directory: '/p' }, { url: 'http://b:2', directory: '/b' }], policy: { mode: 'reject' }, locale: '' },
   );
-  assert.deepEqual(logic.toServerConfig({ surface: 'messageRequest' }), { servers: [{ directory: undefined }], surface: 'messageRequest' });
-  assert.deepEqual(logic.toServerConfig({ notify: { desktop: true } }), { servers: [{ directory: undefined }], notify: { desktop: true } });
-  assert.deepEqual(logic.toServerConfig({ notify: null }), { servers: [{ directory: undefined }] });
+  assert.deepEqual(logic.toServerConfig({ surface: 'messageRequest' }), { servers: [{ directory: undefined }], surface: 'messageRequest', locale: '' });
+  assert.deepEqual(logic.toServerConfig({ notify: { desktop: true } }), { servers: [{ directory: undefined }], notify: { desktop: true }, locale: '' });
+  assert.deepEqual(logic.toServerConfig({ notify: null }), { servers: [{ directory: undefined }], locale: '' });
 });
 
 test('status bar text', () => {

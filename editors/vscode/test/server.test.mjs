@@ -52,7 +52,7 @@ async function waitFor(condition, what) {
   }
 }
 
-async function sidecar(onAsk, settings = { servers: [{ url: sim }] }) {
+async function sidecar(onAsk, settings = { servers: [{ url: sim }] }, editorLocale = undefined) {
   const child = spawn(BIN, [], { stdio: ['pipe', 'pipe', 'ignore'] });
   children.push(child);
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
@@ -64,7 +64,7 @@ async function sidecar(onAsk, settings = { servers: [{ url: sim }] }) {
   connection.onNotification('window/logMessage', () => {});
   connection.listen();
   await connection.sendRequest('initialize', {
-    processId: process.pid, rootUri: null,
+    processId: process.pid, rootUri: null, locale: editorLocale,
     capabilities: { experimental: { askQuestions: proto.CAPABILITY } },
     initializationOptions: logic.toServerConfig(settings),
   });
@@ -180,6 +180,26 @@ test('askLsp.locale reaches ask-lsp: the title and choices it computes are in th
     } finally {
       connection.dispose();
     }
+  }
+});
+
+test('askLsp.locale set back to "" while VS Code runs: ask-lsp follows the editor\'s language again', async () => {
+  const rm = { permission: 'bash', patterns: ['rm -rf build'], metadata: { command: 'rm -rf build' }, always: ['rm *'] };
+  const titles = [];
+  const { connection } = await sidecar((params) => {
+    titles.push(params.title);
+    return { outcome: 'answered', choice: 'reject' };
+  }, { servers: [{ url: sim }], locale: 'en' }, 'zh-cn');
+  try {
+    for (const locale of ['en', '']) {
+      connection.sendNotification('workspace/didChangeConfiguration', { settings: logic.toServerConfig({ servers: [{ url: sim }], locale }) });
+      const start = (await http('GET', '/_sim/log')).length;
+      const permission = await http('POST', '/_sim/permission', rm);
+      assert.deepEqual(await logAfter(start, 'the reject'), [{ kind: 'permission', id: permission.id, reply: 'reject', message: null }]);
+    }
+    assert.deepEqual(titles, ['Run rm -rf build', '运行 rm -rf build']);
+  } finally {
+    connection.dispose();
   }
 });
 
