@@ -8,6 +8,7 @@
 
 pub(crate) mod draft;
 pub(crate) mod i18n;
+pub(crate) mod invalid;
 pub(crate) mod prompt_text;
 pub(crate) mod sentences;
 pub(crate) mod who;

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use super::PromptError;
+
 /// Where a prompt ended on its server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum State {
@@ -85,13 +87,13 @@ pub(crate) enum Notice {
     Unshowable {
         server: String,
         key: String,
-        error: String,
+        error: PromptError,
         stand_in: bool,
     },
     /// The pending store is full.
     StoreFull { max: usize },
     /// A policy's or timeout's answer failed validation.
-    AutomaticInvalid { title: String, error: String },
+    AutomaticInvalid { title: String, error: PromptError },
     /// A policy's or timeout's decision could not be sent.
     AutomaticNotSent { title: String, error: String },
     /// A server sent something that is not valid; its backend's own words.

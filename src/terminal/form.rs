@@ -2,6 +2,7 @@
 //! link to accept or decline (never opened by ask-lsp).
 
 use crate::present::i18n::tr;
+use crate::present::invalid;
 use crate::present::prompt_text::{self, Layout, field_hint};
 use crate::prompt::{Field, FieldKind, FieldValue, Form};
 
@@ -113,7 +114,7 @@ pub(super) fn parse(field: &Field, line: &str) -> Result<Line, String> {
     field
         .validate(value)
         .map(Line::Value)
-        .map_err(|e| e.to_string())
+        .map_err(|e| invalid::prompt_error(&e))
 }
 
 #[cfg(test)]
