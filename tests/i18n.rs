@@ -390,6 +390,49 @@ async fn a_plain_clients_answer_that_is_not_an_option_is_refused_in_chinese() {
     assert!(client.shutdown().await.success());
 }
 
+/// A permission over the bounds: the notice and the stand-in's title say
+/// why in Chinese; only the refusal goes, once.
+#[tokio::test]
+async fn an_oversized_permission_stands_in_with_its_reason_in_chinese() {
+    let sim = sim().await;
+    let mut client = client_in(&sim, &[], extension_caps(), Some("zh-CN"), json!({})).await;
+    let patterns: Vec<String> = (0..65).map(|n| format!("rm -rf /{n}")).collect();
+    let request = sim
+        .ask_permission(PermissionAsk {
+            patterns: patterns.clone(),
+            metadata: json!({"command": patterns.join("; ")}),
+            ..PermissionAsk::bash("rm -rf /")
+        })
+        .unwrap();
+    let notice = client.next_method("window/showMessage").await;
+    assert_eq!(
+        notice["params"]["message"],
+        format!(
+            "ask-lsp: 无法显示来自 default 的一个提示（default/{}）：权限模式列表有 65 项（最多 64 项）。已列出，以便你拒绝它。",
+            request.id
+        )
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["permission"]["title"],
+        "无法在此显示的权限请求（权限模式列表有 65 项（最多 64 项））；只能拒绝"
+    );
+    client
+        .respond(&ask["id"], json!({"outcome": "rejected"}))
+        .await;
+    wait_for(|| !sim.received().is_empty()).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        sim.received(),
+        [Received::Permission {
+            id: request.id,
+            reply: "reject".into(),
+            message: None,
+        }]
+    );
+    assert!(client.shutdown().await.success());
+}
+
 #[tokio::test]
 async fn status_speaks_the_environments_language() {
     let sim = sim().await;

@@ -158,7 +158,9 @@ impl Shape {
         }
     }
 
-    fn stand_in(self, reason: &str) -> Kind {
+    fn stand_in(self, error: &PromptError) -> Kind {
+        // Below the presentation floor: English, as the stand-in's own text.
+        let reason = for_display(&error.to_string(), DISPLAY_MESSAGE_CHARS).into_owned();
         match self {
             // Typed answers only where the agent takes typed text for every
             // question and they fit in one request.
@@ -184,7 +186,7 @@ impl Shape {
             }
             Shape::Permission { action, rejects } => Kind::Permission(Box::new(Permission {
                 action,
-                title: PermissionTitle::CannotShow(reason.to_owned()),
+                title: PermissionTitle::CannotShow(Box::new(error.clone())),
                 patterns: Vec::new(),
                 command: None,
                 diff: None,
@@ -326,8 +328,7 @@ impl Prompt {
             .take()
             .filter(|t| within(t, limits::ID_LEN))
             .map(|t| one_line(&t).into_owned());
-        let reason = for_display(&error.to_string(), DISPLAY_MESSAGE_CHARS).into_owned();
-        self.kind = shape.stand_in(&reason);
+        self.kind = shape.stand_in(error);
         Some(self)
     }
 

@@ -46,7 +46,7 @@ pub(crate) enum PermissionTitle {
     /// Nothing says what: the action alone.
     Unnamed,
     /// A request ask-lsp cannot show, and why; it can only be rejected.
-    CannotShow(String),
+    CannotShow(Box<PromptError>),
 }
 
 impl From<String> for PermissionTitle {
@@ -108,7 +108,7 @@ impl Permission {
             PermissionTitle::Run(t) => PermissionTitle::Run(title(&t)?),
             PermissionTitle::Edit(t) => PermissionTitle::Edit(title(&t)?),
             PermissionTitle::Action(t) => PermissionTitle::Action(title(&t)?),
-            PermissionTitle::CannotShow(t) => PermissionTitle::CannotShow(title(&t)?),
+            PermissionTitle::CannotShow(why) => PermissionTitle::CannotShow(why),
             PermissionTitle::Unnamed => PermissionTitle::Unnamed,
         };
         if self.patterns.len() > limits::PATTERNS {
@@ -176,8 +176,9 @@ impl Permission {
             PermissionTitle::Edit(path) => format!("Edit {path}"),
             PermissionTitle::Action(subject) => format!("{}: {subject}", self.action),
             PermissionTitle::Unnamed => format!("Permission: {}", self.action),
-            PermissionTitle::CannotShow(reason) => format!(
-                "A permission request that cannot be shown here ({reason}); it can only be rejected"
+            PermissionTitle::CannotShow(why) => format!(
+                "A permission request that cannot be shown here ({}); it can only be rejected",
+                crate::text::for_display(&why.to_string(), crate::text::DISPLAY_MESSAGE_CHARS)
             ),
         }
     }
