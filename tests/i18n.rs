@@ -339,7 +339,10 @@ async fn a_bad_form_value_is_refused_in_chinese_and_nothing_is_sent() {
             json!({"command": "askLsp.answer", "arguments": [{"key": key, "values": {"port": 80}}]}),
         )
         .await;
-    assert_eq!(refused["error"]["message"], "“Port”不能小于 1024", "{refused}");
+    assert_eq!(
+        refused["error"]["message"], "“Port”不能小于 1024",
+        "{refused}"
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(sim.received(), vec![], "a refused value is not sent");
     let sent = client
@@ -381,8 +384,7 @@ async fn a_plain_clients_answer_that_is_not_an_option_is_refused_in_chinese() {
         )
         .await;
     assert_eq!(
-        refused["error"]["message"],
-        "问题 0：\"火星\" 不是可选项之一，且此问题不允许输入回答",
+        refused["error"]["message"], "问题 0：\"火星\" 不是可选项之一，且此问题不允许输入回答",
         "{refused}"
     );
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -72,7 +72,10 @@ fn errors() -> Vec<PromptError> {
     let mut errors = vec![
         PromptError::NoQuestions,
         PromptError::TooManyQuestions(17),
-        PromptError::TooManyOptions { index: 1, count: 65 },
+        PromptError::TooManyOptions {
+            index: 1,
+            count: 65,
+        },
         PromptError::Unanswerable { index: 0 },
         PromptError::AnswerCount {
             expected: 2,
@@ -113,10 +116,14 @@ fn errors() -> Vec<PromptError> {
         });
         errors.push(PromptError::Empty { field });
     }
-    errors.extend(field_problems().into_iter().map(|problem| PromptError::BadField {
-        field: "Port".into(),
-        problem,
-    }));
+    errors.extend(
+        field_problems()
+            .into_iter()
+            .map(|problem| PromptError::BadField {
+                field: "Port".into(),
+                problem,
+            }),
+    );
     errors
 }
 

@@ -6,9 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{
-    FieldProblem, FieldType, PromptError, UrlProblem, check_len, limits, line, text,
-};
+use super::{FieldProblem, FieldType, PromptError, UrlProblem, check_len, limits, line, text};
 use crate::text::{for_display, one_line};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -191,9 +189,7 @@ impl Field {
                 if let Some(pattern) = pattern
                     && !compile(pattern).is_ok_and(|re| re.is_match(&text))
                 {
-                    return Err(err(FieldProblem::NoMatch(
-                        one_line(pattern).into_owned(),
-                    )));
+                    return Err(err(FieldProblem::NoMatch(one_line(pattern).into_owned())));
                 }
                 Ok(FieldValue::Text(text))
             }
@@ -495,8 +491,7 @@ impl Form {
             if link.url.contains(char::is_whitespace) || one_line(&link.url) != link.url {
                 return Err(PromptError::BadUrl(UrlProblem::Unsafe));
             }
-            link.domain = domain(&link.url)
-                .ok_or(PromptError::BadUrl(UrlProblem::NotHttp))?;
+            link.domain = domain(&link.url).ok_or(PromptError::BadUrl(UrlProblem::NotHttp))?;
             if !self.fields.is_empty() {
                 return Err(PromptError::BadUrl(UrlProblem::HasFields));
             }

@@ -45,7 +45,10 @@ pub(crate) enum PromptError {
     NotAChoice(String),
     /// `field` is the field's title (neutralised when the form was checked).
     #[error("{field} {problem}")]
-    BadField { field: String, problem: FieldProblem },
+    BadField {
+        field: String,
+        problem: FieldProblem,
+    },
     #[error("form has two fields with the same id")]
     DuplicateFieldIds,
     /// The id as given, shown quoted and bounded.
@@ -128,7 +131,7 @@ pub(crate) enum FieldType {
 }
 
 impl FieldType {
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             FieldType::Text => "text",
             FieldType::Integer => "integer",
@@ -138,9 +141,7 @@ impl FieldType {
             FieldType::MultiChoice => "multi choice",
         }
     }
-}
 
-impl FieldType {
     fn with_article(self) -> String {
         let name = self.name();
         let article = match name.starts_with(['a', 'e', 'i', 'o', 'u']) {
