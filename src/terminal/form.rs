@@ -152,6 +152,11 @@ mod tests {
             Ok(Line::Value(FieldValue::Number(8080.0)))
         );
         assert_eq!(parse(&port, "80"), Err("Port takes at least 1024".into()));
+        let in_chinese =
+            crate::present::i18n::in_locale(crate::present::i18n::Locale::ZhCn, || {
+                parse(&port, "80")
+            });
+        assert_eq!(in_chinese, Err("“Port”不能小于 1024".into()));
         assert_eq!(parse(&port, "eighty"), Err("type a number".into()));
         let sizes = field(
             FieldKind::Multi {
