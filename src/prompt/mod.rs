@@ -159,7 +159,8 @@ impl Shape {
     }
 
     fn stand_in(self, error: &PromptError) -> Kind {
-        // Below the presentation floor: English, as the stand-in's own text.
+        // A question's or form's stand-in is text of its own, written here in
+        // English; a permission's title keeps the typed reason for `present`.
         let reason = for_display(&error.to_string(), DISPLAY_MESSAGE_CHARS).into_owned();
         match self {
             // Typed answers only where the agent takes typed text for every
