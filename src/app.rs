@@ -17,7 +17,7 @@ use crate::backends::{Source, sandbox_agent};
 use crate::broker::{BrokerError, BrokerHandle, Updates};
 use crate::notify;
 use crate::present::i18n::{self, Locale};
-use crate::present::sentences;
+use crate::present::{invalid, sentences};
 use crate::prompt::Prompt;
 use crate::settings::notify::Settings as NotifySettings;
 use crate::settings::policy::Policies;
@@ -132,9 +132,9 @@ pub(crate) fn broker_error(error: &BrokerError) -> String {
         BrokerError::Busy(key) => sentences::busy(&shown(key)),
         BrokerError::OnlyRejected(key) => sentences::only_rejected(&shown(key)),
         BrokerError::Closed => sentences::shutting_down(),
-        // Checks of the prompt model and the servers' own failures, in
-        // their floors' words.
-        BrokerError::Invalid(_) | BrokerError::Backend(_) => error.to_string(),
+        BrokerError::Invalid(error) => invalid::prompt_error(error),
+        // The servers' own failures, in their floor's words.
+        BrokerError::Backend(_) => error.to_string(),
     }
 }
 

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::app::{self, HookReach, Probed};
 use crate::present::i18n::tr;
+use crate::present::invalid;
 use crate::present::who;
 use crate::prompt::Prompt;
 use crate::settings::{ServerKind, ServerSpec, UrlSource, servers_from_flags};
@@ -208,7 +209,11 @@ async fn probe(spec: &ServerSpec) -> Report {
         let id = text::for_display(&prompt.id, text::DISPLAY_ID_CHARS).into_owned();
         match prompt.into_checked() {
             Ok(prompt) => listed.push(Listed::new(&prompt)),
-            Err(e) => problems.push(tr!("status.unshowable", id = id, error = e)),
+            Err(e) => problems.push(tr!(
+                "status.unshowable",
+                id = id,
+                error = invalid::prompt_error(&e)
+            )),
         }
     }
     Report {

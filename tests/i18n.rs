@@ -330,6 +330,140 @@ async fn a_locale_that_is_not_a_string_is_a_clear_configuration_error() {
     );
 }
 
+/// A person's form value below the field's minimum is refused in Chinese,
+/// whether answered in the extension's form or through `askLsp.answer`;
+/// nothing reaches the server until a valid answer, which goes once.
+#[tokio::test]
+async fn a_bad_form_value_is_refused_in_chinese_and_nothing_is_sent() {
+    use ask_sim::opencode2::{Options, Received as Received2, Sim2};
+    let sim = Sim2::start(Options::default()).await.expect("sim listens");
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"locale": "zh-CN", "servers": [{"url": sim.url()}]}),
+        )
+        .await;
+    wait_for(|| sim.subscribers() > 0).await;
+    let form = sim.create_form(
+        json!({"title": "部署", "mode": "form", "fields": [
+            {"key": "port", "type": "integer", "title": "Port", "minimum": 1024, "required": true}]}),
+        None,
+        true,
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {"port": 80}}),
+        )
+        .await;
+    let said = client.next_method("window/showMessage").await;
+    assert_eq!(said["params"]["message"], "ask-lsp: “Port”不能小于 1024");
+    let again = client.next_method("askQuestions/ask").await;
+    let key = again["params"]["key"].clone();
+    let refused = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.answer", "arguments": [{"key": key, "values": {"port": 80}}]}),
+        )
+        .await;
+    assert_eq!(
+        refused["error"]["message"], "“Port”不能小于 1024",
+        "{refused}"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(sim.received(), vec![], "a refused value is not sent");
+    let sent = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.answer", "arguments": [{"key": key, "values": {"port": 8080}}]}),
+        )
+        .await;
+    assert!(sent.get("error").is_none(), "{sent}");
+    wait_for(|| !sim.received().is_empty()).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        sim.received(),
+        vec![Received2::FormReply {
+            id: form["id"].as_str().unwrap().to_owned(),
+            session: form["sessionID"].as_str().unwrap().to_owned(),
+            answer: json!({"port": 8080}),
+        }]
+    );
+    assert!(client.shutdown().await.success());
+}
+
+/// A plain client's typed answer that is not one of the options, where the
+/// question takes none typed: refused in Chinese, the agent's words quoted
+/// as given, nothing sent.
+#[tokio::test]
+async fn a_plain_clients_answer_that_is_not_an_option_is_refused_in_chinese() {
+    let sim = sim().await;
+    let mut client = client_in(&sim, &[], plain_caps(), Some("zh-CN"), json!({})).await;
+    let mut strict = database();
+    strict[0].custom = false;
+    let request = sim.ask(None, strict);
+    client.next_method("window/showMessageRequest").await;
+    let refused = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "askLsp.answer",
+                   "arguments": [{"key": format!("default/{}", request.id), "answers": [["火星"]]}]}),
+        )
+        .await;
+    assert_eq!(
+        refused["error"]["message"], "问题 0：\"火星\" 不是可选项之一，且此问题不允许输入回答",
+        "{refused}"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(sim.received(), vec![], "a refused answer is not sent");
+    assert!(client.shutdown().await.success());
+}
+
+/// A permission over the bounds: the notice and the stand-in's title say
+/// why in Chinese; only the refusal goes, once.
+#[tokio::test]
+async fn an_oversized_permission_stands_in_with_its_reason_in_chinese() {
+    let sim = sim().await;
+    let mut client = client_in(&sim, &[], extension_caps(), Some("zh-CN"), json!({})).await;
+    let patterns: Vec<String> = (0..65).map(|n| format!("rm -rf /{n}")).collect();
+    let request = sim
+        .ask_permission(PermissionAsk {
+            patterns: patterns.clone(),
+            metadata: json!({"command": patterns.join("; ")}),
+            ..PermissionAsk::bash("rm -rf /")
+        })
+        .unwrap();
+    let notice = client.next_method("window/showMessage").await;
+    assert_eq!(
+        notice["params"]["message"],
+        format!(
+            "ask-lsp: 无法显示来自 default 的一个提示（default/{}）：权限模式列表有 65 项（最多 64 项）。已列出，以便你拒绝它。",
+            request.id
+        )
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["permission"]["title"],
+        "无法在此显示的权限请求（权限模式列表有 65 项（最多 64 项））；只能拒绝"
+    );
+    client
+        .respond(&ask["id"], json!({"outcome": "rejected"}))
+        .await;
+    wait_for(|| !sim.received().is_empty()).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        sim.received(),
+        [Received::Permission {
+            id: request.id,
+            reply: "reject".into(),
+            message: None,
+        }]
+    );
+    assert!(client.shutdown().await.success());
+}
+
 #[tokio::test]
 async fn status_speaks_the_environments_language() {
     let sim = sim().await;

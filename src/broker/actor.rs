@@ -284,7 +284,7 @@ impl Broker {
                 self.notice(Notice::Unshowable {
                     server: server.to_string(),
                     key: shown(),
-                    error: error.to_string(),
+                    error: error.clone(),
                     stand_in: true,
                 });
                 (*stand_in, Some(error.to_string()))
@@ -296,7 +296,7 @@ impl Broker {
                 self.notice(Notice::Unshowable {
                     server: server.to_string(),
                     key: shown(),
-                    error: error.to_string(),
+                    error,
                     stand_in: false,
                 });
                 self.store.remember(key);
@@ -406,7 +406,7 @@ impl Broker {
             Err(e) => {
                 self.notice(Notice::AutomaticInvalid {
                     title: entry.pending.title.clone(),
-                    error: e.to_string(),
+                    error: e,
                 });
                 self.present(key);
                 self.emit_status();

@@ -4,7 +4,9 @@
 //! the draft gives the whole answer, the only thing the broker takes.
 
 use super::sentences;
-use crate::prompt::{Answer, FieldValue, FormValues, Kind, Prompt, PromptError, Reply};
+use crate::prompt::{
+    Answer, FieldProblem, FieldValue, FormValues, Kind, KindName, Prompt, PromptError, Reply,
+};
 use crate::text::{DISPLAY_ID_CHARS, for_display};
 
 /// One piece of an answer.
@@ -47,7 +49,7 @@ impl DraftError {
     pub fn for_prompt(&self, key: &str) -> String {
         let key = for_display(key, DISPLAY_ID_CHARS);
         match self {
-            DraftError::Invalid(error) => error.to_string(),
+            DraftError::Invalid(error) => super::invalid::prompt_error(error),
             DraftError::NoSuchQuestion(index) => sentences::no_such_question(&key, *index),
             DraftError::NoSuchField(index) => sentences::no_such_field(&key, *index),
         }
@@ -97,7 +99,7 @@ impl Draft {
                     None if field.required => {
                         return Err(PromptError::BadField {
                             field: field.title.clone(),
-                            reason: "is required".into(),
+                            problem: FieldProblem::Required,
                         }
                         .into());
                     }
@@ -140,9 +142,9 @@ impl Draft {
                 }
                 whole(prompt, Answer::Form(self.values.clone()))
             }
-            (kind, Piece::Fields(_)) => Err(PromptError::WrongKind {
-                prompt: kind.name(),
-                answer: "form",
+            (_, Piece::Fields(_)) => Err(PromptError::WrongKind {
+                prompt: prompt.kind.kind_name(),
+                answer: KindName::Form,
             }
             .into()),
         }
@@ -383,7 +385,7 @@ mod tests {
             draft.add(&p, field(0, None)),
             Err(DraftError::Invalid(PromptError::BadField {
                 field: "PORT".into(),
-                reason: "is required".into()
+                problem: FieldProblem::Required
             }))
         );
         assert!(matches!(
@@ -459,8 +461,8 @@ mod tests {
         assert_eq!(
             Draft::default().add(&questions(), values(&[])),
             Err(DraftError::Invalid(PromptError::WrongKind {
-                prompt: "questions",
-                answer: "form"
+                prompt: KindName::Questions,
+                answer: KindName::Form
             }))
         );
     }

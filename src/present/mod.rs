@@ -10,6 +10,7 @@
 pub mod cli;
 pub(crate) mod draft;
 pub(crate) mod i18n;
+pub(crate) mod invalid;
 pub(crate) mod prompt_text;
 pub(crate) mod sentences;
 pub(crate) mod who;

@@ -4,11 +4,12 @@
 //! link with where it leads, a permission choice as a button names it.
 
 use super::i18n::tr;
+use super::invalid::prompt_error;
 use crate::prompt::{
     ChoiceLabel, Effect, Field, FieldKind, FieldValue, Link, Permission, PermissionChoice,
     PermissionTitle, Question,
 };
-use crate::text::one_line;
+use crate::text::{DISPLAY_MESSAGE_CHARS, for_display, one_line};
 
 /// How options are laid out: as buttons beside the text (plain LSP), or
 /// numbered for typing (the terminal).
@@ -272,7 +273,10 @@ pub(crate) fn title_words(action: &str, title: &PermissionTitle) -> String {
             tr!("permission.action", action = action, subject = subject)
         }
         PermissionTitle::Unnamed => tr!("permission.unnamed", action = action),
-        PermissionTitle::CannotShow(reason) => tr!("permission.cannot_show", reason = reason),
+        PermissionTitle::CannotShow(why) => tr!(
+            "permission.cannot_show",
+            reason = for_display(&prompt_error(why), DISPLAY_MESSAGE_CHARS)
+        ),
         PermissionTitle::Tool { asker, tool } => {
             tr!("permission.tool", asker = asker, tool = tool)
         }

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::i18n::tr;
+use super::invalid::prompt_error;
 use crate::prompt::{Decider, Notice, Reason, Why};
 
 /// What happened to the prompt titled `title`, in one sentence.
@@ -72,19 +73,23 @@ pub(crate) fn notice(notice: &Notice) -> String {
                 "notice.unshowable_listed",
                 server = server,
                 key = key,
-                error = error
+                error = prompt_error(error)
             ),
             false => tr!(
                 "notice.unshowable",
                 server = server,
                 key = key,
-                error = error
+                error = prompt_error(error)
             ),
         },
         Notice::StoreFull { max } => tr!("notice.store_full", max = max),
         Notice::AutomaticInvalid { title, error } => {
             let title = super::who::title(title);
-            tr!("notice.automatic_invalid", title = title, error = error)
+            tr!(
+                "notice.automatic_invalid",
+                title = title,
+                error = prompt_error(error)
+            )
         }
         Notice::AutomaticNotSent { title, error } => {
             let title = super::who::title(title);

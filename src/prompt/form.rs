@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{PromptError, check_len, limits, line, text};
+use super::{FieldProblem, FieldType, PromptError, UrlProblem, check_len, limits, line, text};
 use crate::text::{for_display, one_line};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -114,14 +114,14 @@ impl TextFormat {
 }
 
 impl FieldKind {
-    pub fn name(&self) -> &'static str {
+    pub fn field_type(&self) -> FieldType {
         match self {
-            FieldKind::Text { .. } => "text",
-            FieldKind::Number { integer: true, .. } => "integer",
-            FieldKind::Number { .. } => "number",
-            FieldKind::Boolean { .. } => "boolean",
-            FieldKind::Choice { .. } => "choice",
-            FieldKind::Multi { .. } => "multi choice",
+            FieldKind::Text { .. } => FieldType::Text,
+            FieldKind::Number { integer: true, .. } => FieldType::Integer,
+            FieldKind::Number { .. } => FieldType::Number,
+            FieldKind::Boolean { .. } => FieldType::Boolean,
+            FieldKind::Choice { .. } => FieldType::Choice,
+            FieldKind::Multi { .. } => FieldType::MultiChoice,
         }
     }
 }
@@ -153,9 +153,9 @@ impl Field {
 
     /// Checks one value against the field; text is trimmed.
     pub fn validate(&self, value: FieldValue) -> Result<FieldValue, PromptError> {
-        let err = |reason: String| PromptError::BadField {
+        let err = |problem| PromptError::BadField {
             field: self.title.clone(),
-            reason,
+            problem,
         };
         match (&self.kind, value) {
             (
@@ -174,25 +174,22 @@ impl Field {
                 if let Some(min) = min_length
                     && len < *min as usize
                 {
-                    return Err(err(format!("needs at least {min} characters")));
+                    return Err(err(FieldProblem::TooShort(*min)));
                 }
                 if let Some(max) = max_length
                     && len > *max as usize
                 {
-                    return Err(err(format!("takes at most {max} characters")));
+                    return Err(err(FieldProblem::TooLong(*max)));
                 }
                 if let Some(format) = format
                     && !format_ok(*format, &text)
                 {
-                    return Err(err(format!("is not a valid {}", format.name())));
+                    return Err(err(FieldProblem::NotFormat(*format)));
                 }
                 if let Some(pattern) = pattern
                     && !compile(pattern).is_ok_and(|re| re.is_match(&text))
                 {
-                    return Err(err(format!(
-                        "does not match the pattern {}",
-                        one_line(pattern)
-                    )));
+                    return Err(err(FieldProblem::NoMatch(one_line(pattern).into_owned())));
                 }
                 Ok(FieldValue::Text(text))
             }
@@ -206,20 +203,20 @@ impl Field {
                 FieldValue::Number(n),
             ) => {
                 if !n.is_finite() {
-                    return Err(err("is not a number".into()));
+                    return Err(err(FieldProblem::NotANumber));
                 }
                 if *integer && (n.fract() != 0.0 || n.abs() > 9.007e15) {
-                    return Err(err("takes a whole number".into()));
+                    return Err(err(FieldProblem::NotWhole));
                 }
                 if let Some(min) = minimum
                     && n < *min
                 {
-                    return Err(err(format!("takes at least {min}")));
+                    return Err(err(FieldProblem::BelowMinimum(*min)));
                 }
                 if let Some(max) = maximum
                     && n > *max
                 {
-                    return Err(err(format!("takes at most {max}")));
+                    return Err(err(FieldProblem::AboveMaximum(*max)));
                 }
                 Ok(FieldValue::Number(n))
             }
@@ -227,7 +224,7 @@ impl Field {
             (FieldKind::Choice { .. }, FieldValue::Choice(choice) | FieldValue::Text(choice)) => {
                 match self.option(&choice) {
                     Some(option) => Ok(FieldValue::Choice(option.value.clone())),
-                    None => Err(err(format!("{} is not one of its options", short(&choice)))),
+                    None => Err(err(FieldProblem::NotAnOption(short(&choice)))),
                 }
             }
             (
@@ -241,34 +238,26 @@ impl Field {
                 let mut values: Vec<String> = Vec::with_capacity(choices.len());
                 for choice in choices {
                     let Some(option) = self.option(&choice) else {
-                        return Err(err(format!("{} is not one of its options", short(&choice))));
+                        return Err(err(FieldProblem::NotAnOption(short(&choice))));
                     };
                     if values.contains(&option.value) {
-                        return Err(err(format!("{} is chosen twice", short(&choice))));
+                        return Err(err(FieldProblem::ChosenTwice(short(&choice))));
                     }
                     values.push(option.value.clone());
                 }
                 if let Some(min) = min_items
                     && values.len() < *min as usize
                 {
-                    return Err(err(format!("needs at least {min} choices")));
+                    return Err(err(FieldProblem::TooFewChoices(*min)));
                 }
                 if let Some(max) = max_items
                     && values.len() > *max as usize
                 {
-                    return Err(err(format!("takes at most {max} choices")));
+                    return Err(err(FieldProblem::TooManyChoices(*max)));
                 }
                 Ok(FieldValue::Choices(values))
             }
-            (kind, _) => {
-                let name = kind.name();
-                let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
-                    "an"
-                } else {
-                    "a"
-                };
-                Err(err(format!("takes {article} {name} value")))
-            }
+            (kind, _) => Err(err(FieldProblem::WrongType(kind.field_type()))),
         }
     }
 }
@@ -500,14 +489,11 @@ impl Form {
             // Shown whole and exactly: anything neutralising would change
             // (controls, bidi overrides) or a space is refused.
             if link.url.contains(char::is_whitespace) || one_line(&link.url) != link.url {
-                return Err(PromptError::BadUrl(
-                    "it contains spaces or control characters".into(),
-                ));
+                return Err(PromptError::BadUrl(UrlProblem::Unsafe));
             }
-            link.domain = domain(&link.url)
-                .ok_or_else(|| PromptError::BadUrl("only http and https links are shown".into()))?;
+            link.domain = domain(&link.url).ok_or(PromptError::BadUrl(UrlProblem::NotHttp))?;
             if !self.fields.is_empty() {
-                return Err(PromptError::BadUrl("a link form has no fields".into()));
+                return Err(PromptError::BadUrl(UrlProblem::HasFields));
             }
             return Ok(self);
         }
@@ -540,10 +526,7 @@ impl Form {
         let mut ids: Vec<&str> = self.fields.iter().map(|f| f.id.as_str()).collect();
         ids.sort_unstable();
         if ids.windows(2).any(|w| w[0] == w[1]) {
-            return Err(PromptError::BadField {
-                field: "form".into(),
-                reason: "has two fields with the same id".into(),
-            });
+            return Err(PromptError::DuplicateFieldIds);
         }
         Ok(self)
     }
@@ -569,7 +552,7 @@ impl Form {
         {
             return Err(PromptError::BadField {
                 field: missing.title.clone(),
-                reason: "is required".into(),
+                problem: FieldProblem::Required,
             });
         }
         Ok(checked)
@@ -577,9 +560,9 @@ impl Form {
 }
 
 fn check_field(field: &mut Field) -> Result<(), PromptError> {
-    let bad = |reason: &str| PromptError::BadField {
+    let bad = |problem| PromptError::BadField {
         field: field.title.clone(),
-        reason: reason.into(),
+        problem,
     };
     match &mut field.kind {
         FieldKind::Text {
@@ -591,12 +574,12 @@ fn check_field(field: &mut Field) -> Result<(), PromptError> {
         } => {
             if let Some(p) = pattern {
                 check_len("field pattern", p, limits::PATTERN_LEN)?;
-                compile(p).map_err(|_| bad("has a pattern ask-lsp cannot use"))?;
+                compile(p).map_err(|_| bad(FieldProblem::UnusablePattern))?;
             }
             if min_length.unwrap_or(0) as usize > limits::CUSTOM_ANSWER_LEN
                 || min_length.unwrap_or(0) > max_length.unwrap_or(u32::MAX)
             {
-                return Err(bad("cannot be answered (its length bounds)"));
+                return Err(bad(FieldProblem::LengthBounds));
             }
             if let Some(d) = default {
                 check_len("field default", d, limits::CUSTOM_ANSWER_LEN)?;
@@ -608,13 +591,13 @@ fn check_field(field: &mut Field) -> Result<(), PromptError> {
             if let (Some(min), Some(max)) = (minimum, maximum)
                 && min > max
             {
-                return Err(bad("cannot be answered (minimum above maximum)"));
+                return Err(bad(FieldProblem::MinimumAboveMaximum));
             }
         }
         FieldKind::Boolean { .. } => {}
         FieldKind::Choice { options, .. } | FieldKind::Multi { options, .. } => {
             if options.is_empty() {
-                return Err(bad("has no options"));
+                return Err(bad(FieldProblem::NoOptions));
             }
             if options.len() > limits::FORM_OPTIONS {
                 return Err(PromptError::TooMany {
@@ -651,7 +634,7 @@ fn check_field(field: &mut Field) -> Result<(), PromptError> {
         && (min_items.unwrap_or(0) as usize > options.len()
             || min_items.unwrap_or(0) > max_items.unwrap_or(u32::MAX))
     {
-        return Err(bad("cannot be answered (its item bounds)"));
+        return Err(bad(FieldProblem::ItemBounds));
     }
     // An invalid default is dropped, not shown: the field still works.
     if let Some(default) = field.default_value()

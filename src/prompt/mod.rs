@@ -9,6 +9,7 @@
 //! policy, a timeout).
 
 mod form;
+mod invalid;
 mod permission;
 mod question;
 mod resolution;
@@ -20,6 +21,7 @@ pub(crate) use form::domain;
 pub(crate) use form::{
     Field, FieldKind, FieldOption, FieldValue, Form, FormValues, Link, TextFormat,
 };
+pub(crate) use invalid::{FieldProblem, FieldType, KindName, PromptError, UrlProblem};
 pub(crate) use permission::{
     Asker, ChoiceLabel, Effect, Permission, PermissionChoice, PermissionTitle,
 };
@@ -115,57 +117,6 @@ pub(crate) enum Reply {
     Cancel,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum PromptError {
-    #[error("request has no questions")]
-    NoQuestions,
-    #[error("request has {0} questions (at most {max})", max = limits::QUESTIONS)]
-    TooManyQuestions(usize),
-    #[error("question {index} has {count} options (at most {max})", max = limits::OPTIONS)]
-    TooManyOptions { index: usize, count: usize },
-    #[error("question {index} has no options and does not allow a typed answer")]
-    Unanswerable { index: usize },
-    #[error("{field} is {len} characters long (at most {max})")]
-    TooLong {
-        field: &'static str,
-        len: usize,
-        max: usize,
-    },
-    #[error("{field} has {count} entries (at most {max})")]
-    TooMany {
-        field: &'static str,
-        count: usize,
-        max: usize,
-    },
-    #[error("{field} is empty")]
-    Empty { field: &'static str },
-    #[error("expected {expected} answers (one per question), got {got}")]
-    AnswerCount { expected: usize, got: usize },
-    #[error("question {index} takes exactly one answer, got {got}")]
-    SingleSelect { index: usize, got: usize },
-    #[error(
-        "question {index}: {value:?} is not one of the options and this question does not allow a typed answer"
-    )]
-    NotAnOption { index: usize, value: String },
-    #[error("question {index}: an answer is empty")]
-    EmptyAnswer { index: usize },
-    #[error("question {index}: an answer is given twice")]
-    DuplicateAnswer { index: usize },
-    #[error("{0:?} is not one of this permission's choices")]
-    NotAChoice(String),
-    #[error("{field} {reason}")]
-    BadField { field: String, reason: String },
-    #[error("the form has no field {0}")]
-    UnknownField(String),
-    #[error("the link cannot be shown: {0}")]
-    BadUrl(String),
-    #[error("this is a {prompt} prompt; the answer is for a {answer} prompt")]
-    WrongKind {
-        prompt: &'static str,
-        answer: &'static str,
-    },
-}
-
 /// A prompt [`Prompt::checked`] refused.
 #[derive(Debug)]
 pub(crate) struct Refused {
@@ -211,7 +162,10 @@ impl Shape {
         }
     }
 
-    fn stand_in(self, reason: &str) -> Kind {
+    fn stand_in(self, error: &PromptError) -> Kind {
+        // A question's or form's stand-in is text of its own, written here in
+        // English; a permission's title keeps the typed reason for `present`.
+        let reason = for_display(&error.to_string(), DISPLAY_MESSAGE_CHARS).into_owned();
         match self {
             // Typed answers only where the agent takes typed text for every
             // question and they fit in one request.
@@ -237,7 +191,7 @@ impl Shape {
             }
             Shape::Permission { action, rejects } => Kind::Permission(Box::new(Permission {
                 action,
-                title: PermissionTitle::CannotShow(reason.to_owned()),
+                title: PermissionTitle::CannotShow(Box::new(error.clone())),
                 patterns: Vec::new(),
                 command: None,
                 diff: None,
@@ -272,10 +226,14 @@ impl Shape {
 
 impl Kind {
     pub fn name(&self) -> &'static str {
+        self.kind_name().as_str()
+    }
+
+    pub fn kind_name(&self) -> KindName {
         match self {
-            Kind::Questions(_) => "questions",
-            Kind::Permission(_) => "permission",
-            Kind::Form(_) => "form",
+            Kind::Questions(_) => KindName::Questions,
+            Kind::Permission(_) => KindName::Permission,
+            Kind::Form(_) => KindName::Form,
         }
     }
 
@@ -292,11 +250,11 @@ impl Kind {
 }
 
 impl Answer {
-    fn kind_name(&self) -> &'static str {
+    fn kind_name(&self) -> KindName {
         match self {
-            Answer::Questions(_) => "questions",
-            Answer::Permission { .. } => "permission",
-            Answer::Form(_) => "form",
+            Answer::Questions(_) => KindName::Questions,
+            Answer::Permission { .. } => KindName::Permission,
+            Answer::Form(_) => KindName::Form,
         }
     }
 }
@@ -375,8 +333,7 @@ impl Prompt {
             .take()
             .filter(|t| within(t, limits::ID_LEN))
             .map(|t| one_line(&t).into_owned());
-        let reason = for_display(&error.to_string(), DISPLAY_MESSAGE_CHARS).into_owned();
-        self.kind = shape.stand_in(&reason);
+        self.kind = shape.stand_in(error);
         Some(self)
     }
 
@@ -427,7 +384,7 @@ impl Prompt {
                     Ok(Reply::Answer(Answer::Form(form.validate(values)?)))
                 }
                 (kind, answer) => Err(PromptError::WrongKind {
-                    prompt: kind.name(),
+                    prompt: kind.kind_name(),
                     answer: answer.kind_name(),
                 }),
             },
@@ -579,8 +536,8 @@ mod tests {
                 choice: "once".into()
             })),
             Err(PromptError::WrongKind {
-                prompt: "questions",
-                answer: "permission"
+                prompt: KindName::Questions,
+                answer: KindName::Permission
             })
         );
         assert_eq!(

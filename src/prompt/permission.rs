@@ -46,7 +46,7 @@ pub(crate) enum PermissionTitle {
     /// Nothing says what: the action alone.
     Unnamed,
     /// A request ask-lsp cannot show, and why; it can only be rejected.
-    CannotShow(String),
+    CannotShow(Box<PromptError>),
     /// An agent's hook asks to use this tool.
     Tool { asker: Asker, tool: String },
     /// An agent's hook asks to run a command, for the reason it gives.
@@ -141,7 +141,7 @@ impl Permission {
             PermissionTitle::Run(t) => PermissionTitle::Run(title(&t)?),
             PermissionTitle::Edit(t) => PermissionTitle::Edit(title(&t)?),
             PermissionTitle::Action(t) => PermissionTitle::Action(title(&t)?),
-            PermissionTitle::CannotShow(t) => PermissionTitle::CannotShow(title(&t)?),
+            PermissionTitle::CannotShow(why) => PermissionTitle::CannotShow(why),
             PermissionTitle::Unnamed => PermissionTitle::Unnamed,
             PermissionTitle::Tool { asker, tool } => PermissionTitle::Tool {
                 asker,
@@ -234,8 +234,9 @@ pub(super) fn english_title(action: &str, title: &PermissionTitle) -> String {
         PermissionTitle::Edit(path) => format!("Edit {path}"),
         PermissionTitle::Action(subject) => format!("{action}: {subject}"),
         PermissionTitle::Unnamed => format!("Permission: {action}"),
-        PermissionTitle::CannotShow(reason) => format!(
-            "A permission request that cannot be shown here ({reason}); it can only be rejected"
+        PermissionTitle::CannotShow(why) => format!(
+            "A permission request that cannot be shown here ({}); it can only be rejected",
+            crate::text::for_display(&why.to_string(), crate::text::DISPLAY_MESSAGE_CHARS)
         ),
         PermissionTitle::Tool { asker, tool } => format!("{asker} asks to use {tool}"),
         PermissionTitle::RunCommand {

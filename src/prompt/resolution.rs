@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::Title;
+use super::{PromptError, Title};
 
 /// Where a prompt ended on its server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,13 +87,13 @@ pub(crate) enum Notice {
     Unshowable {
         server: String,
         key: String,
-        error: String,
+        error: PromptError,
         stand_in: bool,
     },
     /// The pending store is full.
     StoreFull { max: usize },
     /// A policy's or timeout's answer failed validation.
-    AutomaticInvalid { title: Title, error: String },
+    AutomaticInvalid { title: Title, error: PromptError },
     /// A policy's or timeout's decision could not be sent.
     AutomaticNotSent { title: Title, error: String },
     /// A server sent something that is not valid; its backend's own words.

@@ -2,6 +2,7 @@
 //! link to accept or decline (never opened by ask-lsp).
 
 use crate::present::i18n::tr;
+use crate::present::invalid;
 use crate::present::prompt_text::{self, Layout, field_hint};
 use crate::prompt::{Field, FieldKind, FieldValue, Form};
 
@@ -113,7 +114,7 @@ pub(super) fn parse(field: &Field, line: &str) -> Result<Line, String> {
     field
         .validate(value)
         .map(Line::Value)
-        .map_err(|e| e.to_string())
+        .map_err(|e| invalid::prompt_error(&e))
 }
 
 #[cfg(test)]
@@ -151,6 +152,11 @@ mod tests {
             Ok(Line::Value(FieldValue::Number(8080.0)))
         );
         assert_eq!(parse(&port, "80"), Err("Port takes at least 1024".into()));
+        let in_chinese =
+            crate::present::i18n::in_locale(crate::present::i18n::Locale::ZhCn, || {
+                parse(&port, "80")
+            });
+        assert_eq!(in_chinese, Err("“Port”不能小于 1024".into()));
         assert_eq!(parse(&port, "eighty"), Err("type a number".into()));
         let sizes = field(
             FieldKind::Multi {
