@@ -152,7 +152,13 @@ async fn connect_once<F: Follow>(
             );
         }
         Ok(Err(OpenError::Connect(reason))) => {
-            return (End::Failed(peer.not_connected(reason).to_string()), false);
+            return (
+                End::Failed(peer.not_connected(reason, false).to_string()),
+                false,
+            );
+        }
+        Ok(Err(OpenError::Unreachable(error))) => {
+            return (End::Failed(peer.unreachable(&error).to_string()), false);
         }
         Ok(Err(OpenError::Malformed(reason))) => {
             return (
@@ -224,7 +230,7 @@ async fn subscribe(
     let response = client
         .execute(request)
         .await
-        .map_err(|error| OpenError::Connect(super::http::cause(&error)))?;
+        .map_err(OpenError::Unreachable)?;
     Ok((
         response.status().as_u16(),
         super::http::content_type(&response),
