@@ -5,8 +5,8 @@
 //! `: heartbeat` comments every 15 s, no replay). `form.created` becomes a
 //! prompt: a question form (the question tool's) a questions prompt, any
 //! other form (MCP elicitation included) a form prompt; `form.replied` and
-//! `form.cancelled` take it back. After every (re)connect it learns the
-//! server's form routes ([`routes`]) and lists what is pending: the
+//! `form.cancelled` take it back. After every (re)connect it lists what is
+//! pending, on the form routes learnt once per server ([`routes`]): the
 //! location's forms and permissions, then every session it has seen, one by
 //! one, since a session may live in another location. Replies go to `POST
 //! /api/session/{sessionID}/form/{formID}/reply` by value; a refusal cancels
@@ -27,7 +27,7 @@ use lru::LruCache;
 use serde_json::{Value, json};
 
 use self::form::{FormInfo, Shape};
-use self::routes::{Cancel, FormRoutes, Listing, StateCheck};
+use self::routes::{Cancel, Description, FormRoutes, Listing, StateCheck, missing};
 use self::wire::{PermissionRequest, ServerInfo, V2Event, parse_event};
 use super::net::http::{self, Answered, Peer};
 use super::net::openapi;
@@ -61,16 +61,6 @@ pub(crate) struct OpenCode2 {
     /// What the server's `/doc` said, kept across reconnects: a fresh
     /// server spends seconds building it and serves nothing meanwhile.
     description: Mutex<Description>,
-}
-
-/// The server's `/doc`, as far as it has been read.
-#[derive(Clone, Copy)]
-enum Description {
-    /// Not read yet, or it gave no answer to go by (asked again at the
-    /// next resync).
-    Unread,
-    /// Read: the routes it names, `None` when the server publishes none.
-    Read(Option<FormRoutes>),
 }
 
 /// How much listed text one resync builds prompts from, at most: ten
@@ -696,18 +686,4 @@ impl OpenCode2 {
             }
         }
     }
-}
-
-/// Whether an error says the route is not there (as opposed to failing):
-/// a 404 or 405, or a web page where JSON was expected.
-fn missing(error: &BackendError) -> bool {
-    matches!(
-        error,
-        BackendError::NotFound { .. }
-            | BackendError::NotJson { .. }
-            | BackendError::Server {
-                status: 404 | 405,
-                ..
-            }
-    )
 }
