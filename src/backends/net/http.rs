@@ -250,7 +250,7 @@ pub(in crate::backends) fn json_answer(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::path::PathBuf;
     use std::sync::Arc;
 
@@ -261,10 +261,10 @@ mod tests {
 
     use super::*;
 
-    const CA_HINT: &str = "is the CA that signed its certificate in the system's trust store \
+    pub(in crate::backends::net) const CA_HINT: &str = "is the CA that signed its certificate in the system's trust store \
                            (or in the file SSL_CERT_FILE names)?";
 
-    fn peer() -> Peer {
+    pub(in crate::backends::net) fn peer() -> Peer {
         Peer {
             label: "a test server".into(),
             expected: "a test server",
@@ -275,7 +275,7 @@ mod tests {
 
     /// A TLS server whose certificate a private CA (tests/fixtures/tls),
     /// in no trust store, signed: its URL.
-    async fn untrusted_tls_server() -> String {
+    pub(in crate::backends::net) async fn untrusted_tls_server() -> String {
         let fixture = |name| {
             PathBuf::from(env!("CARGO_MANIFEST_DIR"))
                 .join("tests/fixtures/tls")

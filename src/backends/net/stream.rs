@@ -565,4 +565,21 @@ mod tests {
         assert_eq!(data(&mut events).await, Ok(Some(vec!["keep".to_owned()])));
         assert_eq!(data(&mut events).await, Ok(None));
     }
+
+    /// The event stream's `https://` subscription keeps reqwest's error,
+    /// so an untrusted certificate gets the CA hint there too.
+    #[tokio::test]
+    async fn an_untrusted_certificate_on_the_stream_names_the_ca() {
+        use super::super::http::tests::{CA_HINT, peer, untrusted_tls_server};
+        let request = super::super::http::client(&crate::backends::Timing::default())
+            .get(untrusted_tls_server().await);
+        let Err(OpenError::Unreachable(error)) = subscribe(request, Duration::from_secs(10)).await
+        else {
+            panic!("the handshake was not refused");
+        };
+        let BackendError::Connect { hint, .. } = peer().unreachable(&error) else {
+            panic!("not a connect error");
+        };
+        assert_eq!(hint, CA_HINT);
+    }
 }
