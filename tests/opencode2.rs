@@ -474,6 +474,75 @@ async fn forms_created_while_disconnected_are_found_on_reconnect() {
     assert_eq!(received.len(), 3);
 }
 
+/// With a directory configured, a remembered session's listing (which
+/// names no location) shows nothing of another directory after a
+/// reconnect: only the configured directory's form is shown and answered.
+#[tokio::test]
+async fn a_remembered_sessions_form_of_another_directory_is_not_shown_after_a_reconnect() {
+    let sim = sim2().await;
+    let mut client = LspClient::start(&[]).await;
+    client
+        .initialize(
+            extension_caps(),
+            json!({"servers": [{"url": sim.url(), "directory": "/sim/project"}]}),
+        )
+        .await;
+    wait_for(|| sim.subscribers() > 0).await;
+    let first = sim.ask_questions(Some("ses_known"), &database());
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(id(&first)));
+    client.answer(&ask, json!([["SQLite"]])).await;
+    client.next_method("askQuestions/resolved").await;
+
+    sim.set_events_up(false);
+    wait_for(|| sim.subscribers() == 0).await;
+    let elsewhere = sim.create_form(
+        json!({"sessionID": "ses_known", "title": "Branch?", "mode": "form",
+               "fields": [{"key": "branch", "type": "string"}]}),
+        Some("/other/project"),
+        false,
+    );
+    let here = sim.create_form(
+        json!({"sessionID": "ses_known", "title": "Port?", "mode": "form",
+               "fields": [{"key": "port", "type": "integer"}]}),
+        None,
+        false,
+    );
+    sim.set_events_up(true);
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(id(&here)));
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "values": {"port": 8080}}),
+        )
+        .await;
+    client.next_method("askQuestions/resolved").await;
+    // A second reconnect lists the session again.
+    let before = sim.connections();
+    sim.drop_streams();
+    wait_for(|| sim.connections() > before && sim.subscribers() > 0).await;
+    client.drain(Duration::from_millis(700)).await;
+    let shown: Vec<&Value> = client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "askQuestions/ask")
+        .collect();
+    assert!(
+        shown
+            .iter()
+            .all(|m| m["params"]["requestID"] != json!(id(&elsewhere))),
+        "{shown:?}"
+    );
+    assert_eq!(
+        sim.received(),
+        vec![
+            form_reply(&first, json!({"q0": "SQLite"})),
+            form_reply(&here, json!({"port": 8080})),
+        ]
+    );
+}
+
 /// A restarted server has none of the old forms (upstream keeps them in
 /// memory and cancels them on shutdown): the old prompt goes, the new one
 /// shows, and only the new one is answered.

@@ -270,3 +270,82 @@ async fn a_multi_select_question_keeps_its_typed_answer() {
         }]
     );
 }
+
+/// Builds `/doc` at the cost of seconds on a fresh server: read once, and
+/// the routes kept across reconnects (each of which lists the forms asked
+/// meanwhile on the described route).
+#[tokio::test]
+async fn doc_is_read_once_across_reconnects() {
+    let sim = sim2(Profile::Current, true).await;
+    let mut client = client(&sim).await;
+    wait_for(|| sim.doc_reads() > 0).await;
+    for round in 0..3 {
+        sim.set_events_up(false);
+        wait_for(|| sim.subscribers() == 0).await;
+        let waiting = sim.create_form(
+            json!({"title": "Port?", "fields": [{"key": "port", "type": "integer"}]}),
+            None,
+            false,
+        );
+        sim.set_events_up(true);
+        let ask = client.next_method("askQuestions/ask").await;
+        assert_eq!(
+            ask["params"]["requestID"],
+            json!(id(&waiting)),
+            "round {round}"
+        );
+        client
+            .respond(
+                &ask["id"],
+                json!({"outcome": "answered", "values": {"port": round}}),
+            )
+            .await;
+        client.next_method("askQuestions/resolved").await;
+    }
+    assert_eq!(sim.received().len(), 3);
+    assert_eq!(sim.connections(), 4);
+    assert_eq!(sim.doc_reads(), 1);
+}
+
+/// A server upgraded in place (same port, newer routes): the listing the
+/// kept description names answers 404, so `/doc` is read again, once, and
+/// the new generation's routes list and cancel.
+#[tokio::test]
+async fn a_described_route_gone_after_an_upgrade_has_doc_read_again() {
+    let sim = sim2(Profile::Requests, true).await;
+    let mut client = client(&sim).await;
+    wait_for(|| sim.doc_reads() > 0).await;
+    sim.stop();
+    wait_for(|| sim.subscribers() == 0).await;
+    let upgraded = Sim2::start(Options {
+        port: sim.addr.port(),
+        profile: Profile::Current,
+        ..Options::default()
+    })
+    .await
+    .expect("the port is free again");
+    let waiting = upgraded.create_form(
+        json!({"title": "Port?", "fields": [{"key": "port", "type": "integer"}]}),
+        None,
+        false,
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["requestID"], json!(id(&waiting)));
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "rejected", "message": "not now"}),
+        )
+        .await;
+    client.next_method("askQuestions/resolved").await;
+    assert_eq!(
+        upgraded.received(),
+        vec![Received::FormDelete {
+            id: id(&waiting),
+            session: session(&waiting),
+            message: Some("not now".into()),
+        }]
+    );
+    assert_eq!(upgraded.doc_reads(), 1);
+    assert_eq!(upgraded.connections(), 1);
+}

@@ -145,6 +145,8 @@ pub struct State2 {
     connections: std::sync::atomic::AtomicUsize,
     /// Form replies still to answer 503 without taking them.
     reply_faults: std::sync::atomic::AtomicUsize,
+    /// `GET /doc` requests answered so far.
+    doc_reads: std::sync::atomic::AtomicUsize,
 }
 
 /// A running simulated OpenCode 2 server; [`Sim2::stop`] ends it.
@@ -184,6 +186,7 @@ impl Sim2 {
             stalled: watch::channel(false).0,
             connections: Default::default(),
             reply_faults: Default::default(),
+            doc_reads: Default::default(),
         });
         let routes = forms::routes(inner.options.profile);
         let doc = forms::openapi(&routes);
@@ -196,7 +199,16 @@ impl Sim2 {
             app = app.route(path, route);
         }
         if inner.options.doc {
-            app = app.route("/doc", get(move || async move { axum::Json(doc.clone()) }));
+            let counted = inner.clone();
+            app = app.route(
+                "/doc",
+                get(move || async move {
+                    counted
+                        .doc_reads
+                        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    axum::Json(doc.clone())
+                }),
+            );
         }
         let app = app
             .route(
@@ -469,6 +481,11 @@ impl State2 {
 
     pub fn connections(&self) -> usize {
         self.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// How many times `GET /doc` was answered.
+    pub fn doc_reads(&self) -> usize {
+        self.doc_reads.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn received(&self) -> Vec<Received> {

@@ -49,6 +49,9 @@ pub(in crate::backends) struct Head {
 pub(in crate::backends) enum OpenError {
     /// Connecting or writing the request failed: the server is not there.
     Connect(String),
+    /// reqwest could not reach it (`https://`): kept whole, for the hint
+    /// its cause chooses (an untrusted certificate).
+    Unreachable(reqwest::Error),
     /// It answered something that is not an HTTP/1.1 response, or the
     /// request could not be built.
     Malformed(String),

@@ -107,14 +107,13 @@ impl Peer {
     }
 
     pub fn unreachable(&self, error: &reqwest::Error) -> BackendError {
-        self.not_connected(cause(error))
+        self.not_connected(cause(error), untrusted_certificate(error))
     }
 
-    /// The server could not be reached, for `reason` ("connection refused").
-    pub fn not_connected(&self, reason: String) -> BackendError {
-        // rustls's words for a certificate it does not trust; the reason
-        // reaches here as text from every path (probe, requests, stream).
-        let hint = if reason.starts_with("invalid peer certificate") {
+    /// The server could not be reached, for `reason` ("connection refused");
+    /// `untrusted_certificate` when TLS refused its certificate.
+    pub fn not_connected(&self, reason: String, untrusted_certificate: bool) -> BackendError {
+        let hint = if untrusted_certificate {
             "is the CA that signed its certificate in the system's trust store \
              (or in the file SSL_CERT_FILE names)?"
         } else {
@@ -170,6 +169,24 @@ pub(in crate::backends) fn cause(error: &reqwest::Error) -> String {
         inner = source;
     }
     cause_text(&inner.to_string())
+}
+
+/// Whether `error` is rustls refusing the server's certificate (an unknown
+/// CA, a wrong name, an expired one), found by type along its causes.
+fn untrusted_certificate(error: &reqwest::Error) -> bool {
+    let mut inner: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = inner {
+        if let Some(rustls::Error::InvalidCertificate(_)) = error.downcast_ref() {
+            return true;
+        }
+        // An `io::Error`'s `source()` skips the error it wraps: rustls's
+        // reaches hyper inside one.
+        inner = match error.downcast_ref::<std::io::Error>() {
+            Some(io) => io.get_ref().map(|wrapped| wrapped as _),
+            None => error.source(),
+        };
+    }
+    false
 }
 
 /// An error's text as shown to people: lower case, without the OS's error
@@ -229,5 +246,99 @@ pub(in crate::backends) fn json_answer(
         status if !is_json => Err(peer.not_json(status, &answered.content_type)),
         200..=299 => Ok(answered),
         status => Err(peer.server_error(status, message())),
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use tokio_rustls::TlsAcceptor;
+    use tokio_rustls::rustls::ServerConfig;
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+    use super::*;
+
+    pub(in crate::backends::net) const CA_HINT: &str = "is the CA that signed its certificate in the system's trust store \
+                           (or in the file SSL_CERT_FILE names)?";
+
+    pub(in crate::backends::net) fn peer() -> Peer {
+        Peer {
+            label: "a test server".into(),
+            expected: "a test server",
+            start_hint: "is it running?",
+            auth_hint: "",
+        }
+    }
+
+    /// A TLS server whose certificate a private CA (tests/fixtures/tls),
+    /// in no trust store, signed: its URL.
+    pub(in crate::backends::net) async fn untrusted_tls_server() -> String {
+        let fixture = |name| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/tls")
+                .join(name)
+        };
+        let certs = CertificateDer::pem_file_iter(fixture("server.pem"))
+            .expect("server.pem")
+            .collect::<Result<Vec<_>, _>>()
+            .expect("certificates");
+        let key = PrivateKeyDer::from_pem_file(fixture("server.key")).expect("server.key");
+        let config =
+            ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .expect("TLS versions")
+                .with_no_client_auth()
+                .with_single_cert(certs, key)
+                .expect("server certificate");
+        let acceptor = TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                // The client refuses the handshake: nothing to serve.
+                let _ = acceptor.accept(tcp).await;
+            }
+        });
+        format!("https://127.0.0.1:{port}/")
+    }
+
+    async fn failure(url: &str) -> BackendError {
+        let error = client(&Timing::default())
+            .get(url)
+            .send()
+            .await
+            .expect_err("no connection");
+        peer().unreachable(&error)
+    }
+
+    #[tokio::test]
+    async fn an_untrusted_certificate_names_the_ca_and_only_it() {
+        let BackendError::Connect { message, hint, .. } =
+            failure(&untrusted_tls_server().await).await
+        else {
+            panic!("not a connect error");
+        };
+        assert_eq!(hint, CA_HINT, "{message}");
+        assert!(message.starts_with("invalid peer certificate"), "{message}");
+
+        // Nothing listens on a port just freed: refused, not a certificate.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        for url in [
+            format!("https://127.0.0.1:{port}/"),
+            format!("http://127.0.0.1:{port}/"),
+        ] {
+            let BackendError::Connect { message, hint, .. } = failure(&url).await else {
+                panic!("not a connect error");
+            };
+            assert_eq!(hint, "is it running?", "{message}");
+        }
     }
 }

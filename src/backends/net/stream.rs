@@ -152,7 +152,13 @@ async fn connect_once<F: Follow>(
             );
         }
         Ok(Err(OpenError::Connect(reason))) => {
-            return (End::Failed(peer.not_connected(reason).to_string()), false);
+            return (
+                End::Failed(peer.not_connected(reason, false).to_string()),
+                false,
+            );
+        }
+        Ok(Err(OpenError::Unreachable(error))) => {
+            return (End::Failed(peer.unreachable(&error).to_string()), false);
         }
         Ok(Err(OpenError::Malformed(reason))) => {
             return (
@@ -224,7 +230,7 @@ async fn subscribe(
     let response = client
         .execute(request)
         .await
-        .map_err(|error| OpenError::Connect(super::http::cause(&error)))?;
+        .map_err(OpenError::Unreachable)?;
     Ok((
         response.status().as_u16(),
         super::http::content_type(&response),
@@ -558,5 +564,22 @@ mod tests {
         });
         assert_eq!(data(&mut events).await, Ok(Some(vec!["keep".to_owned()])));
         assert_eq!(data(&mut events).await, Ok(None));
+    }
+
+    /// The event stream's `https://` subscription keeps reqwest's error,
+    /// so an untrusted certificate gets the CA hint there too.
+    #[tokio::test]
+    async fn an_untrusted_certificate_on_the_stream_names_the_ca() {
+        use super::super::http::tests::{CA_HINT, peer, untrusted_tls_server};
+        let request = super::super::http::client(&crate::backends::Timing::default())
+            .get(untrusted_tls_server().await);
+        let Err(OpenError::Unreachable(error)) = subscribe(request, Duration::from_secs(10)).await
+        else {
+            panic!("the handshake was not refused");
+        };
+        let BackendError::Connect { hint, .. } = peer().unreachable(&error) else {
+            panic!("not a connect error");
+        };
+        assert_eq!(hint, CA_HINT);
     }
 }

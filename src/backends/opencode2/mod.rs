@@ -5,8 +5,8 @@
 //! `: heartbeat` comments every 15 s, no replay). `form.created` becomes a
 //! prompt: a question form (the question tool's) a questions prompt, any
 //! other form (MCP elicitation included) a form prompt; `form.replied` and
-//! `form.cancelled` take it back. After every (re)connect it learns the
-//! server's form routes ([`routes`]) and lists what is pending: the
+//! `form.cancelled` take it back. After every (re)connect it lists what is
+//! pending, on the form routes learnt once per server ([`routes`]): the
 //! location's forms and permissions, then every session it has seen, one by
 //! one, since a session may live in another location. Replies go to `POST
 //! /api/session/{sessionID}/form/{formID}/reply` by value; a refusal cancels
@@ -27,7 +27,7 @@ use lru::LruCache;
 use serde_json::{Value, json};
 
 use self::form::{FormInfo, Shape};
-use self::routes::{Cancel, FormRoutes, Listing, StateCheck};
+use self::routes::{Cancel, Description, FormRoutes, Listing, StateCheck, missing};
 use self::wire::{PermissionRequest, ServerInfo, V2Event, parse_event};
 use super::net::http::{self, Answered, Peer};
 use super::net::openapi;
@@ -50,13 +50,17 @@ pub(crate) struct OpenCode2 {
     peer: Peer,
     /// Per form shown: its field keys, for the reply.
     shapes: Mutex<LruCache<String, Shape>>,
-    /// Sessions that asked something: listed one by one at each resync.
-    sessions: Mutex<LruCache<String, ()>>,
+    /// Sessions that asked something, with the directory their prompts
+    /// were shown in: listed one by one at each resync.
+    sessions: Mutex<LruCache<String, Option<String>>>,
     /// Ids already reported as unusable, so a resync does not repeat it.
     reported: Mutex<LruCache<String, ()>>,
     /// The form routes learned at the last resync (the current
     /// generation's until then), and whether a missing listing was said.
     routes: Mutex<(FormRoutes, bool)>,
+    /// What the server's `/doc` said, kept across reconnects: a fresh
+    /// server spends seconds building it and serves nothing meanwhile.
+    description: Mutex<Description>,
 }
 
 /// How much listed text one resync builds prompts from, at most: ten
@@ -102,6 +106,7 @@ impl OpenCode2 {
             sessions: lru(),
             reported: lru(),
             routes: Mutex::new((FormRoutes::CURRENT, false)),
+            description: Mutex::new(Description::Unread),
         }
     }
 
@@ -123,50 +128,69 @@ impl OpenCode2 {
         }
     }
 
-    /// The form routes the server's `/doc` names, if it publishes one that
-    /// can be read now.
-    async fn described_routes(&self) -> Option<FormRoutes> {
+    /// The form routes the server's `/doc` names, if it publishes one: read
+    /// once per server, and whether this call read it.
+    async fn described_routes(&self) -> (Option<FormRoutes>, bool) {
+        if let Description::Read(routes) = *self.description.lock().expect("not poisoned") {
+            return (routes, false);
+        }
         let request = self
             .request(reqwest::Method::GET, "/doc")
             .timeout(self.timing.request);
         match openapi::read(request).await {
-            Ok(paths) => paths.map(|paths| FormRoutes::from_paths(&paths)),
+            Ok(paths) => {
+                let routes = paths.map(|paths| FormRoutes::from_paths(&paths));
+                *self.description.lock().expect("not poisoned") = Description::Read(routes);
+                (routes, true)
+            }
             Err(error) => {
                 tracing::debug!(server = %self.spec.name, "no OpenAPI description read: {error}");
-                None
+                (None, true)
             }
         }
     }
 
     /// The location's pending forms, from the listing `/doc` names, else
     /// from the first of the known generations' listings that answers. A
-    /// missing route lists nothing and is said once; it never fails the
-    /// connection.
+    /// described listing that is missing (a server upgraded in place) has
+    /// `/doc` read again, once. A missing route lists nothing and is said
+    /// once; it never fails the connection.
     async fn location_forms(
         &self,
         sink: &EventSink,
         budget: &mut Budget,
     ) -> Result<Vec<Listed>, BackendError> {
-        let described = self.described_routes().await;
-        let tried = match described {
-            Some(routes) => vec![routes.listing],
-            None => vec![Listing::Forms, Listing::Requests],
-        };
-        for listing in tried {
-            let Some(path) = listing.path() else {
-                break;
+        let (mut described, mut fresh) = self.described_routes().await;
+        loop {
+            let tried = match described {
+                Some(routes) => vec![routes.listing],
+                None => vec![Listing::Forms, Listing::Requests],
             };
-            let request = self.location_request(path);
-            match self.list(request, path, self.forms(sink), budget).await {
-                Ok(found) => {
-                    self.learned(described.unwrap_or(FormRoutes::listed_at(listing)), sink);
-                    return Ok(found);
+            for &listing in &tried {
+                let Some(path) = listing.path() else {
+                    break;
+                };
+                let request = self.location_request(path);
+                match self
+                    .list(request, path, self.forms(sink, None), budget)
+                    .await
+                {
+                    Ok(found) => {
+                        self.learned(described.unwrap_or(FormRoutes::listed_at(listing)), sink);
+                        return Ok(found);
+                    }
+                    Err(error) if missing(&error) => {
+                        tracing::debug!(server = %self.spec.name, "no form listing at {path}: {}", error.for_log());
+                    }
+                    Err(error) => return Err(error),
                 }
-                Err(error) if missing(&error) => {
-                    tracing::debug!(server = %self.spec.name, "no form listing at {path}: {}", error.for_log());
-                }
-                Err(error) => return Err(error),
             }
+            let stale = described.is_some_and(|routes| routes.listing != Listing::None);
+            if !stale || fresh {
+                break;
+            }
+            *self.description.lock().expect("not poisoned") = Description::Unread;
+            (described, fresh) = self.described_routes().await;
         }
         let routes = described.unwrap_or(FormRoutes::UNLISTED);
         self.learned(
@@ -263,7 +287,7 @@ impl OpenCode2 {
         self.sessions
             .lock()
             .expect("not poisoned")
-            .put(prompt.session.clone(), ());
+            .put(prompt.session.clone(), prompt.directory.clone());
         if let Some(shape) = shape {
             self.shapes
                 .lock()
@@ -332,20 +356,28 @@ impl OpenCode2 {
         Ok(listed)
     }
 
+    /// Forms of a listing, in the listing's location, else in `fallback`'s.
     fn forms<'a>(
         &'a self,
         sink: &'a EventSink,
+        fallback: Option<String>,
     ) -> impl Fn(&str, Option<String>) -> Result<Option<Listed>, serde_json::Error> + 'a {
         move |item, directory| {
+            let directory = directory.or_else(|| fallback.clone());
             serde_json::from_str::<FormInfo>(item).map(|f| self.form(f, directory, sink))
         }
     }
 
+    /// Permissions of a listing, in the listing's location, else in
+    /// `fallback`'s, else the configured one.
     fn permissions(
         &self,
+        fallback: Option<String>,
     ) -> impl Fn(&str, Option<String>) -> Result<Option<Listed>, serde_json::Error> + '_ {
         move |item, directory| {
-            let directory = directory.or_else(|| self.spec.directory.clone());
+            let directory = directory
+                .or_else(|| fallback.clone())
+                .or_else(|| self.spec.directory.clone());
             serde_json::from_str::<PermissionRequest>(item)
                 .map(|p| Some((p.into_prompt(directory), None)))
         }
@@ -365,30 +397,39 @@ impl OpenCode2 {
             self.list(
                 self.location_request("/api/permission/request"),
                 "/api/permission/request",
-                self.permissions(),
+                self.permissions(None),
                 &mut budget,
             )
             .await?,
         );
-        let sessions: Vec<String> = {
+        let sessions: Vec<(String, Option<String>)> = {
             let sessions = self.sessions.lock().expect("not poisoned");
-            sessions.iter().map(|(s, _)| s.clone()).collect()
+            sessions
+                .iter()
+                .map(|(s, d)| (s.clone(), d.clone()))
+                .collect()
         };
+        let location_lists_forms = self.form_routes().listing != Listing::None;
         let mut ids: std::collections::HashSet<String> =
             all.iter().map(|(p, _)| p.id.clone()).collect();
-        for session in sessions {
+        for (session, directory) in sessions {
             let Ok(segment) = text::url_segment(&session) else {
                 continue;
             };
+            let Some(kinds) = self.session_listings(directory.as_deref(), location_lists_forms)
+            else {
+                continue;
+            };
             let mut found = Vec::new();
-            for kind in ["form", "permission"] {
+            for &kind in kinds {
                 let path = format!("/api/session/{segment}/{kind}");
                 let request = self.request(reqwest::Method::GET, &path);
+                let fallback = directory.clone();
                 let listed = if kind == "form" {
-                    self.list(request, &path, self.forms(sink), &mut budget)
+                    self.list(request, &path, self.forms(sink, fallback), &mut budget)
                         .await
                 } else {
-                    self.list(request, &path, self.permissions(), &mut budget)
+                    self.list(request, &path, self.permissions(fallback), &mut budget)
                         .await
                 };
                 match listed {
@@ -409,6 +450,29 @@ impl OpenCode2 {
             tracing::warn!(server = %self.spec.name, "the listings held more than one resync takes in ({} prompts, {} MiB, {} MiB each): {} item(s) left out", crate::prompt::limits::PENDING, SNAPSHOT_BYTES >> 20, MAX_EVENT_BYTES >> 20, budget.left_out);
         }
         Ok(all)
+    }
+
+    /// Which of a remembered session's listings a resync reads. They name
+    /// no location, so with a directory configured their items are taken
+    /// as the session's own directory's, and what the configured directory's
+    /// listings already cover is not read there again: a session's listing
+    /// may hold another location's prompts, which must not be shown.
+    fn session_listings(
+        &self,
+        directory: Option<&str>,
+        location_lists_forms: bool,
+    ) -> Option<&'static [&'static str]> {
+        let Some(configured) = &self.spec.directory else {
+            return Some(&["form", "permission"]);
+        };
+        let directory = directory.filter(|d| self.in_scope(Some(d)))?;
+        if directory.trim_end_matches('/') != configured.trim_end_matches('/') {
+            Some(&["form", "permission"])
+        } else if location_lists_forms {
+            None
+        } else {
+            Some(&["form"])
+        }
     }
 
     async fn handle(&self, event: SseEvent, sink: &EventSink) -> bool {
@@ -622,18 +686,4 @@ impl OpenCode2 {
             }
         }
     }
-}
-
-/// Whether an error says the route is not there (as opposed to failing):
-/// a 404 or 405, or a web page where JSON was expected.
-fn missing(error: &BackendError) -> bool {
-    matches!(
-        error,
-        BackendError::NotFound { .. }
-            | BackendError::NotJson { .. }
-            | BackendError::Server {
-                status: 404 | 405,
-                ..
-            }
-    )
 }

@@ -10,6 +10,7 @@
 //! They are read from the server's OpenAPI description (`GET /doc`) where it
 //! publishes one, else found by trying the listings newest first.
 
+use crate::backends::BackendError;
 use crate::backends::net::openapi::Paths;
 
 /// The location's pending forms.
@@ -113,6 +114,30 @@ impl FormRoutes {
             Listing::None => FormRoutes::UNLISTED,
         }
     }
+}
+
+/// The server's `/doc`, as far as it has been read.
+#[derive(Clone, Copy)]
+pub(super) enum Description {
+    /// Not read yet, or it gave no answer to go by (asked again at the
+    /// next resync).
+    Unread,
+    /// Read: the routes it names, `None` when the server publishes none.
+    Read(Option<FormRoutes>),
+}
+
+/// Whether an error says the route is not there (as opposed to failing):
+/// a 404 or 405, or a web page where JSON was expected.
+pub(super) fn missing(error: &BackendError) -> bool {
+    matches!(
+        error,
+        BackendError::NotFound { .. }
+            | BackendError::NotJson { .. }
+            | BackendError::Server {
+                status: 404 | 405,
+                ..
+            }
+    )
 }
 
 #[cfg(test)]
