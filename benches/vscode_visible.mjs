@@ -19,23 +19,35 @@ import { cleanup, openWorkbench, startCodeServer } from '../editors/vscode/testk
 
 const env = process.env;
 
-/** Installed in the page: stamps each appearance of the question's QuickPick. */
+/**
+ * Installed in the page: stamps each appearance of the question's QuickPick,
+ * once. Every prompt asks the same question, so what tells one appearance
+ * from the next is the widget having been hidden in between. The workbench
+ * hides it with a 150 ms closing animation (class `quick-input-widget-closing`,
+ * `inert`, then `display: none`) and a show within it ends the animation and
+ * shows again in one task: `display: none` and back in one MutationObserver
+ * callback. So a hide is taken from every sign of it: the widget seen closing
+ * or hidden, a mutation record whose old style had `display: none`, a new
+ * widget element.
+ */
 function watchQuickPick() {
   window.__askMarks = [];
-  let up = false;
-  const check = () => {
-    const widget = document.querySelector('.quick-input-widget');
-    const visible = !!widget && widget.style.display !== 'none';
-    if (!visible) {
-      up = false;
-      return;
+  let stamped = null; // the widget element of the appearance stamped last
+  const hidden = (widget) => widget.style.display === 'none' || widget.inert || !widget.isConnected
+    || widget.classList.contains('quick-input-widget-closing');
+  const check = (records) => {
+    for (const record of records) {
+      if (record.type === 'attributes' && record.attributeName === 'style' && stamped === record.target
+        && /display:\s*none/.test(record.oldValue ?? '')) stamped = null;
     }
-    if (up) return;
+    const widget = [...document.querySelectorAll('.quick-input-widget')].find((w) => !hidden(w));
+    if (stamped && (stamped !== widget || hidden(stamped))) stamped = null;
+    if (!widget || stamped) return;
     const input = widget.querySelector('input');
     const asked = `${widget.textContent} ${input?.placeholder ?? ''} ${input?.getAttribute('aria-label') ?? ''}`;
     const row = [...widget.querySelectorAll('.monaco-list-row')].some((r) => r.textContent.includes('SQLite'));
     if (!asked.includes('Which database?') || !row) return;
-    up = true;
+    stamped = widget;
     const built = performance.timeOrigin + performance.now();
     requestAnimationFrame(() => {
       const channel = new MessageChannel();
@@ -44,7 +56,7 @@ function watchQuickPick() {
     });
   };
   new MutationObserver(check).observe(document.body, {
-    subtree: true, childList: true, attributes: true, characterData: true,
+    subtree: true, childList: true, attributes: true, attributeOldValue: true, characterData: true,
   });
 }
 

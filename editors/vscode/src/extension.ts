@@ -250,8 +250,22 @@ async function show(p: AskParams) {
   await client?.sendRequest('workspace/executeCommand', { command: proto.commands.show, arguments: [p.key] });
 }
 
+/**
+ * The workbench builds its QuickPick widget when an extension's first
+ * QuickPick reaches it; the first prompt paid for that. Hiding a QuickPick
+ * that was never shown sends it there (`visible: false`): the widget is
+ * built, hidden, with nothing shown and focus untouched (hiding a QuickPick
+ * that is not visible does nothing, whatever else is open).
+ */
+function buildQuickInputWidget() {
+  const pick = vscode.window.createQuickPick();
+  pick.hide();
+  pick.dispose();
+}
+
 export async function activate(context: vscode.ExtensionContext) {
   useLocale(context);
+  buildQuickInputWidget();
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
 
   status.command = 'askLsp.answerPending';

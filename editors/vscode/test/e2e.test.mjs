@@ -33,6 +33,21 @@ async function startWorkbench() {
   return { page, simUrl, post, log, workspace: server.workspace, widget: page.locator('.quick-input-widget') };
 }
 
+// The first prompt does not pay for the workbench building its QuickPick
+// widget: activation has it built, and nothing shows or takes focus.
+test('activation builds the QuickPick widget hidden, before any prompt, without taking focus', { timeout: 240000 }, async (t) => {
+  const started = workbench(t);
+  if (!started) return;
+  const { page, widget } = await started;
+  await widget.waitFor({ state: 'attached', timeout: 90000 });
+  assert.deepEqual(await page.evaluate(() => {
+    const built = document.querySelector('.quick-input-widget');
+    return { display: built.style.display, focused: built.contains(document.activeElement) };
+  }), { display: 'none', focused: false });
+  assert.equal(await widget.isVisible(), false);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'activated.png') });
+});
+
 test('a question shows as a QuickPick in VS Code and the pick reaches the server', { timeout: 240000 }, async (t) => {
   const started = workbench(t);
   if (!started) return;
