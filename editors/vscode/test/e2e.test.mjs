@@ -45,7 +45,7 @@ test('activation builds the QuickPick widget hidden, before any prompt, without 
     return { display: built.style.display, focused: built.contains(document.activeElement) };
   }), { display: 'none', focused: false });
   assert.equal(await widget.isVisible(), false);
-  await page.screenshot({ path: path.join(ARTIFACTS, 'activated.png') });
+  await page.screenshot({ path: artifact('activated.png') });
 });
 
 test('a question shows as a QuickPick in VS Code and the pick reaches the server', { timeout: 240000 }, async (t) => {
