@@ -5,9 +5,11 @@
 
 use super::i18n::tr;
 use super::invalid::prompt_error;
+use std::borrow::Cow;
+
 use crate::prompt::{
-    ChoiceLabel, Effect, Field, FieldKind, FieldValue, Link, Permission, PermissionChoice,
-    PermissionTitle, Question,
+    ChoiceLabel, Effect, Field, FieldKind, FieldValue, Form, Link, Permission, PermissionChoice,
+    PermissionTitle, PromptError, Question, TitleName,
 };
 use crate::text::{DISPLAY_MESSAGE_CHARS, for_display, one_line};
 
@@ -52,13 +54,68 @@ pub(crate) fn question(
     layout: Layout,
 ) {
     position(text, index, total, layout);
-    if !question.header.is_empty() {
-        text.push_str(&format!("[{}] ", question.header));
+    let header = question_header(question);
+    if !header.is_empty() {
+        text.push_str(&format!("[{header}] "));
     }
-    text.push_str(&question.text);
+    text.push_str(&question_text(question));
     for (n, option) in question.options.iter().enumerate() {
         option_line(text, n, &option.label, &option.description, layout);
     }
+}
+
+/// A question's header: the agent's as received, or ask-lsp's on its
+/// stand-in for questions it cannot show.
+pub(crate) fn question_header(question: &Question) -> Cow<'_, str> {
+    match &question.cannot_show {
+        None => Cow::Borrowed(&question.header),
+        Some(_) => Cow::Owned(tr!("stand_in.header")),
+    }
+}
+
+/// A question's text: the agent's as received, or why ask-lsp's stand-in
+/// stands in and what can still be done.
+pub(crate) fn question_text(question: &Question) -> Cow<'_, str> {
+    match &question.cannot_show {
+        None => Cow::Borrowed(&question.text),
+        Some(why) if question.custom => {
+            Cow::Owned(tr!("stand_in.question_typed", reason = reason(why)))
+        }
+        Some(why) => Cow::Owned(tr!("stand_in.question", reason = reason(why))),
+    }
+}
+
+/// The header, else the text ([`Question::name`] in the person's language).
+pub(crate) fn question_name(question: &Question) -> Cow<'_, str> {
+    match question.cannot_show {
+        None => Cow::Borrowed(question.name()),
+        Some(_) => question_header(question),
+    }
+}
+
+/// A form's message: the agent's as received, or why ask-lsp's stand-in
+/// stands in.
+pub(crate) fn form_message(form: &Form) -> Cow<'_, str> {
+    match &form.cannot_show {
+        None => Cow::Borrowed(&form.message),
+        Some(why) => Cow::Owned(tr!("stand_in.form", reason = reason(why))),
+    }
+}
+
+/// A stand-in's title ([`TitleName::CannotShow`]): a question's header, a
+/// form's message.
+///
+/// [`TitleName::CannotShow`]: crate::prompt::TitleName::CannotShow
+fn stand_in_title(form: bool, why: &PromptError) -> String {
+    match form {
+        false => tr!("stand_in.header"),
+        true => tr!("stand_in.form", reason = reason(why)),
+    }
+}
+
+/// Why a prompt cannot be shown, bounded for a sentence.
+fn reason(why: &PromptError) -> Cow<'static, str> {
+    Cow::Owned(for_display(&prompt_error(why), DISPLAY_MESSAGE_CHARS).into_owned())
 }
 
 /// A permission: what it asks, the whole command, every pattern, the diff.
@@ -261,6 +318,18 @@ pub(crate) fn permission_title(permission: &Permission) -> String {
     title_words(&permission.action, &permission.title)
 }
 
+/// A [`Title`]'s name in the person's language: the agent's as received,
+/// ask-lsp's worded.
+///
+/// [`Title`]: crate::prompt::Title
+pub(crate) fn title_name(name: &TitleName) -> String {
+    match name {
+        TitleName::Agent(name) => name.clone(),
+        TitleName::Permission { action, title } => title_words(action, title),
+        TitleName::CannotShow { form, why } => stand_in_title(*form, why),
+    }
+}
+
 /// [`permission_title`] from its parts, as a [`Title`] keeps them.
 ///
 /// [`Title`]: crate::prompt::Title
@@ -273,10 +342,7 @@ pub(crate) fn title_words(action: &str, title: &PermissionTitle) -> String {
             tr!("permission.action", action = action, subject = subject)
         }
         PermissionTitle::Unnamed => tr!("permission.unnamed", action = action),
-        PermissionTitle::CannotShow(why) => tr!(
-            "permission.cannot_show",
-            reason = for_display(&prompt_error(why), DISPLAY_MESSAGE_CHARS)
-        ),
+        PermissionTitle::CannotShow(why) => tr!("permission.cannot_show", reason = reason(why)),
         PermissionTitle::Tool { asker, tool } => {
             tr!("permission.tool", asker = asker, tool = tool)
         }
@@ -289,6 +355,15 @@ pub(crate) fn title_words(action: &str, title: &PermissionTitle) -> String {
             reason: None,
         } => tr!("permission.run_command", asker = asker),
         PermissionTitle::NetworkAccess { asker } => tr!("permission.network", asker = asker),
+    }
+}
+
+/// What a cut of long text hid, in the person's language (`text` cuts; the
+/// wiring hands it these words): `… (+1,234 more characters)`.
+pub(crate) fn cut_note(hidden: usize) -> String {
+    match hidden {
+        1 => tr!("cut.one"),
+        n => tr!("cut.more", count = crate::text::thousands(n)),
     }
 }
 
@@ -498,6 +573,7 @@ mod tests {
                 .into(),
             multiple: false,
             custom: true,
+            cannot_show: None,
         };
         let mut buttons = String::new();
         super::question(&mut buttons, &question, 0, 2, Layout::Buttons);

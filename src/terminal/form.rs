@@ -26,7 +26,7 @@ pub(super) fn link_text(form: &Form, text: &mut String) {
 
 /// A form with nothing to fill in: sent as it is, or declined.
 pub(super) fn empty_text(form: &Form, text: &mut String) {
-    text.push_str(&tr!("form.empty", message = form.message));
+    text.push_str(&tr!("form.empty", message = prompt_text::form_message(form)));
 }
 
 /// The text shown for one field.

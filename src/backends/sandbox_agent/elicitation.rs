@@ -190,6 +190,7 @@ pub(super) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Ref
                     message,
                     fields,
                     url: None,
+                    cannot_show: None,
                 },
                 None,
             )
@@ -208,6 +209,7 @@ pub(super) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Ref
                         url,
                         domain: String::new(),
                     }),
+                    cannot_show: None,
                 },
                 Some(id),
             )
