@@ -588,4 +588,98 @@ mod tests {
             "(2/2) [Database] Which?\n  1. Postgres\n  2. SQLite — Embedded"
         );
     }
+
+    #[test]
+    fn a_cut_says_what_it_hid_in_the_persons_language() {
+        use crate::present::i18n::{Locale, in_locale};
+        use crate::prompt::Title;
+        let en = |hidden| in_locale(Locale::En, || cut_note(hidden));
+        assert_eq!(en(1), "… (+1 more character)");
+        assert_eq!(en(1_234), "… (+1,234 more characters)");
+        assert_eq!(en(1_234_567), crate::text::english_cut_note(1_234_567));
+        let zh = |hidden| in_locale(Locale::ZhCn, || cut_note(hidden));
+        assert_eq!(zh(1), "…（另有 1 个字符）");
+        assert_eq!(zh(1_234_567), "…（另有 1,234,567 个字符）");
+        // Cut below this floor, in these words once the wiring hands them
+        // over; what logs and `--json` read stays English.
+        crate::text::set_cut_note(cut_note);
+        let long = Title::from("é".repeat(100).as_str());
+        let zh_title = in_locale(Locale::ZhCn, || crate::present::who::title(&long));
+        assert_eq!(zh_title, "é".repeat(80) + "…（另有 20 个字符）");
+        let english = in_locale(Locale::ZhCn, || long.english());
+        assert_eq!(english, "é".repeat(80) + "… (+20 more characters)");
+    }
+
+    #[test]
+    fn a_stand_in_says_why_in_the_persons_language() {
+        use crate::present::i18n::{Locale, in_locale};
+        use crate::present::who;
+        use crate::prompt::{Kind, Link, Origin, Prompt};
+        let stand_in = |kind| {
+            let prompt = Prompt {
+                id: "que_1".into(),
+                session: "ses_1".into(),
+                directory: None,
+                origin: Origin::default(),
+                kind,
+            };
+            let refused = prompt.checked().unwrap_err();
+            (refused.error, *refused.stand_in.expect("a stand-in"))
+        };
+        let huge = Question {
+            header: "Huge".into(),
+            text: "q".repeat(8_001),
+            options: vec![],
+            multiple: false,
+            custom: true,
+            cannot_show: None,
+        };
+        let (error, typed) = stand_in(Kind::Questions(vec![huge]));
+        let Kind::Questions(questions) = &typed.kind else {
+            panic!("not questions")
+        };
+        let mut en = String::new();
+        question(&mut en, &questions[0], 0, 1, Layout::Buttons);
+        assert_eq!(
+            en,
+            "[Cannot be shown] This question cannot be shown here (question is 8001 characters long (at most 8000)). Reject it, or type an answer."
+        );
+        assert_eq!(who::title(&typed.title()), "Cannot be shown");
+        in_locale(Locale::ZhCn, || {
+            let reason = prompt_error(&error);
+            assert!(reason.contains("8001"), "{reason}");
+            assert_eq!(question_header(&questions[0]), "无法显示");
+            assert_eq!(
+                question_text(&questions[0]),
+                format!("此问题无法在此显示（{reason}）。请拒绝它，或输入回答。")
+            );
+            assert_eq!(who::title(&typed.title()), "无法显示");
+        });
+        assert_eq!(typed.title().english(), "Cannot be shown");
+
+        let form = Form {
+            message: "m".into(),
+            fields: Vec::new(),
+            url: Some(Link {
+                url: "javascript:alert(1)".into(),
+                domain: String::new(),
+            }),
+            cannot_show: None,
+        };
+        let (error, declined) = stand_in(Kind::Form(Box::new(form)));
+        let Kind::Form(form) = &declined.kind else {
+            panic!("not a form")
+        };
+        assert_eq!(
+            form_message(form),
+            "A form that cannot be shown here (the link cannot be shown: only http and https links are shown); it can only be declined"
+        );
+        in_locale(Locale::ZhCn, || {
+            let reason = prompt_error(&error);
+            assert_eq!(
+                form_message(form),
+                format!("无法在此显示的表单（{reason}）；只能拒绝")
+            );
+        });
+    }
 }
