@@ -498,7 +498,11 @@ mod tests {
         assert_eq!(questions.len(), 2);
         assert!(questions.iter().all(|q| q.custom && q.options.is_empty()));
         // None of the agent's words: the reason, typed, for `present`.
-        assert!(questions.iter().all(|q| q.header.is_empty() && q.text.is_empty()));
+        assert!(
+            questions
+                .iter()
+                .all(|q| q.header.is_empty() && q.text.is_empty())
+        );
         assert_eq!(
             questions[0].cannot_show.as_deref(),
             Some(&PromptError::TooLong {
