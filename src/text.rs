@@ -565,9 +565,19 @@ fn extends(c: char) -> bool {
 /// server error messages quoted in terminal lines, notices and logs. Copies
 /// no more of a huge input than it shows (the rest is only counted).
 pub fn for_display(input: &str, max_chars: usize) -> Cow<'_, str> {
+    for_display_noted(input, max_chars, cut_note)
+}
+
+/// [`for_display`] with its note in English whatever the person's language:
+/// for text the agent reads.
+pub fn for_display_in_english(input: &str, max_chars: usize) -> Cow<'_, str> {
+    for_display_noted(input, max_chars, english_cut_note)
+}
+
+fn for_display_noted(input: &str, max_chars: usize, note: fn(usize) -> String) -> Cow<'_, str> {
     let input = trim(input, false);
     if !needs_change(input, false) {
-        return bounded(input, max_chars);
+        return bounded_noted(input, max_chars, note);
     }
     let mut chars = Visible::new(input, false);
     let mut shown = String::with_capacity(input.len().min(max_chars.saturating_add(1) * 4));
@@ -576,7 +586,7 @@ pub fn for_display(input: &str, max_chars: usize) -> Cow<'_, str> {
     if hidden_after == 0 && shown.chars().nth(max_chars).is_none() {
         return Cow::Owned(shown);
     }
-    Cow::Owned(cut(&shown, max_chars, hidden_after, cut_note))
+    Cow::Owned(cut(&shown, max_chars, hidden_after, note))
 }
 
 /// Why a server's id may not go into a URL path. Quotes at most a bounded,

@@ -608,6 +608,19 @@ mod tests {
         assert_eq!(zh_title, "é".repeat(80) + "…（另有 20 个字符）");
         let english = in_locale(Locale::ZhCn, || long.english());
         assert_eq!(english, "é".repeat(80) + "… (+20 more characters)");
+        let id = "\u{1b}".to_owned() + &"x".repeat(49);
+        in_locale(Locale::ZhCn, || {
+            let shown = crate::text::for_display(&id, 40);
+            assert_eq!(
+                shown,
+                "␛".to_owned() + &"x".repeat(39) + "…（另有 10 个字符）"
+            );
+            let for_agent = crate::text::for_display_in_english(&id, 40);
+            assert_eq!(
+                for_agent,
+                "␛".to_owned() + &"x".repeat(39) + "… (+10 more characters)"
+            );
+        });
     }
 
     #[test]
