@@ -17,7 +17,7 @@ use crate::backends::{Source, sandbox_agent};
 use crate::broker::{BrokerError, BrokerHandle, Updates};
 use crate::notify;
 use crate::present::i18n::{self, Locale};
-use crate::present::{invalid, sentences};
+use crate::present::{invalid, prompt_text, sentences};
 use crate::prompt::Prompt;
 use crate::settings::notify::Settings as NotifySettings;
 use crate::settings::policy::Policies;
@@ -121,6 +121,8 @@ pub(crate) fn environment() -> &'static Environment {
 pub fn use_locale(explicit: Option<&str>, editor: Option<&str>) {
     let chosen = Locale::choose([explicit, editor, environment().locale.as_deref()]);
     i18n::set_locale(chosen);
+    // Cuts are made below the presentation floor: they are handed its words.
+    text::set_cut_note(prompt_text::cut_note);
 }
 
 /// A broker error in the person's language: the broker states the facts,

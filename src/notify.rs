@@ -259,6 +259,7 @@ mod tests {
                 }],
                 multiple: false,
                 custom: true,
+                cannot_show: None,
             }]),
         };
         Arc::new(Pending {

@@ -22,7 +22,8 @@
 //!   `MULTI_LINE_BLANKS`, `BLANK_LINES`).
 //! - [`bounded`] cuts text to a length, without splitting a character from
 //!   the marks or joiners that belong to it, and says how much it hid:
-//!   `… (+1,234 more characters)`.
+//!   `… (+1,234 more characters)`, in the person's language once the
+//!   wiring has set the words ([`set_cut_note`]).
 //! - [`for_display`] does both for ids, server names and server error
 //!   messages, without copying more of a huge input than it shows.
 //! - [`url_segment`] admits a server's id into a URL path only when it is
@@ -43,6 +44,7 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 
 /// How many display cells `text` takes in a terminal or a menu: two for a
 /// CJK character, none for a joiner or a combining mark.
@@ -397,16 +399,26 @@ impl Iterator for Visible<'_> {
 /// following combining mark, joiner, variation selector or emoji modifier,
 /// nor the two halves of a flag.
 pub fn bounded(s: &str, max_chars: usize) -> Cow<'_, str> {
+    bounded_noted(s, max_chars, cut_note)
+}
+
+/// [`bounded`] with its note in English whatever the person's language:
+/// for what logs, `--json` and the agent read.
+pub fn bounded_in_english(s: &str, max_chars: usize) -> Cow<'_, str> {
+    bounded_noted(s, max_chars, english_cut_note)
+}
+
+fn bounded_noted(s: &str, max_chars: usize, note: fn(usize) -> String) -> Cow<'_, str> {
     if s.char_indices().nth(max_chars).is_none() {
         return Cow::Borrowed(s);
     }
-    Cow::Owned(cut(s, max_chars, 0))
+    Cow::Owned(cut(s, max_chars, 0, note))
 }
 
 /// `s`, known to have more than `keep` characters, cut to at most `keep` and
 /// marked with how many are hidden, counting `hidden_after` more that follow
 /// `s` in the text it was taken from.
-fn cut(s: &str, keep: usize, hidden_after: usize) -> String {
+fn cut(s: &str, keep: usize, hidden_after: usize, note: fn(usize) -> String) -> String {
     let mut at = s.char_indices().nth(keep).map_or(s.len(), |(i, _)| i);
     while let (Some(before), Some(after)) = (s[..at].chars().next_back(), s[at..].chars().next()) {
         let splits = extends(after)
@@ -423,13 +435,42 @@ fn cut(s: &str, keep: usize, hidden_after: usize) -> String {
     let hidden = s[kept.len()..].chars().count() + hidden_after;
     let mut out = String::with_capacity(kept.len() + 40);
     out.push_str(kept);
-    out.push_str(&cut_note(hidden));
+    out.push_str(&note(hidden));
     out
 }
 
-/// `… (+1,234 more characters)`: what a cut hid.
+/// The person's words for what a cut hid ([`set_cut_note`]); English until
+/// they are set.
+static CUT_NOTE: OnceLock<fn(usize) -> String> = OnceLock::new();
+
+/// Sets how every later cut says what it hid, in the person's language.
+/// This floor knows no language: the wiring hands it the presentation
+/// floor's words once, at start-up (later calls change nothing).
+pub fn set_cut_note(note: fn(hidden: usize) -> String) {
+    let _ = CUT_NOTE.set(note);
+}
+
 fn cut_note(hidden: usize) -> String {
-    let digits = hidden.to_string();
+    match CUT_NOTE.get() {
+        Some(note) => note(hidden),
+        None => english_cut_note(hidden),
+    }
+}
+
+/// `… (+1,234 more characters)`: what a cut hid.
+pub fn english_cut_note(hidden: usize) -> String {
+    let noun = if hidden == 1 {
+        "character"
+    } else {
+        "characters"
+    };
+    format!("… (+{} more {noun})", thousands(hidden))
+}
+
+/// `1,234,567`: a count grouped by thousands, as both English and Chinese
+/// write it.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
     let mut grouped = String::with_capacity(digits.len() * 4 / 3);
     for (i, d) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
@@ -437,12 +478,7 @@ fn cut_note(hidden: usize) -> String {
         }
         grouped.push(d);
     }
-    let noun = if hidden == 1 {
-        "character"
-    } else {
-        "characters"
-    };
-    format!("… (+{grouped} more {noun})")
+    grouped
 }
 
 fn regional(c: char) -> bool {
@@ -529,9 +565,19 @@ fn extends(c: char) -> bool {
 /// server error messages quoted in terminal lines, notices and logs. Copies
 /// no more of a huge input than it shows (the rest is only counted).
 pub fn for_display(input: &str, max_chars: usize) -> Cow<'_, str> {
+    for_display_noted(input, max_chars, cut_note)
+}
+
+/// [`for_display`] with its note in English whatever the person's language:
+/// for text the agent reads.
+pub fn for_display_in_english(input: &str, max_chars: usize) -> Cow<'_, str> {
+    for_display_noted(input, max_chars, english_cut_note)
+}
+
+fn for_display_noted(input: &str, max_chars: usize, note: fn(usize) -> String) -> Cow<'_, str> {
     let input = trim(input, false);
     if !needs_change(input, false) {
-        return bounded(input, max_chars);
+        return bounded_noted(input, max_chars, note);
     }
     let mut chars = Visible::new(input, false);
     let mut shown = String::with_capacity(input.len().min(max_chars.saturating_add(1) * 4));
@@ -540,7 +586,7 @@ pub fn for_display(input: &str, max_chars: usize) -> Cow<'_, str> {
     if hidden_after == 0 && shown.chars().nth(max_chars).is_none() {
         return Cow::Owned(shown);
     }
-    Cow::Owned(cut(&shown, max_chars, hidden_after))
+    Cow::Owned(cut(&shown, max_chars, hidden_after, note))
 }
 
 /// Why a server's id may not go into a URL path. Quotes at most a bounded,

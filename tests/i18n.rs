@@ -464,6 +464,68 @@ async fn an_oversized_permission_stands_in_with_its_reason_in_chinese() {
     assert!(client.shutdown().await.success());
 }
 
+/// Questions over the bounds: the stand-in the extension receives says why
+/// in Chinese (none of the agent's words), and the typed answer reaches the
+/// server once.
+#[tokio::test]
+async fn an_oversized_question_stands_in_with_its_reason_in_chinese() {
+    let sim = sim().await;
+    let mut client = client_in(&sim, &[], extension_caps(), Some("zh-CN"), json!({})).await;
+    let options: Vec<_> = (0..65)
+        .map(|n| json!({"label": format!("选项 {n}"), "description": ""}))
+        .collect();
+    let many = sim.ask(
+        None,
+        questions(json!([{"question": "选哪个？", "header": "很多", "options": options}])),
+    );
+    let notice = client.next_method("window/showMessage").await;
+    assert!(
+        notice["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("问题 0 有 65 个选项（最多 64 个）。已列出"),
+        "{notice}"
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["questions"],
+        json!([{"header": "无法显示",
+                "question": "此问题无法在此显示（问题 0 有 65 个选项（最多 64 个））。请拒绝它，或输入回答。",
+                "options": [], "multiple": false, "custom": true}])
+    );
+    assert_eq!(ask["params"]["title"], "无法显示");
+    client.answer(&ask, json!([["选项 7"]])).await;
+    wait_for(|| !sim.received().is_empty()).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(sim.received(), [reply(&many.id, json!([["选项 7"]]))]);
+    assert!(client.shutdown().await.success());
+}
+
+/// A long header arrives whole, and cut in the title ask-lsp computes for
+/// the editor: the note of what the cut hid is in Chinese.
+#[tokio::test]
+async fn a_long_agent_title_arrives_cut_with_its_note_in_chinese() {
+    let sim = sim().await;
+    let mut client = client_in(&sim, &[], extension_caps(), Some("zh-CN"), json!({})).await;
+    let header = "长".repeat(150);
+    let request = sim.ask(
+        None,
+        questions(json!([{"question": "继续吗？", "header": header,
+                          "options": [{"label": "是", "description": ""}]}])),
+    );
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["title"],
+        "长".repeat(80) + "…（另有 70 个字符）"
+    );
+    assert_eq!(ask["params"]["questions"][0]["header"], header);
+    client.answer(&ask, json!([["是"]])).await;
+    wait_for(|| !sim.received().is_empty()).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(sim.received(), [reply(&request.id, json!([["是"]]))]);
+    assert!(client.shutdown().await.success());
+}
+
 #[tokio::test]
 async fn status_speaks_the_environments_language() {
     let sim = sim().await;

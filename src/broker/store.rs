@@ -241,6 +241,7 @@ pub(crate) mod tests {
                     options: vec![],
                     multiple: false,
                     custom: true,
+                    cannot_show: None,
                 }]),
             },
             title: "H".into(),

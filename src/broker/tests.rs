@@ -151,6 +151,7 @@ fn prompt(id: &str) -> Prompt {
                 .to_vec(),
             multiple: false,
             custom: false,
+            cannot_show: None,
         }]),
     }
 }

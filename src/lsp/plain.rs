@@ -187,7 +187,7 @@ fn form_message(form: &Form, key: &str, index: usize, message: &mut String) {
         return;
     }
     let Some(field) = form.fields.get(index) else {
-        message.push_str(&form.message);
+        message.push_str(&prompt_text::form_message(form));
         return;
     };
     prompt_text::field_position(message, index, form.fields.len(), Layout::Buttons);
@@ -282,7 +282,7 @@ pub(crate) fn code_actions(listed: &[Arc<Pending>], drafts: &Drafts) -> Vec<Code
             Kind::Questions(questions) => {
                 for index in drafts.remaining(pending) {
                     let question = &questions[index];
-                    let name = question.name();
+                    let name = prompt_text::question_name(question);
                     actions.push(action(
                         tr!("action.reject", title = name),
                         ext::CMD_REJECT,

@@ -19,8 +19,8 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
                 questions
                     .iter()
                     .map(|q| ext::Question {
-                        question: q.text.clone(),
-                        header: q.header.clone(),
+                        question: prompt_text::question_text(q).into_owned(),
+                        header: prompt_text::question_header(q).into_owned(),
                         options: q
                             .options
                             .iter()
@@ -95,7 +95,7 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
 
 fn form_params(form: &Form) -> ext::Form {
     ext::Form {
-        message: form.message.clone(),
+        message: prompt_text::form_message(form).into_owned(),
         url: form.url.as_ref().map(|link| ext::FormLink {
             url: link.url.clone(),
             domain: link.domain.clone(),

@@ -199,6 +199,7 @@ mod tests {
                 .collect(),
             multiple,
             custom,
+            cannot_show: None,
         }
     }
 
@@ -256,6 +257,7 @@ mod tests {
                 field("ok", true, FieldKind::Boolean { default: None }),
             ],
             url: None,
+            cannot_show: None,
         })))
     }
 

@@ -5,9 +5,11 @@
 
 use super::i18n::tr;
 use super::invalid::prompt_error;
+use std::borrow::Cow;
+
 use crate::prompt::{
-    ChoiceLabel, Effect, Field, FieldKind, FieldValue, Link, Permission, PermissionChoice,
-    PermissionTitle, Question,
+    ChoiceLabel, Effect, Field, FieldKind, FieldValue, Form, Link, Permission, PermissionChoice,
+    PermissionTitle, PromptError, Question, TitleName,
 };
 use crate::text::{DISPLAY_MESSAGE_CHARS, for_display, one_line};
 
@@ -52,13 +54,68 @@ pub(crate) fn question(
     layout: Layout,
 ) {
     position(text, index, total, layout);
-    if !question.header.is_empty() {
-        text.push_str(&format!("[{}] ", question.header));
+    let header = question_header(question);
+    if !header.is_empty() {
+        text.push_str(&format!("[{header}] "));
     }
-    text.push_str(&question.text);
+    text.push_str(&question_text(question));
     for (n, option) in question.options.iter().enumerate() {
         option_line(text, n, &option.label, &option.description, layout);
     }
+}
+
+/// A question's header: the agent's as received, or ask-lsp's on its
+/// stand-in for questions it cannot show.
+pub(crate) fn question_header(question: &Question) -> Cow<'_, str> {
+    match &question.cannot_show {
+        None => Cow::Borrowed(&question.header),
+        Some(_) => Cow::Owned(tr!("stand_in.header")),
+    }
+}
+
+/// A question's text: the agent's as received, or why ask-lsp's stand-in
+/// stands in and what can still be done.
+pub(crate) fn question_text(question: &Question) -> Cow<'_, str> {
+    match &question.cannot_show {
+        None => Cow::Borrowed(&question.text),
+        Some(why) if question.custom => {
+            Cow::Owned(tr!("stand_in.question_typed", reason = reason(why)))
+        }
+        Some(why) => Cow::Owned(tr!("stand_in.question", reason = reason(why))),
+    }
+}
+
+/// The header, else the text ([`Question::name`] in the person's language).
+pub(crate) fn question_name(question: &Question) -> Cow<'_, str> {
+    match question.cannot_show {
+        None => Cow::Borrowed(question.name()),
+        Some(_) => question_header(question),
+    }
+}
+
+/// A form's message: the agent's as received, or why ask-lsp's stand-in
+/// stands in.
+pub(crate) fn form_message(form: &Form) -> Cow<'_, str> {
+    match &form.cannot_show {
+        None => Cow::Borrowed(&form.message),
+        Some(why) => Cow::Owned(tr!("stand_in.form", reason = reason(why))),
+    }
+}
+
+/// A stand-in's title ([`TitleName::CannotShow`]): a question's header, a
+/// form's message.
+///
+/// [`TitleName::CannotShow`]: crate::prompt::TitleName::CannotShow
+fn stand_in_title(form: bool, why: &PromptError) -> String {
+    match form {
+        false => tr!("stand_in.header"),
+        true => tr!("stand_in.form", reason = reason(why)),
+    }
+}
+
+/// Why a prompt cannot be shown, bounded for a sentence.
+fn reason(why: &PromptError) -> Cow<'static, str> {
+    Cow::Owned(for_display(&prompt_error(why), DISPLAY_MESSAGE_CHARS).into_owned())
 }
 
 /// A permission: what it asks, the whole command, every pattern, the diff.
@@ -261,6 +318,18 @@ pub(crate) fn permission_title(permission: &Permission) -> String {
     title_words(&permission.action, &permission.title)
 }
 
+/// A [`Title`]'s name in the person's language: the agent's as received,
+/// ask-lsp's worded.
+///
+/// [`Title`]: crate::prompt::Title
+pub(crate) fn title_name(name: &TitleName) -> String {
+    match name {
+        TitleName::Agent(name) => name.clone(),
+        TitleName::Permission { action, title } => title_words(action, title),
+        TitleName::CannotShow { form, why } => stand_in_title(*form, why),
+    }
+}
+
 /// [`permission_title`] from its parts, as a [`Title`] keeps them.
 ///
 /// [`Title`]: crate::prompt::Title
@@ -273,10 +342,7 @@ pub(crate) fn title_words(action: &str, title: &PermissionTitle) -> String {
             tr!("permission.action", action = action, subject = subject)
         }
         PermissionTitle::Unnamed => tr!("permission.unnamed", action = action),
-        PermissionTitle::CannotShow(why) => tr!(
-            "permission.cannot_show",
-            reason = for_display(&prompt_error(why), DISPLAY_MESSAGE_CHARS)
-        ),
+        PermissionTitle::CannotShow(why) => tr!("permission.cannot_show", reason = reason(why)),
         PermissionTitle::Tool { asker, tool } => {
             tr!("permission.tool", asker = asker, tool = tool)
         }
@@ -289,6 +355,15 @@ pub(crate) fn title_words(action: &str, title: &PermissionTitle) -> String {
             reason: None,
         } => tr!("permission.run_command", asker = asker),
         PermissionTitle::NetworkAccess { asker } => tr!("permission.network", asker = asker),
+    }
+}
+
+/// What a cut of long text hid, in the person's language (`text` cuts; the
+/// wiring hands it these words): `… (+1,234 more characters)`.
+pub(crate) fn cut_note(hidden: usize) -> String {
+    match hidden {
+        1 => tr!("cut.one"),
+        n => tr!("cut.more", count = crate::text::thousands(n)),
     }
 }
 
@@ -498,6 +573,7 @@ mod tests {
                 .into(),
             multiple: false,
             custom: true,
+            cannot_show: None,
         };
         let mut buttons = String::new();
         super::question(&mut buttons, &question, 0, 2, Layout::Buttons);
@@ -511,5 +587,112 @@ mod tests {
             numbered,
             "(2/2) [Database] Which?\n  1. Postgres\n  2. SQLite — Embedded"
         );
+    }
+
+    #[test]
+    fn a_cut_says_what_it_hid_in_the_persons_language() {
+        use crate::present::i18n::{Locale, in_locale};
+        use crate::prompt::Title;
+        let en = |hidden| in_locale(Locale::En, || cut_note(hidden));
+        assert_eq!(en(1), "… (+1 more character)");
+        assert_eq!(en(1_234), "… (+1,234 more characters)");
+        assert_eq!(en(1_234_567), crate::text::english_cut_note(1_234_567));
+        let zh = |hidden| in_locale(Locale::ZhCn, || cut_note(hidden));
+        assert_eq!(zh(1), "…（另有 1 个字符）");
+        assert_eq!(zh(1_234_567), "…（另有 1,234,567 个字符）");
+        // Cut below this floor, in these words once the wiring hands them
+        // over; what logs and `--json` read stays English.
+        crate::text::set_cut_note(cut_note);
+        let long = Title::from("é".repeat(100).as_str());
+        let zh_title = in_locale(Locale::ZhCn, || crate::present::who::title(&long));
+        assert_eq!(zh_title, "é".repeat(80) + "…（另有 20 个字符）");
+        let english = in_locale(Locale::ZhCn, || long.english());
+        assert_eq!(english, "é".repeat(80) + "… (+20 more characters)");
+        let id = "\u{1b}".to_owned() + &"x".repeat(49);
+        in_locale(Locale::ZhCn, || {
+            let shown = crate::text::for_display(&id, 40);
+            assert_eq!(
+                shown,
+                "␛".to_owned() + &"x".repeat(39) + "…（另有 10 个字符）"
+            );
+            let for_agent = crate::text::for_display_in_english(&id, 40);
+            assert_eq!(
+                for_agent,
+                "␛".to_owned() + &"x".repeat(39) + "… (+10 more characters)"
+            );
+        });
+    }
+
+    #[test]
+    fn a_stand_in_says_why_in_the_persons_language() {
+        use crate::present::i18n::{Locale, in_locale};
+        use crate::present::who;
+        use crate::prompt::{Kind, Link, Origin, Prompt};
+        let stand_in = |kind| {
+            let prompt = Prompt {
+                id: "que_1".into(),
+                session: "ses_1".into(),
+                directory: None,
+                origin: Origin::default(),
+                kind,
+            };
+            let refused = prompt.checked().unwrap_err();
+            (refused.error, *refused.stand_in.expect("a stand-in"))
+        };
+        let huge = Question {
+            header: "Huge".into(),
+            text: "q".repeat(8_001),
+            options: vec![],
+            multiple: false,
+            custom: true,
+            cannot_show: None,
+        };
+        let (error, typed) = stand_in(Kind::Questions(vec![huge]));
+        let Kind::Questions(questions) = &typed.kind else {
+            panic!("not questions")
+        };
+        let mut en = String::new();
+        question(&mut en, &questions[0], 0, 1, Layout::Buttons);
+        assert_eq!(
+            en,
+            "[Cannot be shown] This question cannot be shown here (question is 8001 characters long (at most 8000)). Reject it, or type an answer."
+        );
+        assert_eq!(who::title(&typed.title()), "Cannot be shown");
+        in_locale(Locale::ZhCn, || {
+            let reason = prompt_error(&error);
+            assert!(reason.contains("8001"), "{reason}");
+            assert_eq!(question_header(&questions[0]), "无法显示");
+            assert_eq!(
+                question_text(&questions[0]),
+                format!("此问题无法在此显示（{reason}）。请拒绝它，或输入回答。")
+            );
+            assert_eq!(who::title(&typed.title()), "无法显示");
+        });
+        assert_eq!(typed.title().english(), "Cannot be shown");
+
+        let form = Form {
+            message: "m".into(),
+            fields: Vec::new(),
+            url: Some(Link {
+                url: "javascript:alert(1)".into(),
+                domain: String::new(),
+            }),
+            cannot_show: None,
+        };
+        let (error, declined) = stand_in(Kind::Form(Box::new(form)));
+        let Kind::Form(form) = &declined.kind else {
+            panic!("not a form")
+        };
+        assert_eq!(
+            form_message(form),
+            "A form that cannot be shown here (the link cannot be shown: only http and https links are shown); it can only be declined"
+        );
+        in_locale(Locale::ZhCn, || {
+            let reason = prompt_error(&error);
+            assert_eq!(
+                form_message(form),
+                format!("无法在此显示的表单（{reason}）；只能拒绝")
+            );
+        });
     }
 }

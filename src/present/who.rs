@@ -72,7 +72,7 @@ pub(crate) fn kind_agent_project(server: &str, prompt: &Prompt) -> String {
 /// permission's title worded by ask-lsp, with its note of the other
 /// questions; the agent's words stay as they are.
 pub(crate) fn title(title: &Title) -> String {
-    title.naming(super::prompt_text::title_words, |name, n| {
+    title.naming(super::prompt_text::title_name, |name, n| {
         tr!("who.title_more", title = name, n = n)
     })
 }

@@ -16,6 +16,9 @@ pub(crate) struct Form {
     pub fields: Vec<Field>,
     /// Url mode: consent to open this link; `fields` is then empty.
     pub url: Option<Link>,
+    /// `Some(why)` on ask-lsp's stand-in for a form it could not show:
+    /// `message` is then empty and `present` says why.
+    pub cannot_show: Option<Box<PromptError>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -163,29 +163,21 @@ impl Shape {
     }
 
     fn stand_in(self, error: &PromptError) -> Kind {
-        // A question's or form's stand-in is text of its own, written here in
-        // English; a permission's title keeps the typed reason for `present`.
-        let reason = for_display(&error.to_string(), DISPLAY_MESSAGE_CHARS).into_owned();
+        // A question's or form's stand-in keeps none of the agent's words:
+        // the typed reason, for `present` to say in the person's language.
+        let why = || Some(Box::new(error.clone()));
         match self {
             // Typed answers only where the agent takes typed text for every
             // question and they fit in one request.
             Shape::Questions { count, typed } => {
                 let typed = typed && (1..=limits::QUESTIONS).contains(&count);
-                let text = if typed {
-                    format!(
-                        "This question cannot be shown here ({reason}). Reject it, or type an answer."
-                    )
-                } else {
-                    format!(
-                        "This request cannot be shown here ({reason}). Reject it, or answer it in the agent's own interface."
-                    )
-                };
                 let question = Question {
-                    header: "Cannot be shown".into(),
-                    text,
+                    header: String::new(),
+                    text: String::new(),
                     options: Vec::new(),
                     multiple: false,
                     custom: typed,
+                    cannot_show: why(),
                 };
                 Kind::Questions(vec![question; if typed { count } else { 1 }])
             }
@@ -214,13 +206,24 @@ impl Shape {
                     .collect(),
             })),
             Shape::Form => Kind::Form(Box::new(Form {
-                message: format!(
-                    "A form that cannot be shown here ({reason}); it can only be declined"
-                ),
+                message: String::new(),
                 fields: Vec::new(),
                 url: None,
+                cannot_show: why(),
             })),
         }
+    }
+}
+
+/// A stand-in's title in English, for logs and `--json` (`present` words
+/// it for a person): a question's header, a form's message.
+fn english_stand_in_title(form: bool, why: &PromptError) -> String {
+    match form {
+        false => "Cannot be shown".into(),
+        true => format!(
+            "A form that cannot be shown here ({}); it can only be declined",
+            for_display(&why.to_string(), DISPLAY_MESSAGE_CHARS)
+        ),
     }
 }
 
@@ -342,6 +345,24 @@ impl Prompt {
     /// form's message (else its first field).
     pub fn title(&self) -> Title {
         let (name, more) = match &self.kind {
+            Kind::Questions(questions)
+                if let Some(why) = questions.first().and_then(|q| q.cannot_show.as_ref()) =>
+            {
+                (
+                    TitleName::CannotShow {
+                        form: false,
+                        why: why.clone(),
+                    },
+                    questions.len() - 1,
+                )
+            }
+            Kind::Form(form) if let Some(why) = &form.cannot_show => (
+                TitleName::CannotShow {
+                    form: true,
+                    why: why.clone(),
+                },
+                0,
+            ),
             Kind::Questions(questions) => (
                 TitleName::Agent(questions.first().map_or("", Question::name).to_owned()),
                 questions.len().saturating_sub(1),
@@ -437,6 +458,7 @@ mod tests {
             options: vec![],
             multiple: false,
             custom: true,
+            cannot_show: None,
         };
         assert_eq!(
             prompt(Kind::Questions(vec![q("Color", "Which?")]))
@@ -465,6 +487,7 @@ mod tests {
             options: vec![Choice::new("a".into(), String::new())],
             multiple: false,
             custom,
+            cannot_show: None,
         };
         let refused = prompt(Kind::Questions(vec![huge(true), huge(true)]))
             .checked()
@@ -474,9 +497,19 @@ mod tests {
         };
         assert_eq!(questions.len(), 2);
         assert!(questions.iter().all(|q| q.custom && q.options.is_empty()));
+        // None of the agent's words: the reason, typed, for `present`.
+        assert!(
+            questions
+                .iter()
+                .all(|q| q.header.is_empty() && q.text.is_empty())
+        );
         assert_eq!(
-            questions[0].text,
-            "This question cannot be shown here (question is 8001 characters long (at most 8000)). Reject it, or type an answer."
+            questions[0].cannot_show.as_deref(),
+            Some(&PromptError::TooLong {
+                field: "question",
+                len: limits::QUESTION_LEN + 1,
+                max: limits::QUESTION_LEN
+            })
         );
         // One question without typed answers: a refusal only.
         let refused = prompt(Kind::Questions(vec![huge(true), huge(false)]))
@@ -493,6 +526,7 @@ mod tests {
                 url: "javascript:alert(1)".into(),
                 domain: String::new(),
             }),
+            cannot_show: None,
         };
         let refused = prompt(Kind::Form(Box::new(form.clone())))
             .checked()
@@ -515,6 +549,7 @@ mod tests {
             options: vec![],
             multiple: false,
             custom: true,
+            cannot_show: None,
         }]));
         p.origin.agent = Some("bu\u{1b}[2Jild".into());
         assert_eq!(

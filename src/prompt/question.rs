@@ -12,6 +12,10 @@ pub(crate) struct Question {
     pub multiple: bool,
     /// Whether a typed answer is allowed.
     pub custom: bool,
+    /// `Some(why)` on ask-lsp's stand-in for questions it could not show:
+    /// `header` and `text` are then empty (none of the agent's words are
+    /// kept) and `present` says why, in the person's language.
+    pub cannot_show: Option<Box<PromptError>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,6 +149,7 @@ mod tests {
                 .collect(),
             multiple,
             custom,
+            cannot_show: None,
         }
     }
 

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use super::limits;
 use super::permission::{PermissionTitle, english_title};
+use super::{PromptError, english_stand_in_title};
 use crate::text::one_line;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,23 +26,35 @@ pub(crate) enum TitleName {
         action: String,
         title: PermissionTitle,
     },
+    /// ask-lsp's stand-in for questions (`form: false`) or a form it could
+    /// not show, and why.
+    CannotShow { form: bool, why: Box<PromptError> },
 }
 
 impl Title {
-    /// The name worded by `permission`, on one line and cut at
+    /// The name worded by `words` (the agent's as it is), on one line and cut at
     /// [`limits::TITLE_CHARS`] with a note of how much it hid, then the
     /// other questions counted by `more`.
     pub fn naming(
         &self,
-        permission: impl FnOnce(&str, &PermissionTitle) -> String,
+        words: impl FnOnce(&TitleName) -> String,
         more: impl FnOnce(&str, usize) -> String,
+    ) -> String {
+        self.named(words, more, crate::text::bounded)
+    }
+
+    fn named(
+        &self,
+        words: impl FnOnce(&TitleName) -> String,
+        more: impl FnOnce(&str, usize) -> String,
+        bounded: fn(&str, usize) -> Cow<'_, str>,
     ) -> String {
         let name = match &self.name {
             TitleName::Agent(name) => Cow::Borrowed(name.as_str()),
-            TitleName::Permission { action, title } => Cow::Owned(permission(action, title)),
+            ours => Cow::Owned(words(ours)),
         };
         let name = one_line(&name);
-        let name = crate::text::bounded(&name, limits::TITLE_CHARS);
+        let name = bounded(&name, limits::TITLE_CHARS);
         match self.more {
             0 => name.into_owned(),
             n => more(&name, n),
@@ -51,7 +64,15 @@ impl Title {
     /// The title in English, for what is said below the presentation floor
     /// (logs); `present` words it for a person.
     pub fn english(&self) -> String {
-        self.naming(english_title, |name, n| format!("{name} (+{n} more)"))
+        self.named(
+            |name| match name {
+                TitleName::Agent(name) => name.clone(),
+                TitleName::Permission { action, title } => english_title(action, title),
+                TitleName::CannotShow { form, why } => english_stand_in_title(*form, why),
+            },
+            |name, n| format!("{name} (+{n} more)"),
+            crate::text::bounded_in_english,
+        )
     }
 }
 

@@ -26,14 +26,18 @@ pub(super) fn link_text(form: &Form, text: &mut String) {
 
 /// A form with nothing to fill in: sent as it is, or declined.
 pub(super) fn empty_text(form: &Form, text: &mut String) {
-    text.push_str(&tr!("form.empty", message = form.message));
+    text.push_str(&tr!(
+        "form.empty",
+        message = prompt_text::form_message(form)
+    ));
 }
 
 /// The text shown for one field.
 pub(super) fn field_text(form: &Form, index: usize, text: &mut String) {
     let field = &form.fields[index];
-    if index == 0 && !form.message.is_empty() {
-        text.push_str(&format!("{}\n", form.message));
+    let message = prompt_text::form_message(form);
+    if index == 0 && !message.is_empty() {
+        text.push_str(&format!("{message}\n"));
     }
     prompt_text::field_position(text, index, form.fields.len(), Layout::Numbered);
     text.push_str(&field.title);

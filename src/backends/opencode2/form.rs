@@ -204,6 +204,7 @@ impl FormInfo {
                     url,
                     domain: String::new(),
                 }),
+                cannot_show: None,
             };
             (Kind::Form(Box::new(form)), Shape::Link(key))
         };
@@ -295,6 +296,7 @@ fn fields_form(message: String, fields: Vec<FormField>) -> Result<(Kind, Shape),
         message,
         fields,
         url: None,
+        cannot_show: None,
     };
     Ok((Kind::Form(Box::new(form)), Shape::Fields(keys)))
 }
@@ -323,6 +325,7 @@ impl FormField {
                 .collect(),
             multiple,
             custom,
+            cannot_show: None,
         }
     }
 

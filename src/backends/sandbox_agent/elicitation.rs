@@ -190,6 +190,7 @@ pub(super) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Ref
                     message,
                     fields,
                     url: None,
+                    cannot_show: None,
                 },
                 None,
             )
@@ -208,6 +209,7 @@ pub(super) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Ref
                         url,
                         domain: String::new(),
                     }),
+                    cannot_show: None,
                 },
                 Some(id),
             )
@@ -215,7 +217,8 @@ pub(super) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Ref
         Some(other) => {
             return Err(Refusal::InvalidParams(format!(
                 "mode {:?} is not supported (form and url are)",
-                crate::text::for_display(other, 40)
+                // The agent reads it: English, whatever the person's language.
+                crate::text::for_display_in_english(other, 40)
             )));
         }
         None => return Err(Refusal::InvalidParams("no mode".into())),

@@ -252,6 +252,7 @@ pub(super) fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serd
                             .collect(),
                         multiple: false,
                         custom: false,
+                        cannot_show: None,
                     };
                     (vec![question], Some(p.options))
                 }

@@ -42,6 +42,7 @@ fn form(fields: Vec<Field>) -> Form {
         message: "Configure".into(),
         fields,
         url: None,
+        cannot_show: None,
     }
     .into_checked()
     .unwrap()
@@ -277,6 +278,7 @@ fn bounds_and_unanswerable_fields_are_refused() {
             },
         )],
         url: None,
+        cannot_show: None,
     }
     .into_checked()
     .unwrap_err();
@@ -291,6 +293,7 @@ fn bounds_and_unanswerable_fields_are_refused() {
         message: "m".into(),
         fields,
         url: None,
+        cannot_show: None,
     }
     .into_checked()
     .unwrap_err();
@@ -310,6 +313,7 @@ fn bounds_and_unanswerable_fields_are_refused() {
         message: "m".into(),
         fields: vec![bad_pattern, text_field("p", false)],
         url: None,
+        cannot_show: None,
     }
     .into_checked()
     .unwrap_err();
@@ -318,6 +322,7 @@ fn bounds_and_unanswerable_fields_are_refused() {
         message: "m".into(),
         fields: vec![text_field("p", false), text_field("p", true)],
         url: None,
+        cannot_show: None,
     }
     .into_checked()
     .unwrap_err();
@@ -334,6 +339,7 @@ fn links_show_their_real_domain_and_only_http() {
                 url: url.into(),
                 domain: String::new(),
             }),
+            cannot_show: None,
         }
         .into_checked()
         .map(|f| f.url.unwrap().domain)
@@ -378,6 +384,7 @@ fn links_show_their_real_domain_and_only_http() {
             url: "https://a.example/".into(),
             domain: String::new(),
         }),
+        cannot_show: None,
     })))
     .into_checked()
     .unwrap();

@@ -20,6 +20,7 @@ fn request(questions: Value) -> Prompt {
                 .collect(),
             multiple: q["multiple"].as_bool().unwrap_or(false),
             custom: q["custom"].as_bool().unwrap_or(true),
+            cannot_show: None,
         })
         .collect();
     Prompt {
@@ -534,6 +535,7 @@ fn form_prompt(fields: Vec<crate::prompt::Field>, url: bool) -> Prompt {
                 url: "https://a.example/".into(),
                 domain: "a.example".into(),
             }),
+            cannot_show: None,
         })),
     }
     .into_checked()
