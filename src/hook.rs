@@ -15,11 +15,12 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use crate::app::hook_client::{MAX_INPUT, instances, same_user};
+use crate::app::hook_client::{MAX_INPUT, Refusal, instances, same_user};
 use crate::present::no_decision::NoDecision;
 
 /// Below the agents' hook timeout as docs/hook.md configures it (60 s).
@@ -161,12 +162,18 @@ fn hook_output(agent: &str, answer: &Value) -> Result<Value, NoDecision> {
             }
         }
         _ => {
-            return Err(match answer.get("error").and_then(Value::as_str) {
-                Some(error) => NoDecision::Refused {
-                    error: error.to_owned(),
+            let refusal = answer
+                .get("refusal")
+                .and_then(|why| Refusal::deserialize(why).ok());
+            return Err(
+                match (refusal, answer.get("error").and_then(Value::as_str)) {
+                    (Some(why), _) => NoDecision::Refused(why),
+                    (None, Some(error)) => NoDecision::RefusedSaying {
+                        error: error.to_owned(),
+                    },
+                    (None, None) => NoDecision::Undecided,
                 },
-                None => NoDecision::Undecided,
-            });
+            );
         }
     }
     Ok(json!({

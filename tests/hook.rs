@@ -466,6 +466,58 @@ async fn a_huge_or_malformed_input_decides_nothing_and_shows_nothing() {
     assert!(client.shutdown().await.success());
 }
 
+/// Input ask-lsp refuses (another hook event, not a Codex request): the
+/// hook says why in the person's language, as ask-lsp said it in English.
+#[tokio::test]
+async fn why_ask_lsp_refused_is_said_in_the_persons_language() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    // The editor speaks English; the hook's line follows the hook's locale.
+    let mut client = runtime.editor(&sim, None).await;
+    let other_event =
+        br#"{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {}}"#.as_slice();
+    let not_codex = br#"{"hook_event_name": "PermissionRequest"}"#.as_slice();
+    let zh = [("LANG", "zh_CN.UTF-8")];
+    for (env, agent, input, reason) in [
+        (
+            &zh[..],
+            "claude",
+            other_event,
+            "ask-lsp 拒绝了该请求：钩子事件 \"PreToolUse\" 不是 PermissionRequest",
+        ),
+        (
+            &[][..],
+            "claude",
+            other_event,
+            "ask-lsp refused the request: hook event \"PreToolUse\" is not PermissionRequest",
+        ),
+        (
+            &zh[..],
+            "codex",
+            not_codex,
+            "ask-lsp 拒绝了该请求：不是 Codex 的 PermissionRequest：missing field `session_id`",
+        ),
+        (
+            &[][..],
+            "codex",
+            not_codex,
+            "ask-lsp refused the request: not a Codex PermissionRequest: missing field `session_id`",
+        ),
+    ] {
+        let mut hook = runtime.run_in(env, &["hook", agent]);
+        feed(&mut hook, input).await;
+        let (stdout, stderr) = finish(hook).await;
+        assert_eq!(stdout, "");
+        assert!(
+            stderr.starts_with(&format!("ask-lsp hook: {reason}")),
+            "{stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+    client.expect_quiet(Duration::from_millis(300)).await;
+    assert!(client.shutdown().await.success());
+}
+
 #[tokio::test]
 async fn a_hook_killed_or_timing_out_withdraws_its_prompt() {
     let runtime = Runtime::new();

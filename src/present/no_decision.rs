@@ -6,6 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::i18n::tr;
+use crate::backends::hook::Refusal;
 
 /// Why the hook printed no decision, with its facts. Error details (an OS
 /// error, where serde found the input malformed) stay as their libraries
@@ -31,9 +32,11 @@ pub enum NoDecision {
     ReadingAnswer(std::io::Error),
     ClosedWithoutDecision,
     MalformedAnswer(serde_json::Error),
-    /// ask-lsp refused the request; `error` is its own text (another
-    /// process, maybe of another version: English).
-    Refused {
+    /// ask-lsp refused the request.
+    Refused(Refusal),
+    /// An ask-lsp of an older version refused it, saying only `error`
+    /// (English).
+    RefusedSaying {
         error: String,
     },
     /// The editor's side decided nothing (cancelled, a policy's timeout).
@@ -60,10 +63,96 @@ impl fmt::Display for NoDecision {
             NoDecision::ReadingAnswer(error) => tr!("hook.reading_answer", error = error),
             NoDecision::ClosedWithoutDecision => tr!("hook.closed_without_decision"),
             NoDecision::MalformedAnswer(error) => tr!("hook.malformed_answer", error = error),
-            NoDecision::Refused { error } => tr!("hook.refused", error = error),
+            NoDecision::Refused(why) => tr!("hook.refused", error = refusal(why)),
+            NoDecision::RefusedSaying { error } => tr!("hook.refused", error = error),
             NoDecision::Undecided => tr!("hook.undecided"),
             NoDecision::WritingDecision(error) => tr!("hook.writing_decision", error = error),
         };
         f.write_str(&line)
+    }
+}
+
+/// Why an ask-lsp refused the request, as its `error` says it in English,
+/// in the person's language.
+fn refusal(why: &Refusal) -> String {
+    match why {
+        Refusal::TooLarge => tr!("hook.refusal.too_large"),
+        Refusal::Incomplete => tr!("hook.refusal.incomplete"),
+        Refusal::Malformed { detail } => tr!("hook.refusal.malformed", detail = detail),
+        Refusal::UnknownAgent { agent } => {
+            tr!("hook.refusal.unknown_agent", agent = format!("{agent:?}"))
+        }
+        Refusal::NotClaudeInput { detail } => {
+            tr!(
+                "hook.refusal.not_input",
+                agent = "Claude Code",
+                detail = detail
+            )
+        }
+        Refusal::NotCodexInput { detail } => {
+            tr!("hook.refusal.not_input", agent = "Codex", detail = detail)
+        }
+        Refusal::OtherEvent { event } => {
+            tr!("hook.refusal.other_event", event = format!("{event:?}"))
+        }
+        Refusal::AskUserQuestion => tr!("hook.refusal.ask_user_question"),
+        Refusal::TooLong => tr!("hook.refusal.too_long"),
+        Refusal::BashWithoutCommand => tr!("hook.refusal.bash_without_command"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::present::i18n::{Locale, in_locale};
+
+    fn every_refusal() -> Vec<Refusal> {
+        let detail = || "missing field `x` at line 1 column 2".to_owned();
+        vec![
+            Refusal::TooLarge,
+            Refusal::Incomplete,
+            Refusal::Malformed { detail: detail() },
+            Refusal::UnknownAgent {
+                agent: "gemini".into(),
+            },
+            Refusal::NotClaudeInput { detail: detail() },
+            Refusal::NotCodexInput { detail: detail() },
+            Refusal::OtherEvent {
+                event: "PreToolUse".into(),
+            },
+            Refusal::AskUserQuestion,
+            Refusal::TooLong,
+            Refusal::BashWithoutCommand,
+        ]
+    }
+
+    /// The hook's English line is what the ask-lsp that refused said, and
+    /// every refusal has its own Chinese.
+    #[test]
+    fn a_refusal_reads_in_english_as_ask_lsp_said_it_and_in_chinese() {
+        let mut chinese = std::collections::BTreeSet::new();
+        for refusal in every_refusal() {
+            let said = format!("ask-lsp refused the request: {refusal}");
+            let why = NoDecision::Refused(refusal);
+            assert_eq!(in_locale(Locale::En, || why.to_string()), said);
+            let zh = in_locale(Locale::ZhCn, || why.to_string());
+            assert!(zh.starts_with("ask-lsp 拒绝了该请求："), "{zh}");
+            assert!(chinese.insert(zh));
+        }
+    }
+
+    #[test]
+    fn the_refusal_travels_as_sent() {
+        for refusal in every_refusal() {
+            let wire = serde_json::to_value(&refusal).unwrap();
+            assert_eq!(serde_json::from_value::<Refusal>(wire).unwrap(), refusal);
+        }
+        assert_eq!(
+            serde_json::to_value(Refusal::OtherEvent {
+                event: "PreToolUse".into()
+            })
+            .unwrap(),
+            serde_json::json!({"why": "otherEvent", "event": "PreToolUse"})
+        );
     }
 }
