@@ -307,10 +307,10 @@ async fn why_the_hook_decided_nothing_is_said_in_the_persons_language() {
     let english = [("LANG", "zh_CN.UTF-8"), ("LC_ALL", "en_US.UTF-8")];
     let request = bash("ls", "/p").to_string();
     let malformed = b"{\"tool_name\": \"Bash\"".as_slice();
-    let cases: [(&[(&str, &str)], &[&str], &[u8], &str); 6] = [
+    let cases = [
         (
-            &zh,
-            &["hook", "claude"],
+            &zh[..],
+            &["hook", "claude"][..],
             request.as_bytes(),
             "没有正在运行的 ask-lsp",
         ),
@@ -329,7 +329,7 @@ async fn why_the_hook_decided_nothing_is_said_in_the_persons_language() {
         (
             &zh,
             &["hook", "gemini"],
-            b"{}",
+            b"{}".as_slice(),
             "不支持的代理 \"gemini\"（应为 claude 或 codex）",
         ),
         (
