@@ -52,7 +52,7 @@ impl fmt::Display for NoDecision {
             }
             NoDecision::ReadingInput(error) => tr!("hook.reading_input", error = error),
             NoDecision::InputTooLarge { max } => tr!("hook.input_too_large", max = max),
-            NoDecision::InputNotJson(error) => tr!("hook.input_not_json", error = error),
+            NoDecision::InputNotJson(error) => tr!("hook.input_not_json", error = shown(error)),
             NoDecision::NoInstance { error: None } => tr!("hook.no_instance"),
             NoDecision::NoInstance { error: Some(error) } => {
                 tr!("hook.no_instance_because", error = error)
@@ -62,14 +62,22 @@ impl fmt::Display for NoDecision {
             NoDecision::Sending(error) => tr!("hook.sending", error = error),
             NoDecision::ReadingAnswer(error) => tr!("hook.reading_answer", error = error),
             NoDecision::ClosedWithoutDecision => tr!("hook.closed_without_decision"),
-            NoDecision::MalformedAnswer(error) => tr!("hook.malformed_answer", error = error),
+            NoDecision::MalformedAnswer(error) => {
+                tr!("hook.malformed_answer", error = shown(error))
+            }
             NoDecision::Refused(why) => tr!("hook.refused", error = refusal(why)),
-            NoDecision::RefusedSaying { error } => tr!("hook.refused", error = error),
+            NoDecision::RefusedSaying { error } => tr!("hook.refused", error = shown(error)),
             NoDecision::Undecided => tr!("hook.undecided"),
             NoDecision::WritingDecision(error) => tr!("hook.writing_decision", error = error),
         };
         f.write_str(&line)
     }
+}
+
+/// A detail that may quote the agent's input (serde's account of it), on
+/// one line with control characters shown, bounded.
+fn shown(detail: &impl fmt::Display) -> String {
+    crate::text::for_display(&detail.to_string(), crate::text::DISPLAY_MESSAGE_CHARS).into_owned()
 }
 
 /// Why an ask-lsp refused the request, as its `error` says it in English,
@@ -78,7 +86,7 @@ fn refusal(why: &Refusal) -> String {
     match why {
         Refusal::TooLarge => tr!("hook.refusal.too_large"),
         Refusal::Incomplete => tr!("hook.refusal.incomplete"),
-        Refusal::Malformed { detail } => tr!("hook.refusal.malformed", detail = detail),
+        Refusal::Malformed { detail } => tr!("hook.refusal.malformed", detail = shown(detail)),
         Refusal::UnknownAgent { agent } => {
             tr!("hook.refusal.unknown_agent", agent = format!("{agent:?}"))
         }
@@ -86,11 +94,15 @@ fn refusal(why: &Refusal) -> String {
             tr!(
                 "hook.refusal.not_input",
                 agent = "Claude Code",
-                detail = detail
+                detail = shown(detail)
             )
         }
         Refusal::NotCodexInput { detail } => {
-            tr!("hook.refusal.not_input", agent = "Codex", detail = detail)
+            tr!(
+                "hook.refusal.not_input",
+                agent = "Codex",
+                detail = shown(detail)
+            )
         }
         Refusal::OtherEvent { event } => {
             tr!("hook.refusal.other_event", event = format!("{event:?}"))
@@ -138,6 +150,22 @@ mod tests {
             let zh = in_locale(Locale::ZhCn, || why.to_string());
             assert!(zh.starts_with("ask-lsp 拒绝了该请求："), "{zh}");
             assert!(chinese.insert(zh));
+        }
+    }
+
+    #[test]
+    fn what_the_input_held_is_shown_not_obeyed() {
+        // serde names an unknown field as the input spelled it.
+        let detail = "unknown field `\u{1b}[2J\nx`".to_owned();
+        for why in [
+            NoDecision::Refused(Refusal::NotCodexInput {
+                detail: detail.clone(),
+            }),
+            NoDecision::RefusedSaying { error: detail },
+        ] {
+            let line = in_locale(Locale::En, || why.to_string());
+            assert!(!line.contains(['\u{1b}', '\n']), "{line:?}");
+            assert!(line.contains("[2J"), "{line:?}");
         }
     }
 
