@@ -15,11 +15,13 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use crate::app::hook_client::{MAX_INPUT, instances, same_user};
+use crate::app::hook_client::{MAX_INPUT, Refusal, instances, same_user};
+use crate::present::no_decision::NoDecision;
 
 /// Below the agents' hook timeout as docs/hook.md configures it (60 s).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(50);
@@ -28,49 +30,61 @@ const MAX_ANSWER: u64 = 64 * 1024;
 
 /// Runs the hook for `agent` with `timeout` (None: the default), reading
 /// the input from `input` and writing a decision to `output`. Every failure
-/// is a one-line reason for stderr, and nothing on `output`.
+/// is a one-line reason for stderr, in the person's language, and nothing
+/// on `output`.
 pub async fn run(
     agent: &str,
     timeout: Option<Duration>,
     input: impl Read,
     output: &mut impl std::io::Write,
 ) -> Result<(), String> {
+    decide(agent, timeout, input, output)
+        .await
+        .map_err(|why| why.to_string())
+}
+
+async fn decide(
+    agent: &str,
+    timeout: Option<Duration>,
+    input: impl Read,
+    output: &mut impl std::io::Write,
+) -> Result<(), NoDecision> {
     if !["claude", "codex"].contains(&agent) {
-        return Err(format!(
-            "unsupported agent {agent:?} (expected claude or codex)"
-        ));
+        return Err(NoDecision::UnsupportedAgent {
+            agent: agent.to_owned(),
+        });
     }
     let mut raw = Vec::new();
     input
         .take(MAX_INPUT as u64 + 1)
         .read_to_end(&mut raw)
-        .map_err(|e| format!("reading the hook input: {e}"))?;
+        .map_err(NoDecision::ReadingInput)?;
     if raw.len() > MAX_INPUT {
-        return Err(format!("the hook input is over {MAX_INPUT} bytes"));
+        return Err(NoDecision::InputTooLarge { max: MAX_INPUT });
     }
-    let parsed: Value =
-        serde_json::from_slice(&raw).map_err(|e| format!("the hook input is not JSON: {e}"))?;
+    let parsed: Value = serde_json::from_slice(&raw).map_err(NoDecision::InputNotJson)?;
     let cwd = parsed.get("cwd").and_then(Value::as_str).map(PathBuf::from);
-    let mut request =
-        serde_json::to_vec(&json!({"agent": agent, "input": parsed})).map_err(|e| e.to_string())?;
-    drop(parsed);
+    let mut request = json!({"agent": agent, "input": parsed})
+        .to_string()
+        .into_bytes();
     request.push(b'\n');
     let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
     let answer = tokio::time::timeout(timeout, ask(cwd.as_deref(), &request))
         .await
-        .map_err(|_| format!("no decision within {timeout:?}"))??;
+        .map_err(|_| NoDecision::Timeout(timeout))??;
     let decision = hook_output(agent, &answer)?;
-    writeln!(output, "{decision}").map_err(|e| e.to_string())?;
+    writeln!(output, "{decision}").map_err(NoDecision::WritingDecision)?;
     Ok(())
 }
 
 /// Asks every instance whose workspace holds `cwd` at once, else the most
 /// recent that takes the connection; the first decision wins. Returning
 /// drops the other connections, which withdraws the prompt there.
-async fn ask(cwd: Option<&Path>, request: &[u8]) -> Result<Value, String> {
-    let (holding, others) = instances(cwd).map_err(|e| format!("no ask-lsp running ({e})"))?;
+async fn ask(cwd: Option<&Path>, request: &[u8]) -> Result<Value, NoDecision> {
+    let (holding, others) =
+        instances(cwd).map_err(|e| NoDecision::NoInstance { error: Some(e) })?;
     if holding.is_empty() && others.is_empty() {
-        return Err("no ask-lsp running".into());
+        return Err(NoDecision::NoInstance { error: None });
     }
     let mut asked = FuturesUnordered::new();
     for socket in &holding {
@@ -86,7 +100,7 @@ async fn ask(cwd: Option<&Path>, request: &[u8]) -> Result<Value, String> {
             }
         }
     }
-    let mut outcome = Err("no ask-lsp running answers".to_owned());
+    let mut outcome = Err(NoDecision::NoInstanceAnswers);
     while let Some(answer) = asked.next().await {
         match answer {
             Ok(answer) if answer.get("behavior").is_some() => return Ok(answer),
@@ -108,29 +122,29 @@ async fn connect(socket: &Path) -> Option<UnixStream> {
 
 /// Sends the request; the answer line. The connection stays open until
 /// then: closing it withdraws the prompt.
-async fn exchange(stream: UnixStream, request: &[u8]) -> Result<Value, String> {
+async fn exchange(stream: UnixStream, request: &[u8]) -> Result<Value, NoDecision> {
     let (read, mut write) = stream.into_split();
     write
         .write_all(request)
         .await
-        .map_err(|e| format!("sending to ask-lsp: {e}"))?;
+        .map_err(NoDecision::Sending)?;
     let mut line = Vec::new();
     BufReader::new(read)
         .take(MAX_ANSWER)
         .read_until(b'\n', &mut line)
         .await
-        .map_err(|e| format!("reading ask-lsp's answer: {e}"))?;
+        .map_err(NoDecision::ReadingAnswer)?;
     drop(write);
     if !line.ends_with(b"\n") {
-        return Err("ask-lsp closed without a decision".into());
+        return Err(NoDecision::ClosedWithoutDecision);
     }
-    serde_json::from_slice(&line).map_err(|e| format!("ask-lsp's answer: {e}"))
+    serde_json::from_slice(&line).map_err(NoDecision::MalformedAnswer)
 }
 
 /// ask-lsp's answer as the agent's hook output (Claude's and Codex's have
 /// one shape; Codex takes no `updatedPermissions`). Only an explicit allow
 /// or deny decides; anything else is an error (no decision).
-fn hook_output(agent: &str, answer: &Value) -> Result<Value, String> {
+fn hook_output(agent: &str, answer: &Value) -> Result<Value, NoDecision> {
     let mut decision = serde_json::Map::new();
     match answer.get("behavior").and_then(Value::as_str) {
         Some("allow") => {
@@ -148,10 +162,18 @@ fn hook_output(agent: &str, answer: &Value) -> Result<Value, String> {
             }
         }
         _ => {
-            return Err(match answer.get("error").and_then(Value::as_str) {
-                Some(error) => format!("ask-lsp refused the request: {error}"),
-                None => "no decision in the editor".into(),
-            });
+            let refusal = answer
+                .get("refusal")
+                .and_then(|why| Refusal::deserialize(why).ok());
+            return Err(
+                match (refusal, answer.get("error").and_then(Value::as_str)) {
+                    (Some(why), _) => NoDecision::Refused(why),
+                    (None, Some(error)) => NoDecision::RefusedSaying {
+                        error: error.to_owned(),
+                    },
+                    (None, None) => NoDecision::Undecided,
+                },
+            );
         }
     }
     Ok(json!({

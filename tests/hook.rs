@@ -65,11 +65,20 @@ impl Runtime {
     }
 
     fn hook(&self, args: &[&str]) -> Child {
+        self.run_in(&[], &[&["hook"], args].concat())
+    }
+
+    /// `ask-lsp ARGS` as [`Runtime::hook`] runs it, with only `env` for a
+    /// language.
+    fn run_in(&self, env: &[(&str, &str)], args: &[&str]) -> Child {
         Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
-            .arg("hook")
             .args(args)
             .env("XDG_RUNTIME_DIR", self.path())
             .env_remove("ASK_LSP_LOG")
+            .env_remove("LC_ALL")
+            .env_remove("LC_MESSAGES")
+            .env_remove("LANG")
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -283,6 +292,72 @@ async fn with_no_ask_lsp_running_the_hook_decides_nothing_at_once() {
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
+/// Why the hook decided nothing is said on stderr, which Claude Code and
+/// Codex show the person, in the person's language (`LANG`, or `--locale`
+/// before or after the command); English as before. Nothing on stdout (the
+/// agent's), exit 0.
+#[tokio::test]
+async fn why_the_hook_decided_nothing_is_said_in_the_persons_language() {
+    let runtime = Runtime::new();
+    // The socket directory, with no ask-lsp in it.
+    std::fs::create_dir(runtime.sockets()).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(runtime.sockets(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let zh = [("LANG", "zh_CN.UTF-8")];
+    let english = [("LANG", "zh_CN.UTF-8"), ("LC_ALL", "en_US.UTF-8")];
+    let request = bash("ls", "/p").to_string();
+    let malformed = b"{\"tool_name\": \"Bash\"".as_slice();
+    let cases = [
+        (
+            &zh[..],
+            &["hook", "claude"][..],
+            request.as_bytes(),
+            "没有正在运行的 ask-lsp",
+        ),
+        (
+            &[],
+            &["hook", "codex", "--locale", "zh-CN"],
+            request.as_bytes(),
+            "没有正在运行的 ask-lsp",
+        ),
+        (
+            &[],
+            &["--locale", "zh-CN", "hook", "claude"],
+            malformed,
+            "钩子输入不是 JSON：EOF while parsing an object at line 1 column 20",
+        ),
+        (
+            &zh,
+            &["hook", "gemini"],
+            b"{}".as_slice(),
+            "不支持的代理 \"gemini\"（应为 claude 或 codex）",
+        ),
+        (
+            &english,
+            &["hook", "claude"],
+            request.as_bytes(),
+            "no ask-lsp running",
+        ),
+        (
+            &[],
+            &["hook", "codex"],
+            malformed,
+            "the hook input is not JSON: EOF while parsing an object at line 1 column 20",
+        ),
+    ];
+    for (env, args, input, reason) in cases {
+        let mut hook = runtime.run_in(env, args);
+        feed(&mut hook, input).await;
+        let (stdout, stderr) = finish(hook).await;
+        assert_eq!(stdout, "", "{args:?}");
+        assert_eq!(
+            stderr,
+            format!("ask-lsp hook: {reason}\n"),
+            "{env:?} {args:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_stale_socket_is_removed_and_another_users_socket_is_not_spoken_to() {
     let runtime = Runtime::new();
@@ -385,6 +460,58 @@ async fn a_huge_or_malformed_input_decides_nothing_and_shows_nothing() {
         feed(&mut hook, bad).await;
         let (stdout, stderr) = finish(hook).await;
         assert_eq!(stdout, "", "{bad:?}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+    client.expect_quiet(Duration::from_millis(300)).await;
+    assert!(client.shutdown().await.success());
+}
+
+/// Input ask-lsp refuses (another hook event, not a Codex request): the
+/// hook says why in the person's language, as ask-lsp said it in English.
+#[tokio::test]
+async fn why_ask_lsp_refused_is_said_in_the_persons_language() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    // The editor speaks English; the hook's line follows the hook's locale.
+    let mut client = runtime.editor(&sim, None).await;
+    let other_event =
+        br#"{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {}}"#.as_slice();
+    let not_codex = br#"{"hook_event_name": "PermissionRequest"}"#.as_slice();
+    let zh = [("LANG", "zh_CN.UTF-8")];
+    for (env, agent, input, reason) in [
+        (
+            &zh[..],
+            "claude",
+            other_event,
+            "ask-lsp 拒绝了该请求：钩子事件 \"PreToolUse\" 不是 PermissionRequest",
+        ),
+        (
+            &[][..],
+            "claude",
+            other_event,
+            "ask-lsp refused the request: hook event \"PreToolUse\" is not PermissionRequest",
+        ),
+        (
+            &zh[..],
+            "codex",
+            not_codex,
+            "ask-lsp 拒绝了该请求：不是 Codex 的 PermissionRequest：missing field `session_id`",
+        ),
+        (
+            &[][..],
+            "codex",
+            not_codex,
+            "ask-lsp refused the request: not a Codex PermissionRequest: missing field `session_id`",
+        ),
+    ] {
+        let mut hook = runtime.run_in(env, &["hook", agent]);
+        feed(&mut hook, input).await;
+        let (stdout, stderr) = finish(hook).await;
+        assert_eq!(stdout, "");
+        assert!(
+            stderr.starts_with(&format!("ask-lsp hook: {reason}")),
+            "{stderr}"
+        );
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
     client.expect_quiet(Duration::from_millis(300)).await;

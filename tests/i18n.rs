@@ -421,6 +421,55 @@ async fn a_plain_clients_answer_that_is_not_an_option_is_refused_in_chinese() {
     assert!(client.shutdown().await.success());
 }
 
+/// `askLsp.answer` / `askLsp.reject` arguments of the wrong shape are
+/// refused in Chinese (serde's detail as serde writes it); nothing reaches
+/// the server.
+#[tokio::test]
+async fn a_malformed_answer_command_is_refused_in_chinese_and_nothing_is_sent() {
+    let sim = sim().await;
+    let mut client = client_in(&sim, &[], plain_caps(), Some("zh-CN"), json!({})).await;
+    let request = sim.ask(None, database());
+    client.next_method("window/showMessageRequest").await;
+    let key = format!("default/{}", request.id);
+    let usage = "askLsp.answer 接受一个对象：[{key, answers: string[][]}]、[{key, question: number, answer: string[]}]、[{key, choice: string}] 或 [{key, values: {fieldId: value}}]";
+    for (command, arguments, expected) in [
+        (
+            "askLsp.answer",
+            json!([key, [["Postgres"]]]),
+            format!("{usage}；不再接受按位置传递的参数（[key, …]）"),
+        ),
+        ("askLsp.answer", json!([3]), usage.to_owned()),
+        (
+            "askLsp.answer",
+            json!([{"key": key, "answers": true}]),
+            format!("{usage}：invalid type: boolean `true`, expected a sequence"),
+        ),
+        (
+            "askLsp.answer",
+            json!([{"key": key, "answers": [["Postgres"]], "choice": "allow-once"}]),
+            format!(
+                "{usage}：只能是 `answers`、`question` 加 `answer`、`choice` 或 `values` 之一，不能同时给出多个"
+            ),
+        ),
+        (
+            "askLsp.reject",
+            json!([]),
+            "askLsp.reject 接受 [key] 或 [key, message: string]".to_owned(),
+        ),
+    ] {
+        let refused = client
+            .request(
+                "workspace/executeCommand",
+                json!({"command": command, "arguments": arguments}),
+            )
+            .await;
+        assert_eq!(refused["error"]["message"], expected, "{refused}");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(sim.received(), vec![], "a refused command sends nothing");
+    assert!(client.shutdown().await.success());
+}
+
 /// A permission over the bounds: the notice and the stand-in's title say
 /// why in Chinese; only the refusal goes, once.
 #[tokio::test]

@@ -10,6 +10,7 @@ use super::drafts::Decision;
 use super::ext;
 use crate::broker::Human;
 use crate::present::draft::Piece;
+use crate::present::i18n::tr;
 use crate::prompt::{Answer, FieldValue, FormValues};
 
 /// A form answer from the wire; the field's kind settles what a string
@@ -47,10 +48,7 @@ pub(crate) fn decision(result: ext::AskResult) -> Result<Option<Human>, String> 
             choice: None,
             values: Some(values),
         } => Ok(Some(Human::Answer(Answer::Form(form_values(values))))),
-        ext::AskResult::Answered { .. } => Err(
-            "an answer has one of `answers` (questions), `choice` (a permission) or `values` (a form)"
-                .into(),
-        ),
+        ext::AskResult::Answered { .. } => Err(tr!("answer.one_of")),
         ext::AskResult::Rejected { message } => Ok(Some(Human::Reject { message })),
         ext::AskResult::Deferred => Ok(None),
     }
@@ -58,17 +56,15 @@ pub(crate) fn decision(result: ext::AskResult) -> Result<Option<Human>, String> 
 
 /// The argument of `askLsp.answer`: one object ([`ext::AnswerArguments`])
 /// whose fields say what it answers; one question or some form values are a
-/// piece of an answer, the rest whole decisions.
+/// piece of an answer, the rest whole decisions. Refusals are for the
+/// person (the editor shows them), in their language; serde's detail stays
+/// as serde writes it.
 pub(crate) fn answer_args(arguments: &[Value]) -> Result<(String, Decision), String> {
-    const USAGE: &str = "askLsp.answer takes one object: [{key, answers: string[][]}], [{key, question: number, answer: string[]}], [{key, choice: string}] or [{key, values: {fieldId: value}}]";
+    let usage = || tr!("answer.usage");
     let argument = match arguments {
         [argument @ Value::Object(_)] => argument,
-        [Value::String(_), ..] => {
-            return Err(format!(
-                "{USAGE}; positional arguments ([key, …]) are no longer taken"
-            ));
-        }
-        _ => return Err(USAGE.into()),
+        [Value::String(_), ..] => return Err(tr!("answer.positional", usage = usage())),
+        _ => return Err(usage()),
     };
     let ext::AnswerArguments {
         key,
@@ -77,7 +73,8 @@ pub(crate) fn answer_args(arguments: &[Value]) -> Result<(String, Decision), Str
         answer,
         choice,
         values,
-    } = serde_json::from_value(argument.clone()).map_err(|e| format!("{USAGE}: {e}"))?;
+    } = serde_json::from_value(argument.clone())
+        .map_err(|e| tr!("answer.malformed", usage = usage(), error = e))?;
     let decision = match (answers, question, answer, choice, values) {
         (Some(answers), None, None, None, None) => {
             Decision::Whole(Human::Answer(Answer::Questions(answers)))
@@ -91,23 +88,19 @@ pub(crate) fn answer_args(arguments: &[Value]) -> Result<(String, Decision), Str
         (None, None, None, None, Some(values)) => {
             Decision::Piece(Piece::Fields(form_values(values)))
         }
-        _ => {
-            return Err(format!(
-                "{USAGE}: one of `answers`, `question` with `answer`, `choice` or `values`, not several"
-            ));
-        }
+        _ => return Err(tr!("answer.several", usage = usage())),
     };
     Ok((key, decision))
 }
 
 /// Arguments of `askLsp.reject`: `[key]` or `[key, message]`.
 pub(crate) fn reject_args(arguments: &[Value]) -> Result<(String, Human), String> {
-    const USAGE: &str = "askLsp.reject takes [key] or [key, message: string]";
-    let key = key_arg(arguments).ok_or(USAGE)?;
+    let usage = || tr!("answer.reject_usage");
+    let key = key_arg(arguments).ok_or_else(usage)?;
     let message = match arguments {
         [_] => None,
         [_, Value::String(message)] => Some(message.clone()),
-        _ => return Err(USAGE.into()),
+        _ => return Err(usage()),
     };
     Ok((key, Human::Reject { message }))
 }

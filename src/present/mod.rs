@@ -2,8 +2,9 @@
 //! extension's titles, the terminal, notifications, status) says to a
 //! person, written once: the plain text of a prompt ([`prompt_text`]), who
 //! asks ([`who`]), the sentences for what the broker reports
-//! ([`sentences`]), answers given a piece at a time ([`draft`]) and the
-//! command line's help and errors ([`cli`]), every word from the message
+//! ([`sentences`]), answers given a piece at a time ([`draft`]), the
+//! command line's help and errors ([`cli`]) and why `ask-lsp hook` decided
+//! nothing ([`no_decision`]), every word from the message
 //! catalogue ([`i18n`]). It reads only the prompt
 //! model and `text`, so any face can use it.
 
@@ -11,6 +12,8 @@ pub mod cli;
 pub(crate) mod draft;
 pub(crate) mod i18n;
 pub(crate) mod invalid;
+#[cfg(unix)]
+pub(crate) mod no_decision;
 pub(crate) mod prompt_text;
 pub(crate) mod sentences;
 pub(crate) mod who;

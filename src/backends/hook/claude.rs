@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ALLOW_ONCE, Agent, DEFAULT_DENIAL, REJECT, choice, next_id, routable};
+use super::{ALLOW_ONCE, Agent, DEFAULT_DENIAL, REJECT, Refusal, choice, next_id, routable};
 use crate::prompt::{
     Answer, Asker, ChoiceLabel, Effect, Kind, Origin, Permission, PermissionTitle, Prompt, Reply,
 };
@@ -29,25 +29,25 @@ struct ClaudeInput {
 
 /// The prompt Claude's hook input asks, with the suggestions "always" gives
 /// back.
-pub(super) fn prompt(input: &str) -> Result<(Prompt, Agent), String> {
-    let input: ClaudeInput = serde_json::from_str(input)
-        .map_err(|e| format!("not a Claude Code PermissionRequest: {e}"))?;
+pub(super) fn prompt(input: &str) -> Result<(Prompt, Agent), Refusal> {
+    let input: ClaudeInput = serde_json::from_str(input).map_err(|e| Refusal::NotClaudeInput {
+        detail: e.to_string(),
+    })?;
     claude_prompt(input)
 }
 
-fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), String> {
+fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), Refusal> {
     if let Some(event) = &input.hook_event_name
         && event != "PermissionRequest"
     {
-        return Err(format!(
-            "hook event {:?} is not PermissionRequest",
-            crate::text::for_display(event, 40)
-        ));
+        return Err(Refusal::OtherEvent {
+            event: crate::text::for_display(event, 40).into_owned(),
+        });
     }
     // Its answers would go back in `updatedInput`, which this does not do
     // yet: Claude Code asks its questions itself.
     if input.tool_name == "AskUserQuestion" {
-        return Err("AskUserQuestion is left to Claude Code".into());
+        return Err(Refusal::AskUserQuestion);
     }
     routable(&input.session_id, input.cwd.as_deref())?;
     let field = |name: &str| input.tool_input.get(name).and_then(Value::as_str);
@@ -150,7 +150,7 @@ mod tests {
     use super::*;
 
     /// The prompt and the suggestions "always" gives back.
-    fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Option<Value>), String> {
+    fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Option<Value>), Refusal> {
         super::claude_prompt(input).map(|(prompt, agent)| match agent {
             Agent::Claude { suggestions } => (prompt, suggestions),
             other => panic!("{other:?}"),

@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ALLOW_ONCE, Agent, DEFAULT_DENIAL, REJECT, choice, next_id, routable};
+use super::{ALLOW_ONCE, Agent, DEFAULT_DENIAL, REJECT, Refusal, choice, next_id, routable};
 use crate::prompt::{
     Answer, Asker, ChoiceLabel, Effect, Kind, Origin, Permission, PermissionTitle, Prompt, Reply,
 };
@@ -26,18 +26,18 @@ struct CodexInput {
 }
 
 /// The prompt Codex's hook input asks.
-pub(super) fn prompt(input: &str) -> Result<(Prompt, Agent), String> {
-    let input: CodexInput =
-        serde_json::from_str(input).map_err(|e| format!("not a Codex PermissionRequest: {e}"))?;
+pub(super) fn prompt(input: &str) -> Result<(Prompt, Agent), Refusal> {
+    let input: CodexInput = serde_json::from_str(input).map_err(|e| Refusal::NotCodexInput {
+        detail: e.to_string(),
+    })?;
     codex_prompt(input).map(|prompt| (prompt, Agent::Codex))
 }
 
-fn codex_prompt(input: CodexInput) -> Result<Prompt, String> {
+fn codex_prompt(input: CodexInput) -> Result<Prompt, Refusal> {
     if input.hook_event_name != "PermissionRequest" {
-        return Err(format!(
-            "hook event {:?} is not PermissionRequest",
-            crate::text::for_display(&input.hook_event_name, 40)
-        ));
+        return Err(Refusal::OtherEvent {
+            event: crate::text::for_display(&input.hook_event_name, 40).into_owned(),
+        });
     }
     routable(&input.session_id, input.cwd.as_deref())?;
     let field = |name: &str| input.tool_input.get(name).and_then(Value::as_str);
@@ -45,7 +45,7 @@ fn codex_prompt(input: CodexInput) -> Result<Prompt, String> {
     let command = match input.tool_name.as_str() {
         "Bash" => Some(
             field("command")
-                .ok_or("a Bash request without its command")?
+                .ok_or(Refusal::BashWithoutCommand)?
                 .to_owned(),
         ),
         _ => None,
@@ -139,7 +139,7 @@ mod tests {
                               "description": "Run the requested command"}})
     }
 
-    fn parsed(input: Value) -> Result<Prompt, String> {
+    fn parsed(input: Value) -> Result<Prompt, Refusal> {
         let line = json!({"agent": "codex", "input": input}).to_string();
         let (prompt, agent) = request_prompt(line.as_bytes())?;
         assert!(matches!(agent, Agent::Codex));

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
@@ -239,18 +239,17 @@ impl HookListener {
         .await;
         let prompt = match request {
             Ok(Ok(_)) if line.ends_with(b"\n") => request_prompt(&line),
-            Ok(Ok(_)) if line.len() > MAX_REQUEST => Err("the hook input is too large".into()),
-            _ => Err("no complete request".into()),
+            Ok(Ok(_)) if line.len() > MAX_REQUEST => Err(Refusal::TooLarge),
+            _ => Err(Refusal::Incomplete),
         };
         drop(line);
         self.note_request(prompt.as_ref().ok().map(|(_, agent)| agent.name()));
         let (prompt, agent) = match prompt {
             Ok(parsed) => parsed,
-            Err(error) => {
-                tracing::warn!("hook socket: {error}");
-                let _ = write
-                    .write_all(format!("{}\n", json!({"error": error})).as_bytes())
-                    .await;
+            Err(refusal) => {
+                tracing::warn!("hook socket: {refusal}");
+                let answer = json!({"error": refusal.to_string(), "refusal": refusal});
+                let _ = write.write_all(format!("{answer}\n").as_bytes()).await;
                 return;
             }
         };
@@ -300,20 +299,62 @@ struct Request {
     input: Box<serde_json::value::RawValue>,
 }
 
+/// Why a hook request was refused (no prompt, no decision). Sent back as
+/// `{"error": <these words>, "refusal": <this>}`: the hook says it in the
+/// person's language (`crate::present::no_decision`); `error` is for the
+/// log and for hooks of an older version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "why", rename_all = "camelCase")]
+pub(crate) enum Refusal {
+    TooLarge,
+    Incomplete,
+    Malformed { detail: String },
+    UnknownAgent { agent: String },
+    NotClaudeInput { detail: String },
+    NotCodexInput { detail: String },
+    OtherEvent { event: String },
+    AskUserQuestion,
+    TooLong,
+    BashWithoutCommand,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::TooLarge => write!(f, "the hook input is too large"),
+            Refusal::Incomplete => write!(f, "no complete request"),
+            Refusal::Malformed { detail } => write!(f, "malformed request: {detail}"),
+            Refusal::UnknownAgent { agent } => write!(f, "agent {agent:?} is not supported"),
+            Refusal::NotClaudeInput { detail } => {
+                write!(f, "not a Claude Code PermissionRequest: {detail}")
+            }
+            Refusal::NotCodexInput { detail } => {
+                write!(f, "not a Codex PermissionRequest: {detail}")
+            }
+            Refusal::OtherEvent { event } => {
+                write!(f, "hook event {event:?} is not PermissionRequest")
+            }
+            Refusal::AskUserQuestion => write!(f, "AskUserQuestion is left to Claude Code"),
+            Refusal::TooLong => write!(f, "the session id or directory is too long"),
+            Refusal::BashWithoutCommand => write!(f, "a Bash request without its command"),
+        }
+    }
+}
+
 /// The prompt a request asks, with what its agent's decision needs.
-fn request_prompt(line: &[u8]) -> Result<(Prompt, Agent), String> {
-    let request: Request =
-        serde_json::from_slice(line).map_err(|e| format!("malformed request: {e}"))?;
+fn request_prompt(line: &[u8]) -> Result<(Prompt, Agent), Refusal> {
+    let request: Request = serde_json::from_slice(line).map_err(|e| Refusal::Malformed {
+        detail: e.to_string(),
+    })?;
     if request.input.get().len() > MAX_INPUT {
-        return Err("the hook input is too large".into());
+        return Err(Refusal::TooLarge);
     }
     match request.agent.as_str() {
         "claude" => claude::prompt(request.input.get()),
         "codex" => codex::prompt(request.input.get()),
-        other => Err(format!(
-            "agent {:?} is not supported",
-            crate::text::for_display(other, 40)
-        )),
+        other => Err(Refusal::UnknownAgent {
+            agent: crate::text::for_display(other, 40).into_owned(),
+        }),
     }
 }
 
@@ -350,11 +391,11 @@ const DEFAULT_DENIAL: &str = "The person rejected this in their editor (ask-lsp)
 
 /// What the broker routes by must fit, or it would drop the prompt and the
 /// hook would wait for nothing.
-fn routable(session: &str, cwd: Option<&str>) -> Result<(), String> {
+fn routable(session: &str, cwd: Option<&str>) -> Result<(), Refusal> {
     if session.len() > crate::prompt::limits::ID_LEN
         || cwd.is_some_and(|cwd| cwd.len() > crate::prompt::limits::DESCRIPTION_LEN)
     {
-        return Err("the session id or directory is too long".into());
+        return Err(Refusal::TooLong);
     }
     Ok(())
 }
