@@ -106,7 +106,7 @@ test('locale tags resolve as on every surface: Simplified Chinese or English', (
   assert.equal(l10n.BUNDLES['zh-CN'], 'bundle.l10n.zh-cn.json');
 });
 
-test('an explicit locale goes to the server as initializationOptions.locale; none sends none', () => {
+test('an explicit locale goes to the server as initializationOptions.locale; none sends "" (follow the editor)', () => {
   assert.equal(logic.toServerConfig({ locale: 'zh-CN' }).locale, 'zh-CN');
   assert.equal(logic.toServerConfig({ locale: ' zh_CN ' }).locale, 'zh_CN');
   // "" is sent, not left out: the server keeps a key an update omits.
