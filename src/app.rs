@@ -17,7 +17,7 @@ use crate::backends::{Source, sandbox_agent};
 use crate::broker::{BrokerError, BrokerHandle, Updates};
 use crate::notify;
 use crate::present::i18n::{self, Locale};
-use crate::present::{invalid, prompt_text, sentences};
+use crate::present::{backend_error, invalid, prompt_text, sentences};
 use crate::prompt::Prompt;
 use crate::settings::notify::Settings as NotifySettings;
 use crate::settings::policy::Policies;
@@ -135,8 +135,7 @@ pub(crate) fn broker_error(error: &BrokerError) -> String {
         BrokerError::OnlyRejected(key) => sentences::only_rejected(&shown(key)),
         BrokerError::Closed => sentences::shutting_down(),
         BrokerError::Invalid(error) => invalid::prompt_error(error),
-        // The servers' own failures, in their floor's words.
-        BrokerError::Backend(_) => error.to_string(),
+        BrokerError::Backend(error) => backend_error::backend_error(error),
     }
 }
 
@@ -257,8 +256,9 @@ pub(crate) fn start(
 /// What one server showed when followed once, for `ask-lsp status`.
 pub(crate) struct Probed {
     pub connected: bool,
-    /// Why it is not connected, with advice.
-    pub error: Option<String>,
+    /// Why it is not connected, with advice: in English (for
+    /// `status --json`) and in the person's language.
+    pub error: Option<(String, String)>,
     pub pending: Vec<Prompt>,
     /// Listed by the server but left out: their session is not running.
     pub hidden: usize,
@@ -266,6 +266,11 @@ pub(crate) struct Probed {
     pub problems: Vec<String>,
     /// What the backend found the server to be.
     pub source: Source,
+}
+
+/// `words()` in English and in the language in force.
+fn both(words: impl Fn() -> String) -> (String, String) {
+    (i18n::in_locale(Locale::En, &words), words())
 }
 
 /// Follows `spec` with the real backend, no broker, until its listing of
@@ -288,14 +293,11 @@ pub(crate) async fn probe(spec: &ServerSpec) -> Probed {
             Ok(Some(event)) => event,
             Ok(None) => break,
             Err(_) if connected => {
-                error = Some(format!(
-                    "connected, but the list of pending prompts did not come within {:?}",
-                    timing.request
-                ));
+                error = Some(both(|| backend_error::no_listing(timing.request)));
                 break;
             }
             Err(_) => {
-                error = Some(format!("no answer within {:?}", timing.request));
+                error = Some(both(|| backend_error::no_answer(timing.request)));
                 break;
             }
         };
@@ -303,7 +305,7 @@ pub(crate) async fn probe(spec: &ServerSpec) -> Probed {
             BackendEvent::Connected => connected = true,
             BackendEvent::Disconnected { error: why } => {
                 connected = false;
-                error = Some(why);
+                error = Some(both(|| backend_error::backend_error(&why)));
                 break;
             }
             BackendEvent::Snapshot(all) => {

@@ -88,8 +88,12 @@ struct Report {
     url_source: UrlSource,
     generation: ServerKind,
     connected: bool,
-    /// Why it is not connected, with advice (401: which password).
+    /// Why it is not connected, with advice (401: which password); in
+    /// English: `--json` is read by programs.
     error: Option<String>,
+    /// The same in the person's language.
+    #[serde(skip)]
+    shown_error: Option<String>,
     pending: Vec<Listed>,
     /// Listed by the server but left out: their session is not running.
     hidden: usize,
@@ -134,7 +138,7 @@ impl Listed {
 
 impl Report {
     fn write(&self, out: &mut impl Write) -> std::io::Result<()> {
-        let state = match &self.error {
+        let state = match &self.shown_error {
             None => tr!("status.connected"),
             Some(error) => tr!("status.not_connected", error = error),
         };
@@ -223,7 +227,12 @@ async fn probe(spec: &ServerSpec) -> Report {
         url_source: spec.url_source.clone(),
         generation: source.kind,
         connected: connected && error.is_none(),
-        error: error.map(|e| text::for_display(&e, text::DISPLAY_MESSAGE_CHARS).into_owned()),
+        error: error.as_ref().map(|(english, _)| {
+            text::for_display(english, text::DISPLAY_MESSAGE_CHARS).into_owned()
+        }),
+        shown_error: error
+            .as_ref()
+            .map(|(_, shown)| text::for_display(shown, text::DISPLAY_MESSAGE_CHARS).into_owned()),
         pending: listed,
         hidden,
         problems: problems

@@ -18,7 +18,7 @@ use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
 use crate::present::draft::{Draft, DraftError, Piece, Progress};
 use crate::present::i18n::tr;
 use crate::present::prompt_text::{self, Layout};
-use crate::present::{sentences, who};
+use crate::present::{backend_error, sentences, who};
 use crate::prompt::{Answer, FormValues, Kind, Question};
 use crate::settings::policy::Policies;
 use crate::settings::{EnvDefaults, UrlSource, servers_from_flags};
@@ -442,7 +442,10 @@ impl<W: Write> Watch<W> {
             }
             Update::Connection { server, error } => {
                 match error {
-                    Some(error) => self.say(format!("! {server}: {error}")),
+                    Some(error) => {
+                        let error = backend_error::backend_error(&error);
+                        self.say(format!("! {server}: {error}"))
+                    }
                     None => self.say(format!("✓ {}", sentences::connected_again(&server))),
                 }
                 self.reprompt();

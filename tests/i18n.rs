@@ -638,6 +638,79 @@ async fn status_names_a_permission_in_the_persons_language() {
     assert!(json.contains("\"title\": \"Run rm -rf build/\""), "{json}");
 }
 
+/// A server nobody listens on, in zh-CN: the editor's pop-up and the
+/// extension's server state say "cannot reach" in Chinese, with the
+/// operating system's words and the command to run as they are.
+#[tokio::test]
+async fn an_unreachable_server_is_named_in_chinese_to_the_editor() {
+    let url = format!("http://127.0.0.1:{}", free_port());
+    let mut client = LspClient::start(&[]).await;
+    let response = client
+        .request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": extension_caps(),
+                   "locale": "zh-CN",
+                   "initializationOptions": {"servers": [{"url": url}]}}),
+        )
+        .await;
+    assert!(response.get("error").is_none(), "{response:#}");
+    client.notify("initialized", json!({})).await;
+    let expected = format!(
+        "无法连接 OpenCode at {url}：connection refused — `opencode serve` 是否在那里运行？"
+    );
+    let shown = client.next_method("window/showMessage").await;
+    assert_eq!(
+        shown["params"]["message"],
+        json!(format!("ask-lsp: {expected}"))
+    );
+    // The server state the extension shows (`askQuestions/status` has the
+    // same servers).
+    let status = client.status().await;
+    assert_eq!(status["servers"][0]["error"], json!(expected), "{status:#}");
+    assert!(client.shutdown().await.success());
+}
+
+/// `ask-lsp status` under `LANG=zh_CN.UTF-8` against a server nobody
+/// listens on: the line in Chinese, exit code 1; `--json` stays English.
+#[tokio::test]
+async fn status_names_an_unreachable_server_in_chinese() {
+    let url = format!("http://127.0.0.1:{}", free_port());
+    let status = async |extra: &[&str]| {
+        let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+            .args(["status", "--url", &url])
+            .args(extra)
+            .env_remove("LC_ALL")
+            .env_remove("LC_MESSAGES")
+            .env("LANG", "zh_CN.UTF-8")
+            .env_remove("ASK_LSP_URL")
+            .env_remove("OPENCODE_SERVER_PASSWORD")
+            .env("XDG_STATE_HOME", "/nonexistent/ask-lsp-tests")
+            .kill_on_drop(true)
+            .output()
+            .await
+            .expect("ask-lsp status runs");
+        let out = String::from_utf8(output.stdout).expect("UTF-8");
+        (output.status.code(), out)
+    };
+    let (code, out) = status(&[]).await;
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(
+        out,
+        format!(
+            "default {url}（OpenCode）：未连接\n  \
+             无法连接 OpenCode at {url}：connection refused — `opencode serve` 是否在那里运行？\n"
+        )
+    );
+    let (code, json) = status(&["--json"]).await;
+    assert_eq!(code, Some(1), "{json}");
+    assert!(
+        json.contains(&format!(
+            "\"error\": \"cannot reach OpenCode at {url}: connection refused — is `opencode serve` running there?\""
+        )),
+        "{json}"
+    );
+}
+
 /// `watch` in a terminal 40 cells wide under `LANG=zh_CN.UTF-8`: the
 /// instructions in Chinese, a typed Chinese answer wider than the terminal
 /// wrapped by display cells (two a character) and edited in the middle, and

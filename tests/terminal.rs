@@ -185,6 +185,22 @@ async fn watch_writes_no_log_lines_unless_asked() {
     assert!(err.contains("WARN"), "{err}");
 }
 
+/// The `!` line in the person's language: the operating system's words
+/// and the command to run stay as they are.
+#[tokio::test]
+async fn watch_names_an_unreachable_server_in_chinese() {
+    let (out, _) = watch_refused(&[("LC_ALL", "zh_CN.UTF-8")]).await;
+    let line = out.lines().find(|l| l.starts_with("! ")).expect("a ! line");
+    assert!(
+        line.starts_with("! default: 无法连接 OpenCode at http://127.0.0.1:"),
+        "{out}"
+    );
+    assert!(
+        line.ends_with("：connection refused — `opencode serve` 是否在那里运行？"),
+        "{out}"
+    );
+}
+
 /// `watch` as a person types at it: stdout gathered as it comes, lines
 /// written once the screen asks for them.
 struct Typist {

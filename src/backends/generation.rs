@@ -69,8 +69,8 @@ impl OpenCodeAny {
         }
     }
 
-    async fn detect(&self) -> Result<(), String> {
-        let info = self.two.server_info().await.map_err(|e| e.to_string())?;
+    async fn detect(&self) -> Result<(), BackendError> {
+        let info = self.two.server_info().await?;
         let generation = match &info {
             Some(_) => Generation::Two,
             None => Generation::One,
@@ -104,7 +104,7 @@ impl Follow for OpenCodeAny {
         self.current().relevant()
     }
 
-    fn prepare(&self) -> BoxFuture<'_, Result<(), String>> {
+    fn prepare(&self) -> BoxFuture<'_, Result<(), BackendError>> {
         Box::pin(self.detect())
     }
 
@@ -112,7 +112,7 @@ impl Follow for OpenCodeAny {
         self.current().subscribe()
     }
 
-    fn resync<'a>(&'a self, sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>> {
+    fn resync<'a>(&'a self, sink: &'a EventSink) -> BoxFuture<'a, Result<(), BackendError>> {
         self.current().resync(sink)
     }
 

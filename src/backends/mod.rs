@@ -36,7 +36,7 @@ fn id_within(id: &str) -> bool {
 pub(crate) enum BackendEvent {
     Connected,
     Disconnected {
-        error: String,
+        error: BackendError,
     },
     /// Everything the server lists as pending right after a (re)connect: the
     /// event streams have no replay, so this is how missed prompts and missed
@@ -151,10 +151,7 @@ pub(crate) enum BackendError {
     #[error("{server}: not found (already answered elsewhere, or its session ended)")]
     NotFound { server: String },
     #[error("{server}: 401 Unauthorized: {advice}")]
-    Unauthorized {
-        server: String,
-        advice: &'static str,
-    },
+    Unauthorized { server: String, advice: AuthAdvice },
     #[error("{server}: the server refused the request (400): {message}")]
     BadRequest { server: String, message: String },
     #[error("{server}: server error {status}: {message}")]
@@ -169,8 +166,8 @@ pub(crate) enum BackendError {
     NotJson {
         server: String,
         status: u16,
-        kind: String,
-        expected: &'static str,
+        kind: BodyKind,
+        expected: Expected,
     },
     #[error(
         "{server}: answered with a redirect ({status}), which is not followed: ask-lsp only talks to the configured URL"
@@ -185,8 +182,126 @@ pub(crate) enum BackendError {
     Connect {
         server: String,
         message: String,
-        hint: &'static str,
+        hint: ConnectHint,
     },
+    /// The server took the connection and answered nothing in time.
+    #[error("{server}: accepts connections but does not answer")]
+    Unanswered { server: String },
+    #[error("{server}: accepts connections but does not answer the subscription")]
+    SubscriptionUnanswered { server: String },
+    /// The event stream's request could not be made (`reason`).
+    #[error("{server}: {reason}: is this {expected}?")]
+    Malformed {
+        server: String,
+        reason: String,
+        expected: Expected,
+    },
+    #[error("{server}: the event stream answered {status} without events: is this {expected}?")]
+    NoEvents {
+        server: String,
+        status: u16,
+        expected: Expected,
+    },
+    /// The event stream broke off (`message`: what the reader saw).
+    #[error("{server}: {message}")]
+    Stream { server: String, message: String },
+    #[error("{server}: no event or heartbeat for {after:?}")]
+    Stalled { server: String, after: Duration },
+    /// `ask-lsp hook`'s socket could not be opened.
+    #[error("hook socket: {message}")]
+    HookSocket { message: String },
+    /// Nobody listens for the events any more (shutting down).
+    #[error("closed")]
+    Closed,
+}
+
+/// The kind of server ask-lsp expected at a URL, as errors name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Expected {
+    OpenCode,
+    OpenCode2,
+    SandboxAgent,
+}
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Expected::OpenCode => "an OpenCode server",
+            Expected::OpenCode2 => "an OpenCode 2 server",
+            Expected::SandboxAgent => "a sandbox-agent server",
+        })
+    }
+}
+
+/// What to check when a server cannot be reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StartHint {
+    OpenCodeServe,
+    SandboxAgentServer,
+}
+
+impl std::fmt::Display for StartHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StartHint::OpenCodeServe => "is `opencode serve` running there?",
+            StartHint::SandboxAgentServer => "is `sandbox-agent server` running there?",
+        })
+    }
+}
+
+/// What to check on a 401.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AuthAdvice {
+    OpenCodePassword,
+    SandboxAgentToken,
+}
+
+impl std::fmt::Display for AuthAdvice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AuthAdvice::OpenCodePassword => {
+                "check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME (or password in the configuration)"
+            }
+            AuthAdvice::SandboxAgentToken => "check the token in the configuration",
+        })
+    }
+}
+
+/// What to check when a server could not be reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ConnectHint {
+    Start(StartHint),
+    /// TLS refused the server's certificate.
+    UntrustedCertificate,
+}
+
+impl std::fmt::Display for ConnectHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectHint::Start(hint) => std::fmt::Display::fmt(hint, f),
+            ConnectHint::UntrustedCertificate => f.write_str(
+                "is the CA that signed its certificate in the system's trust store \
+                 (or in the file SSL_CERT_FILE names)?",
+            ),
+        }
+    }
+}
+
+/// What a server answered instead of JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum BodyKind {
+    Html,
+    /// Any other content type, quoted.
+    Other(String),
+}
+
+impl std::fmt::Display for BodyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyKind::Html => f.write_str("an HTML page"),
+            BodyKind::Other(content_type) => write!(f, "{content_type:?}"),
+        }
+    }
 }
 
 impl BackendError {

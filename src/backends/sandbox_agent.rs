@@ -38,7 +38,10 @@ use serde_json::{Value, json};
 
 use super::net::http::{self, Peer};
 use super::net::stream::{Flow, Follow, follow};
-use super::{Backend, BackendError, BackendEvent, EventSink, Source, Timing, id_within};
+use super::{
+    AuthAdvice, Backend, BackendError, BackendEvent, EventSink, Expected, Source, StartHint,
+    Timing, id_within,
+};
 use crate::backends::net::sse::SseEvent;
 use crate::prompt::{Prompt, Reply, SessionTitle};
 use crate::settings::{Secret, ServerKind};
@@ -104,9 +107,9 @@ impl SandboxAgent {
             timing,
             peer: Peer {
                 label: format!("sandbox-agent at {url} ({server_id})"),
-                expected: "a sandbox-agent server",
-                start_hint: "is `sandbox-agent server` running there?",
-                auth_hint: "check the token in the configuration",
+                expected: Expected::SandboxAgent,
+                start_hint: StartHint::SandboxAgentServer,
+                auth_hint: AuthAdvice::SandboxAgentToken,
             },
             state: Mutex::new(State {
                 last_event_id: None,
@@ -420,7 +423,7 @@ impl Follow for SandboxAgent {
         request
     }
 
-    fn resync<'a>(&'a self, _sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>> {
+    fn resync<'a>(&'a self, _sink: &'a EventSink) -> BoxFuture<'a, Result<(), BackendError>> {
         // The stream replays from Last-Event-ID: nothing to list; the first
         // connection starts the wait for the end of the history.
         if self.state.lock().expect("not poisoned").replaying {

@@ -12,7 +12,7 @@ use super::registry::{Registry, Transition};
 use super::store::Store;
 use super::updates::UpdateSender;
 use super::{BrokerError, Counters, Input, Pending, Reason, Resolution, State, Status, Update};
-use crate::backends::{BackendEvent, Factory};
+use crate::backends::{BackendError, BackendEvent, Factory};
 use crate::prompt::{Decider, Notice, Why};
 use crate::prompt::{Prompt, Refused, Reply, limits};
 use crate::settings::ServerSpec;
@@ -234,7 +234,7 @@ impl Broker {
     /// One message per change of state: a connection lost, its reason
     /// changed (a restarted server now asking for a password), or back; the
     /// same failure repeated while retrying is not said again.
-    fn set_connection(&mut self, name: &str, connected: bool, error: Option<String>) {
+    fn set_connection(&mut self, name: &str, connected: bool, error: Option<BackendError>) {
         let transition = self.registry.set_connection(name, connected, error.clone());
         match (transition, error) {
             (Transition::Same, _) => return,

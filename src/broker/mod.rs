@@ -68,7 +68,7 @@ pub(crate) struct ServerStatus {
     pub kind: ServerKind,
     pub url: String,
     pub connected: bool,
-    pub error: Option<String>,
+    pub error: Option<BackendError>,
     /// The configuration gave no URL: ask-lsp follows a server found
     /// running, `$ASK_LSP_URL` or the built-in default.
     pub defaulted: bool,
@@ -105,7 +105,7 @@ pub(crate) enum Update {
     /// once per change, not for every retry.
     Connection {
         server: String,
-        error: Option<String>,
+        error: Option<BackendError>,
     },
 }
 

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::ServerStatus;
-use crate::backends::{Backend, BackendEvent, Factory};
+use crate::backends::{Backend, BackendError, BackendEvent, Factory};
 use crate::settings::{BackendKind, ServerSpec, UrlSource};
 
 struct Server {
@@ -16,7 +16,7 @@ struct Server {
     backend: Arc<dyn Backend>,
     task: JoinHandle<()>,
     connected: bool,
-    error: Option<String>,
+    error: Option<BackendError>,
 }
 
 impl Drop for Server {
@@ -119,7 +119,7 @@ impl Registry {
         &mut self,
         name: &str,
         connected: bool,
-        error: Option<String>,
+        error: Option<BackendError>,
     ) -> Transition {
         let Some(server) = self.servers.get_mut(name) else {
             return Transition::Same;

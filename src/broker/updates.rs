@@ -211,7 +211,9 @@ mod tests {
             Update::Added(p) => format!("added {}", p.key),
             Update::Resolved(r) => format!("resolved {}", r.key),
             Update::Status(s) => format!("status {}", s.pending),
-            Update::Connection { server, error } => format!("{server} {error:?}"),
+            Update::Connection { server, error } => {
+                format!("{server} {:?}", error.as_ref().map(ToString::to_string))
+            }
             Update::Notice(Notice::Invalid { error, .. }) => error.clone(),
             Update::Notice(notice) => format!("{notice:?}"),
         }
@@ -235,7 +237,10 @@ mod tests {
             tx.send(status(n));
             tx.send(Update::Connection {
                 server: "s".into(),
-                error: Some(format!("down {n}")),
+                error: Some(crate::backends::BackendError::Stream {
+                    server: "s".into(),
+                    message: format!("down {n}"),
+                }),
             });
             tx.send(resolved(&key));
         }
@@ -254,7 +259,7 @@ mod tests {
         }
         let mut expected = vec![
             "status 9999".to_owned(),
-            "s Some(\"down 9999\")".into(),
+            "s Some(\"s: down 9999\")".into(),
             "added s/last".into(),
             "resolved s/seen".into(),
         ];

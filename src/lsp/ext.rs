@@ -345,6 +345,7 @@ pub(crate) struct ServerStatus {
     pub backend: String,
     pub url: String,
     pub connected: bool,
+    /// Why it is not connected, in the person's language.
     pub error: Option<String>,
     /// No URL was configured: found running, `$ASK_LSP_URL` or the
     /// built-in default.

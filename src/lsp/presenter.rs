@@ -22,7 +22,7 @@ use super::queue::Queue;
 use super::{ext, from_proto, plain, to_proto};
 use crate::broker::{BrokerError, BrokerHandle, Human, Pending, Reason, Update, Updates};
 use crate::present::draft::{Piece, Progress};
-use crate::present::{sentences, who};
+use crate::present::{backend_error, sentences, who};
 use crate::prompt::Kind;
 use crate::settings::Surface;
 
@@ -200,6 +200,7 @@ impl Presenter {
             }
             Update::Connection { server, error } => match error {
                 Some(error) => {
+                    let error = backend_error::backend_error(&error);
                     self.pop_up(MessageType::WARNING, format!("ask-lsp: {error}"))
                         .await
                 }

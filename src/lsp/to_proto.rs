@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::ext;
 use crate::broker::{Counters, Pending, Reason, Resolution, ServerStatus, State, Status};
-use crate::present::{prompt_text, sentences, who};
+use crate::present::{backend_error, prompt_text, sentences, who};
 use crate::prompt::{Effect, FieldKind, FieldOption, FieldValue, Form, Kind, TextFormat};
 use crate::text;
 
@@ -240,7 +240,7 @@ pub(crate) fn status_params(status: &Status) -> ext::StatusParams {
                 backend: s.kind.backend().to_owned(),
                 url: s.url.clone(),
                 connected: s.connected,
-                error: s.error.clone(),
+                error: s.error.as_ref().map(backend_error::backend_error),
                 defaulted: s.defaulted,
                 discovered: s.discovered.clone(),
                 generation: s.kind.generation().map(str::to_owned),

@@ -465,7 +465,9 @@ impl Backend for HookListener {
             let (listener, _cleanup) = match self.bind() {
                 Ok(bound) => bound,
                 Err(e) => {
-                    let error = format!("hook socket: {e}");
+                    let error = BackendError::HookSocket {
+                        message: e.to_string(),
+                    };
                     tracing::warn!("{error}; `ask-lsp hook` cannot reach this instance");
                     let _ = sink.send(BackendEvent::Disconnected { error });
                     return;

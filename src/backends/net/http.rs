@@ -3,18 +3,20 @@
 
 use futures_util::StreamExt;
 
-use crate::backends::{BackendError, Timing};
+use crate::backends::{
+    AuthAdvice, BackendError, BodyKind, ConnectHint, Expected, StartHint, Timing,
+};
 
 /// Whom errors name, and the advice each backend gives.
 pub(in crate::backends) struct Peer {
     /// "OpenCode at http://127.0.0.1:4096"
     pub label: String,
-    /// "an OpenCode server"
-    pub expected: &'static str,
+    /// What ask-lsp expects to answer there ("an OpenCode server").
+    pub expected: Expected,
     /// What to check when the server cannot be reached.
-    pub start_hint: &'static str,
+    pub start_hint: StartHint,
     /// What to check on a 401.
-    pub auth_hint: &'static str,
+    pub auth_hint: AuthAdvice,
 }
 
 /// The largest response body read (a listing of every pending prompt fits
@@ -114,10 +116,9 @@ impl Peer {
     /// `untrusted_certificate` when TLS refused its certificate.
     pub fn not_connected(&self, reason: String, untrusted_certificate: bool) -> BackendError {
         let hint = if untrusted_certificate {
-            "is the CA that signed its certificate in the system's trust store \
-             (or in the file SSL_CERT_FILE names)?"
+            ConnectHint::UntrustedCertificate
         } else {
-            self.start_hint
+            ConnectHint::Start(self.start_hint)
         };
         BackendError::Connect {
             server: self.label.clone(),
@@ -139,9 +140,9 @@ impl Peer {
             server: self.label.clone(),
             status,
             kind: if content_type.contains("html") {
-                "an HTML page".into()
+                BodyKind::Html
             } else {
-                format!("{content_type:?}")
+                BodyKind::Other(content_type.to_owned())
             },
             expected: self.expected,
         }
@@ -261,15 +262,12 @@ pub(super) mod tests {
 
     use super::*;
 
-    pub(in crate::backends::net) const CA_HINT: &str = "is the CA that signed its certificate in the system's trust store \
-                           (or in the file SSL_CERT_FILE names)?";
-
     pub(in crate::backends::net) fn peer() -> Peer {
         Peer {
             label: "a test server".into(),
-            expected: "a test server",
-            start_hint: "is it running?",
-            auth_hint: "",
+            expected: Expected::OpenCode,
+            start_hint: StartHint::OpenCodeServe,
+            auth_hint: AuthAdvice::OpenCodePassword,
         }
     }
 
@@ -323,7 +321,7 @@ pub(super) mod tests {
         else {
             panic!("not a connect error");
         };
-        assert_eq!(hint, CA_HINT, "{message}");
+        assert_eq!(hint, ConnectHint::UntrustedCertificate, "{message}");
         assert!(message.starts_with("invalid peer certificate"), "{message}");
 
         // Nothing listens on a port just freed: refused, not a certificate.
@@ -338,7 +336,11 @@ pub(super) mod tests {
             let BackendError::Connect { message, hint, .. } = failure(&url).await else {
                 panic!("not a connect error");
             };
-            assert_eq!(hint, "is it running?", "{message}");
+            assert_eq!(
+                hint,
+                ConnectHint::Start(StartHint::OpenCodeServe),
+                "{message}"
+            );
         }
     }
 }

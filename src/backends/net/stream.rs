@@ -23,14 +23,14 @@ pub(in crate::backends) trait Follow: Send + Sync + 'static {
         |_| true
     }
     /// Runs before each subscription (finding which server answers there).
-    fn prepare(&self) -> BoxFuture<'_, Result<(), String>> {
+    fn prepare(&self) -> BoxFuture<'_, Result<(), BackendError>> {
         Box::pin(async { Ok(()) })
     }
     /// The request that opens the event stream.
     fn subscribe(&self) -> reqwest::RequestBuilder;
     /// Runs right after subscribing, before any event is read: lists what is
     /// pending, since the streams have no replay.
-    fn resync<'a>(&'a self, sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>>;
+    fn resync<'a>(&'a self, sink: &'a EventSink) -> BoxFuture<'a, Result<(), BackendError>>;
     /// Handles one event.
     fn event<'a>(&'a self, event: SseEvent, sink: &'a EventSink) -> BoxFuture<'a, Flow>;
 }
@@ -57,11 +57,20 @@ enum End {
     /// The server closed the stream: reconnect after the shortest backoff
     /// (a server that closes every stream at once is not hammered).
     Closed,
-    Failed(String),
+    Failed(BackendError),
     /// The server accepted the connection and did not answer the subscription.
-    Unanswered(String),
+    Unanswered(BackendError),
     /// Nobody listens any more.
     SinkClosed,
+}
+
+/// Why an event stream broke off.
+#[derive(Debug, PartialEq, Eq)]
+enum Broke {
+    /// Reading failed: the reader's words.
+    Read(String),
+    /// Nothing came for this long, not even a heartbeat.
+    Stalled(Duration),
 }
 
 /// Follows the server until the sink closes.
@@ -125,10 +134,9 @@ async fn connect_once<F: Follow>(
     match tokio::time::timeout(subscribe_bound, server.prepare()).await {
         Err(_) => {
             return (
-                End::Unanswered(format!(
-                    "{}: accepts connections but does not answer",
-                    server.peer().label
-                )),
+                End::Unanswered(BackendError::Unanswered {
+                    server: server.peer().label.clone(),
+                }),
                 false,
             );
         }
@@ -144,28 +152,25 @@ async fn connect_once<F: Follow>(
         Err(_) => {
             return (
                 // Without the bound, which grows: the same reason, not said again.
-                End::Unanswered(format!(
-                    "{}: accepts connections but does not answer the subscription",
-                    peer.label
-                )),
+                End::Unanswered(BackendError::SubscriptionUnanswered {
+                    server: peer.label.clone(),
+                }),
                 false,
             );
         }
         Ok(Err(OpenError::Connect(reason))) => {
-            return (
-                End::Failed(peer.not_connected(reason, false).to_string()),
-                false,
-            );
+            return (End::Failed(peer.not_connected(reason, false)), false);
         }
         Ok(Err(OpenError::Unreachable(error))) => {
-            return (End::Failed(peer.unreachable(&error).to_string()), false);
+            return (End::Failed(peer.unreachable(&error)), false);
         }
         Ok(Err(OpenError::Malformed(reason))) => {
             return (
-                End::Failed(format!(
-                    "{}: {reason}: is this {}?",
-                    peer.label, peer.expected
-                )),
+                End::Failed(BackendError::Malformed {
+                    server: peer.label.clone(),
+                    reason,
+                    expected: peer.expected,
+                }),
                 false,
             );
         }
@@ -177,14 +182,15 @@ async fn connect_once<F: Follow>(
             server: peer.label.clone(),
             advice: peer.auth_hint,
         };
-        return (End::Failed(error.to_string()), false);
+        return (End::Failed(error), false);
     }
     if status != 200 || !is_sse {
         return (
-            End::Failed(format!(
-                "{}: the event stream answered {status} without events: is this {}?",
-                peer.label, peer.expected
-            )),
+            End::Failed(BackendError::NoEvents {
+                server: peer.label.clone(),
+                status,
+                expected: peer.expected,
+            }),
             false,
         );
     }
@@ -202,7 +208,14 @@ async fn connect_once<F: Follow>(
         let batch = match events.next().await {
             Ok(Some(batch)) => batch,
             Ok(None) => return (End::Closed, true),
-            Err(error) => return (End::Failed(format!("{}: {error}", peer.label)), true),
+            Err(broke) => {
+                let server = peer.label.clone();
+                let error = match broke {
+                    Broke::Read(message) => BackendError::Stream { server, message },
+                    Broke::Stalled(after) => BackendError::Stalled { server, after },
+                };
+                return (End::Failed(error), true);
+            }
         };
         for event in batch {
             match server.event(event, sink).await {
@@ -299,15 +312,15 @@ impl EventStream {
     /// The relevant events in what is received next, at least one:
     /// `Ok(None)` when the server closed the stream, `Err` when it failed or
     /// went silent too long.
-    async fn next(&mut self) -> Result<Option<Vec<SseEvent>>, String> {
+    async fn next(&mut self) -> Result<Option<Vec<SseEvent>>, Broke> {
         let mut items = Vec::new();
         while !self.ended {
             let more = tokio::select! {
                 biased;
-                more = self.source.read(&mut self.decoder, self.relevant, &mut items) => more?,
-                () = self.watch.stalled() => {
-                    return Err(format!("no event or heartbeat for {:?}", self.stall));
+                more = self.source.read(&mut self.decoder, self.relevant, &mut items) => {
+                    more.map_err(Broke::Read)?
                 }
+                () = self.watch.stalled() => return Err(Broke::Stalled(self.stall)),
             };
             self.ended = !more;
             self.watch.got_bytes();
@@ -490,7 +503,7 @@ mod tests {
         Source::Reqwest(Box::pin(response.bytes_stream()))
     }
 
-    async fn data(events: &mut EventStream) -> Result<Option<Vec<String>>, String> {
+    async fn data(events: &mut EventStream) -> Result<Option<Vec<String>>, Broke> {
         let batch = events.next().await?;
         Ok(batch.map(|b| b.into_iter().map(|e| e.data).collect()))
     }
@@ -519,7 +532,7 @@ mod tests {
         let started = std::time::Instant::now();
         assert_eq!(
             data(&mut events).await,
-            Err("no event or heartbeat for 300ms".to_owned())
+            Err(Broke::Stalled(Duration::from_millis(300)))
         );
         // Counted from the comment's bytes (at ~200 ms), not from the call:
         // noticed 1 to 1.25 bounds after them.
@@ -550,7 +563,7 @@ mod tests {
         assert_eq!(data(&mut talking).await, Ok(Some(vec!["b".to_owned()])));
         for stream in silent {
             let (result, waited) = stream.await.unwrap();
-            assert_eq!(result, Err("no event or heartbeat for 300ms".to_owned()));
+            assert_eq!(result, Err(Broke::Stalled(bound)));
             assert!(waited >= bound, "{waited:?}");
             assert!(waited < Duration::from_millis(3_000), "{waited:?}");
         }
@@ -570,7 +583,7 @@ mod tests {
     /// so an untrusted certificate gets the CA hint there too.
     #[tokio::test]
     async fn an_untrusted_certificate_on_the_stream_names_the_ca() {
-        use super::super::http::tests::{CA_HINT, peer, untrusted_tls_server};
+        use super::super::http::tests::{peer, untrusted_tls_server};
         let request = super::super::http::client(&crate::backends::Timing::default())
             .get(untrusted_tls_server().await);
         let Err(OpenError::Unreachable(error)) = subscribe(request, Duration::from_secs(10)).await
@@ -580,6 +593,6 @@ mod tests {
         let BackendError::Connect { hint, .. } = peer().unreachable(&error) else {
             panic!("not a connect error");
         };
-        assert_eq!(hint, CA_HINT);
+        assert_eq!(hint, crate::backends::ConnectHint::UntrustedCertificate);
     }
 }

@@ -38,7 +38,10 @@ use self::wire::{OcEvent, parse_event};
 use super::net::http::{self, Answered, Peer};
 use super::net::stream::{Flow, Follow};
 use super::shared::permission_reply;
-use super::{BackendError, BackendEvent, EventSink, Snapshot, Timing, id_within};
+use super::{
+    AuthAdvice, BackendError, BackendEvent, EventSink, Expected, Snapshot, StartHint, Timing,
+    id_within,
+};
 use crate::backends::net::sse::SseEvent;
 use crate::prompt::{Answer, Kind, Prompt, Reply, SessionTitle};
 use crate::settings::ServerSpec;
@@ -135,9 +138,9 @@ impl OpenCode {
         OpenCode {
             peer: Peer {
                 label: format!("OpenCode at {}", spec.url),
-                expected: "an OpenCode server",
-                start_hint: "is `opencode serve` running there?",
-                auth_hint: "check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME (or password in the configuration)",
+                expected: Expected::OpenCode,
+                start_hint: StartHint::OpenCodeServe,
+                auth_hint: AuthAdvice::OpenCodePassword,
             },
             http: http::client(&timing),
             timing,
@@ -388,7 +391,7 @@ impl Follow for OpenCode {
             .header(reqwest::header::ACCEPT, "text/event-stream")
     }
 
-    fn resync<'a>(&'a self, sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>> {
+    fn resync<'a>(&'a self, sink: &'a EventSink) -> BoxFuture<'a, Result<(), BackendError>> {
         Box::pin(async move {
             self.seen_calls
                 .lock()
@@ -399,7 +402,7 @@ impl Follow for OpenCode {
                 Err(e) => {
                     // Nothing of this connection seen yet.
                     self.seen_calls.lock().expect("not poisoned").calls.clear();
-                    return Err(e.to_string());
+                    return Err(e);
                 }
             };
             self.look_up_titles(&mut all).await;
@@ -415,7 +418,7 @@ impl Follow for OpenCode {
                 seen.end_listing();
             }
             sink.send(BackendEvent::Snapshot(Snapshot::new(all)))
-                .map_err(|_| "closed".to_owned())
+                .map_err(|_| BackendError::Closed)
         })
     }
 

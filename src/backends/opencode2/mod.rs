@@ -33,7 +33,9 @@ use super::net::http::{self, Answered, Peer};
 use super::net::openapi;
 use super::net::stream::{Flow, Follow};
 use super::shared::permission_reply;
-use super::{BackendError, BackendEvent, EventSink, Timing, id_within};
+use super::{
+    AuthAdvice, BackendError, BackendEvent, EventSink, Expected, StartHint, Timing, id_within,
+};
 use crate::backends::net::sse::{MAX_EVENT_BYTES, SseEvent};
 use crate::prompt::{Answer, Kind, Prompt, Reply};
 use crate::settings::ServerSpec;
@@ -90,9 +92,9 @@ impl OpenCode2 {
         OpenCode2 {
             peer: Peer {
                 label: format!("OpenCode at {}", spec.url),
-                expected: "an OpenCode 2 server",
-                start_hint: "is `opencode serve` running there?",
-                auth_hint: "check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME (or password in the configuration)",
+                expected: Expected::OpenCode2,
+                start_hint: StartHint::OpenCodeServe,
+                auth_hint: AuthAdvice::OpenCodePassword,
             },
             http: http::client(&timing),
             // Upstream's comment heartbeat comes every 15 s (the 1.x
@@ -588,9 +590,9 @@ impl Follow for OpenCode2 {
             .header(reqwest::header::ACCEPT, "text/event-stream")
     }
 
-    fn resync<'a>(&'a self, sink: &'a EventSink) -> BoxFuture<'a, Result<(), String>> {
+    fn resync<'a>(&'a self, sink: &'a EventSink) -> BoxFuture<'a, Result<(), BackendError>> {
         Box::pin(async move {
-            let all = self.snapshot(sink).await.map_err(|e| e.to_string())?;
+            let all = self.snapshot(sink).await?;
             let mut usable = Vec::with_capacity(all.len());
             for (prompt, shape) in all {
                 if self.usable(&prompt, sink) {
@@ -599,7 +601,7 @@ impl Follow for OpenCode2 {
                 }
             }
             sink.send(BackendEvent::Snapshot(usable.into()))
-                .map_err(|_| "closed".to_owned())
+                .map_err(|_| BackendError::Closed)
         })
     }
 

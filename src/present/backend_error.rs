@@ -1,0 +1,152 @@
+//! A server's failure ([`BackendError`]) worded for a person from the
+//! catalogue. In English the words are the error's own `Display` (what logs
+//! and `status --json` keep); what the server or the operating system said
+//! (a message, "connection refused"), server labels, URLs, commands and
+//! variable names go in as the error holds them.
+
+use std::time::Duration;
+
+use super::i18n::tr;
+use crate::backends::{AuthAdvice, BackendError, BodyKind, ConnectHint, Expected, StartHint};
+
+/// `error` in the person's language.
+pub(crate) fn backend_error(error: &BackendError) -> String {
+    match error {
+        BackendError::NotFound { server } => tr!("backend.not_found", server = server),
+        BackendError::Unauthorized { server, advice } => tr!(
+            "backend.unauthorized",
+            server = server,
+            advice = auth_advice(*advice)
+        ),
+        BackendError::BadRequest { server, message } => {
+            tr!("backend.bad_request", server = server, message = message)
+        }
+        BackendError::Server {
+            server,
+            status,
+            message,
+        } => tr!(
+            "backend.server",
+            server = server,
+            status = status,
+            message = message
+        ),
+        BackendError::NotJson {
+            server,
+            status,
+            kind,
+            expected,
+        } => tr!(
+            "backend.not_json",
+            server = server,
+            status = status,
+            kind = body_kind(kind),
+            expected = expected_server(*expected)
+        ),
+        BackendError::Redirect { server, status } => {
+            tr!("backend.redirect", server = server, status = status)
+        }
+        BackendError::Timeout { server, after } => {
+            tr!("backend.timeout", server = server, after = duration(*after))
+        }
+        BackendError::Refused { server, reason } => {
+            tr!("backend.refused", server = server, reason = reason)
+        }
+        BackendError::Connect {
+            server,
+            message,
+            hint,
+        } => tr!(
+            "backend.connect",
+            server = server,
+            message = message,
+            hint = connect_hint(*hint)
+        ),
+        BackendError::Unanswered { server } => tr!("backend.unanswered", server = server),
+        BackendError::SubscriptionUnanswered { server } => {
+            tr!("backend.subscription_unanswered", server = server)
+        }
+        BackendError::Malformed {
+            server,
+            reason,
+            expected,
+        } => tr!(
+            "backend.malformed",
+            server = server,
+            reason = reason,
+            expected = expected_server(*expected)
+        ),
+        BackendError::NoEvents {
+            server,
+            status,
+            expected,
+        } => tr!(
+            "backend.no_events",
+            server = server,
+            status = status,
+            expected = expected_server(*expected)
+        ),
+        BackendError::Stream { server, message } => {
+            tr!("backend.stream", server = server, message = message)
+        }
+        BackendError::Stalled { server, after } => {
+            tr!("backend.stalled", server = server, after = duration(*after))
+        }
+        BackendError::HookSocket { message } => tr!("backend.hook_socket", message = message),
+        BackendError::Closed => tr!("backend.closed"),
+    }
+}
+
+/// `ask-lsp status`: connected, but no listing came within `after`.
+pub(crate) fn no_listing(after: Duration) -> String {
+    tr!("backend.no_listing", after = duration(after))
+}
+
+/// `ask-lsp status`: nothing came within `after`.
+pub(crate) fn no_answer(after: Duration) -> String {
+    tr!("backend.no_answer", after = duration(after))
+}
+
+/// As `{:?}` writes it ("10s", "1.5s"): the same in every language.
+fn duration(after: Duration) -> String {
+    format!("{after:?}")
+}
+
+fn expected_server(expected: Expected) -> String {
+    match expected {
+        Expected::OpenCode => tr!("backend.expected.opencode"),
+        Expected::OpenCode2 => tr!("backend.expected.opencode2"),
+        Expected::SandboxAgent => tr!("backend.expected.sandbox_agent"),
+    }
+}
+
+fn connect_hint(hint: ConnectHint) -> String {
+    match hint {
+        ConnectHint::Start(StartHint::OpenCodeServe) => tr!("backend.hint.opencode_serve"),
+        ConnectHint::Start(StartHint::SandboxAgentServer) => {
+            tr!("backend.hint.sandbox_agent_server")
+        }
+        ConnectHint::UntrustedCertificate => tr!("backend.hint.untrusted_certificate"),
+    }
+}
+
+fn auth_advice(advice: AuthAdvice) -> String {
+    match advice {
+        AuthAdvice::OpenCodePassword => tr!("backend.auth.opencode_password"),
+        AuthAdvice::SandboxAgentToken => tr!("backend.auth.sandbox_agent_token"),
+    }
+}
+
+fn body_kind(kind: &BodyKind) -> String {
+    match kind {
+        BodyKind::Html => tr!("backend.body.html"),
+        BodyKind::Other(content_type) => tr!(
+            "backend.body.other",
+            content_type = format!("{content_type:?}")
+        ),
+    }
+}
+
+#[cfg(test)]
+#[path = "backend_error_tests.rs"]
+mod tests;

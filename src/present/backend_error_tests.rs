@@ -1,0 +1,192 @@
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use super::*;
+use crate::present::i18n::{Locale, in_locale};
+
+const SERVER: &str = "OpenCode at http://127.0.0.1:4096";
+
+fn errors() -> Vec<BackendError> {
+    let server = || SERVER.to_owned();
+    let mut errors = vec![
+        BackendError::NotFound { server: server() },
+        BackendError::BadRequest {
+            server: server(),
+            message: "bad id".into(),
+        },
+        BackendError::Server {
+            server: server(),
+            status: 502,
+            message: "upstream".into(),
+        },
+        BackendError::Redirect {
+            server: server(),
+            status: 302,
+        },
+        BackendError::Timeout {
+            server: server(),
+            after: Duration::from_millis(1500),
+        },
+        BackendError::Refused {
+            server: server(),
+            reason: "a link among fields".into(),
+        },
+        BackendError::Unanswered { server: server() },
+        BackendError::SubscriptionUnanswered { server: server() },
+        BackendError::Stream {
+            server: server(),
+            message: "no bytes for 30s".into(),
+        },
+        BackendError::Stalled {
+            server: server(),
+            after: Duration::from_secs(30),
+        },
+        BackendError::HookSocket {
+            message: "permission denied".into(),
+        },
+        BackendError::Closed,
+    ];
+    for advice in [AuthAdvice::OpenCodePassword, AuthAdvice::SandboxAgentToken] {
+        errors.push(BackendError::Unauthorized {
+            server: server(),
+            advice,
+        });
+    }
+    for expected in [
+        Expected::OpenCode,
+        Expected::OpenCode2,
+        Expected::SandboxAgent,
+    ] {
+        for kind in [BodyKind::Html, BodyKind::Other("text/plain".into())] {
+            errors.push(BackendError::NotJson {
+                server: server(),
+                status: 200,
+                kind,
+                expected,
+            });
+        }
+        errors.push(BackendError::Malformed {
+            server: server(),
+            reason: "relative URL without a base".into(),
+            expected,
+        });
+        errors.push(BackendError::NoEvents {
+            server: server(),
+            status: 404,
+            expected,
+        });
+    }
+    for hint in [
+        ConnectHint::Start(StartHint::OpenCodeServe),
+        ConnectHint::Start(StartHint::SandboxAgentServer),
+        ConnectHint::UntrustedCertificate,
+    ] {
+        errors.push(BackendError::Connect {
+            server: server(),
+            message: "connection refused".into(),
+            hint,
+        });
+    }
+    errors
+}
+
+/// Each variant by number: a new one fails to compile here until the
+/// samples above have it.
+fn variant(error: &BackendError) -> usize {
+    match error {
+        BackendError::NotFound { .. } => 0,
+        BackendError::Unauthorized { .. } => 1,
+        BackendError::BadRequest { .. } => 2,
+        BackendError::Server { .. } => 3,
+        BackendError::NotJson { .. } => 4,
+        BackendError::Redirect { .. } => 5,
+        BackendError::Timeout { .. } => 6,
+        BackendError::Refused { .. } => 7,
+        BackendError::Connect { .. } => 8,
+        BackendError::Unanswered { .. } => 9,
+        BackendError::SubscriptionUnanswered { .. } => 10,
+        BackendError::Malformed { .. } => 11,
+        BackendError::NoEvents { .. } => 12,
+        BackendError::Stream { .. } => 13,
+        BackendError::HookSocket { .. } => 14,
+        BackendError::Closed => 15,
+        BackendError::Stalled { .. } => 16,
+    }
+}
+
+#[test]
+fn the_samples_cover_every_variant() {
+    let covered: BTreeSet<usize> = errors().iter().map(variant).collect();
+    assert_eq!(covered, (0..17).collect());
+}
+
+#[test]
+fn english_words_are_the_errors_own_text() {
+    for error in errors() {
+        assert_eq!(
+            in_locale(Locale::En, || backend_error(&error)),
+            error.to_string()
+        );
+    }
+    let after = Duration::from_secs(10);
+    assert_eq!(
+        in_locale(Locale::En, || no_listing(after)),
+        "connected, but the list of pending prompts did not come within 10s"
+    );
+    assert_eq!(
+        in_locale(Locale::En, || no_answer(after)),
+        "no answer within 10s"
+    );
+}
+
+#[test]
+fn every_error_is_worded_in_chinese_with_every_value_filled_in() {
+    let after = Duration::from_secs(10);
+    let mut seen = BTreeSet::new();
+    let samples = errors();
+    let english = samples.iter().map(ToString::to_string).chain([
+        in_locale(Locale::En, || no_listing(after)),
+        in_locale(Locale::En, || no_answer(after)),
+    ]);
+    let chinese = in_locale(Locale::ZhCn, || {
+        let mut all: Vec<String> = samples.iter().map(backend_error).collect();
+        all.extend([no_listing(after), no_answer(after)]);
+        all
+    });
+    for (en, zh) in english.zip(chinese) {
+        assert_ne!(zh, en, "not translated");
+        assert!(
+            zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+            "{en}: {zh}"
+        );
+        let unfilled = zh.split('{').skip(1).any(|after| {
+            after
+                .split_once('}')
+                .is_some_and(|(name, _)| name.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        });
+        assert!(!unfilled, "{en}: {zh}");
+        assert!(seen.insert(zh.clone()), "two errors read the same: {zh}");
+    }
+}
+
+#[test]
+fn chinese_words_keep_what_the_server_and_the_system_said() {
+    let zh = |error: BackendError| in_locale(Locale::ZhCn, || backend_error(&error));
+    assert_eq!(
+        zh(BackendError::Connect {
+            server: SERVER.into(),
+            message: "connection refused".into(),
+            hint: ConnectHint::Start(StartHint::OpenCodeServe),
+        }),
+        "无法连接 OpenCode at http://127.0.0.1:4096：connection refused — `opencode serve` 是否在那里运行？"
+    );
+    assert_eq!(
+        zh(BackendError::NotJson {
+            server: SERVER.into(),
+            status: 200,
+            kind: BodyKind::Html,
+            expected: Expected::OpenCode,
+        }),
+        "OpenCode at http://127.0.0.1:4096：返回了 200 和 HTML 页面，而不是 JSON：这是 OpenCode 服务器吗？路由是否正确？"
+    );
+}
