@@ -2,7 +2,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use super::*;
-use crate::present::i18n::{Locale, in_locale};
+use crate::present::i18n::{Locale, assert_translated, in_locale};
 
 const SERVER: &str = "OpenCode at http://127.0.0.1:4096";
 
@@ -154,18 +154,7 @@ fn every_error_is_worded_in_chinese_with_every_value_filled_in() {
         all
     });
     for (en, zh) in english.zip(chinese) {
-        assert_ne!(zh, en, "not translated");
-        assert!(
-            zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
-            "{en}: {zh}"
-        );
-        let unfilled = zh.split('{').skip(1).any(|after| {
-            after
-                .split_once('}')
-                .is_some_and(|(name, _)| name.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
-        });
-        assert!(!unfilled, "{en}: {zh}");
-        assert!(seen.insert(zh.clone()), "two errors read the same: {zh}");
+        assert_translated(&en, &zh, &mut seen);
     }
 }
 

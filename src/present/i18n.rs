@@ -237,6 +237,25 @@ fn unescape(value: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// For the wording tests: `zh` translates `en` — it differs, holds Chinese
+/// characters, leaves no `{name}` unfilled and reads unlike every text
+/// already in `seen`.
+#[cfg(test)]
+pub(crate) fn assert_translated(en: &str, zh: &str, seen: &mut std::collections::BTreeSet<String>) {
+    assert_ne!(zh, en, "not translated");
+    assert!(
+        zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+        "{en}: {zh}"
+    );
+    let unfilled = zh.split('{').skip(1).any(|after| {
+        after
+            .split_once('}')
+            .is_some_and(|(name, _)| name.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+    });
+    assert!(!unfilled, "{en}: {zh}");
+    assert!(seen.insert(zh.to_owned()), "two texts read the same: {zh}");
+}
+
 #[cfg(test)]
 #[path = "i18n_tests.rs"]
 mod tests;
