@@ -256,33 +256,8 @@ export function editTarget(params: AskParams): string | undefined {
 export function applyDiff(text: string, diff: string): { text: string } | { error: string } {
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   const old = text === '' ? [] : text.replace(/\r?\n$/, '').split(/\r?\n/);
-  // A hunk takes as many lines as its header counts (an empty one is an
-  // empty context line whose space was trimmed); what follows is not its.
-  const hunks: Array<{ start: number; count: number; lines: string[] }> = [];
-  let hunk: (typeof hunks)[number] | undefined;
-  let oldLeft = 0;
-  let newLeft = 0;
-  for (const line of diff.split('\n')) {
-    const head = /^@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(line);
-    if (head) {
-      hunk = { start: Number(head[1]), count: head[2] === undefined ? 1 : Number(head[2]), lines: [] };
-      oldLeft = hunk.count;
-      newLeft = head[3] === undefined ? 1 : Number(head[3]);
-      hunks.push(hunk);
-      continue;
-    }
-    if (!hunk || (oldLeft === 0 && newLeft === 0)) continue;
-    const sign = line === '' ? ' ' : line[0];
-    if (sign === '\\') continue; // "\ No newline at end of file"
-    if (sign === '+' && newLeft > 0) newLeft -= 1;
-    else if (sign === '-' && oldLeft > 0) oldLeft -= 1;
-    else if (sign === ' ' && oldLeft > 0 && newLeft > 0) {
-      oldLeft -= 1;
-      newLeft -= 1;
-    } else return { error: 'the diff is not a unified diff' };
-    hunk.lines.push(line === '' ? ' ' : line);
-  }
-  if (hunks.length === 0) return { error: 'the diff is not a unified diff' };
+  const hunks = diffHunks(diff);
+  if (!hunks) return { error: 'the diff is not a unified diff' };
   const out: string[] = [];
   let next = 1;
   for (const h of hunks) {
@@ -306,6 +281,37 @@ export function applyDiff(text: string, diff: string): { text: string } | { erro
   }
   out.push(...old.slice(next - 1));
   return { text: out.length ? out.join(eol) + eol : '' };
+}
+
+/** The hunks of a unified diff; undefined when it is not one (or has none). */
+export function diffHunks(diff: string): Array<{ start: number; count: number; lines: string[] }> | undefined {
+  // A hunk takes as many lines as its header counts (an empty one is an
+  // empty context line whose space was trimmed); what follows is not its.
+  const hunks: Array<{ start: number; count: number; lines: string[] }> = [];
+  let hunk: (typeof hunks)[number] | undefined;
+  let oldLeft = 0;
+  let newLeft = 0;
+  for (const line of diff.split('\n')) {
+    const head = /^@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(line);
+    if (head) {
+      hunk = { start: Number(head[1]), count: head[2] === undefined ? 1 : Number(head[2]), lines: [] };
+      oldLeft = hunk.count;
+      newLeft = head[3] === undefined ? 1 : Number(head[3]);
+      hunks.push(hunk);
+      continue;
+    }
+    if (!hunk || (oldLeft === 0 && newLeft === 0)) continue;
+    const sign = line === '' ? ' ' : line[0];
+    if (sign === '\\') continue; // "\ No newline at end of file"
+    if (sign === '+' && newLeft > 0) newLeft -= 1;
+    else if (sign === '-' && oldLeft > 0) oldLeft -= 1;
+    else if (sign === ' ' && oldLeft > 0 && newLeft > 0) {
+      oldLeft -= 1;
+      newLeft -= 1;
+    } else return undefined;
+    hunk.lines.push(line === '' ? ' ' : line);
+  }
+  return hunks.length === 0 ? undefined : hunks;
 }
 
 /** A reject's reason, or why it cannot be sent. */

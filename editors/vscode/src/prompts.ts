@@ -3,12 +3,14 @@
 // wires them to VS Code. Every prompt closes when ask-lsp cancels the
 // request (answered elsewhere, session ended), and a stray Esc never
 // decides anything: it keeps the prompt pending (Later).
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CancellationToken } from 'vscode-languageclient/node';
 import {
-  FieldItem, LINK_CONSENT, PermissionRow, applyDiff, editTarget, fieldHint, fieldItems, fieldLabel, formAnswer, initialText, parseTyped,
+  FieldItem, LINK_CONSENT, PermissionRow, applyDiff, diffHunks, editTarget, fieldHint, fieldItems, fieldLabel, formAnswer, initialText, parseTyped,
   permissionDocument, permissionRows, permissionTitle, pickedValue, rejectWithReason, shownValue, whereFrom, wrapRows,
 } from './logic';
+import { readEditFile, refusalNote } from './files';
 import * as l10n from './l10n';
 import { AskParams, AskResult, FieldValue, requestTitle } from './protocol';
 
@@ -50,28 +52,34 @@ export class RequestDocuments implements vscode.TextDocumentContentProvider {
   }
 
   /**
-   * An edit beside the file it changes: `vscode.diff` between the file and
-   * the proposed version (the file with the edit's diff applied). False when
-   * there is no such file or the diff does not apply to it as it is now.
+   * An edit beside the file it changes: `vscode.diff` between the file as it
+   * is now and the proposed version (the file with the edit's diff applied),
+   * both read-only documents of this provider filled from one bounded read
+   * (files.ts: only a regular file inside the workspace or the request's
+   * directory, resolved through links, read once the diff parses). False
+   * when there is no such file or the diff does not apply to it as it is
+   * now; the person is told why when the file was not opened.
    */
   async openEdit(params: AskParams): Promise<boolean> {
     const target = editTarget(params);
-    if (!target || !params.permission?.diff) return false;
-    const file = vscode.Uri.file(target);
-    let current = '';
-    try {
+    const diff = params.permission?.diff;
+    if (!target || !diff || !diffHunks(diff) || !path.isAbsolute(target)) return false;
+    const roots = [...(vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath), params.source?.directory];
+    const file = readEditFile(target, roots, (resolved) =>
       // The open document if there is one (unsaved changes included).
-      const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === file.toString());
-      current = open ? open.getText() : new TextDecoder().decode(await vscode.workspace.fs.readFile(file));
-    } catch {
-      // No such file: the edit creates it.
+      vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === resolved)?.getText());
+    if (file.kind === 'refused') {
+      void vscode.window.showWarningMessage(refusalNote(file));
+      return false;
     }
-    const proposed = applyDiff(current, params.permission.diff);
+    const proposed = applyDiff(file.text, diff);
     if ('error' in proposed) return false;
-    const uri = vscode.Uri.from({ scheme: RequestDocuments.scheme, path: `/${params.key}/proposed/${file.path.split('/').pop()}` });
+    const name = path.basename(file.resolved);
+    const now = vscode.Uri.from({ scheme: RequestDocuments.scheme, path: `/${params.key}/now/${name}` });
+    const uri = vscode.Uri.from({ scheme: RequestDocuments.scheme, path: `/${params.key}/proposed/${name}` });
+    this.texts.set(now.path, file.text);
     this.texts.set(uri.path, proposed.text);
-    const name = file.path.split('/').pop();
-    await vscode.commands.executeCommand('vscode.diff', file, uri, l10n.t('{0}: now ↔ proposed (ask-lsp)', name ?? ''),
+    await vscode.commands.executeCommand('vscode.diff', now, uri, l10n.t('{0}: now ↔ proposed (ask-lsp)', name),
       { preview: true, preserveFocus: true, viewColumn: vscode.ViewColumn.Beside });
     return true;
   }
