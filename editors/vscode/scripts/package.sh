@@ -30,7 +30,7 @@ if [ -z "$binary" ]; then
     exit 2
   fi
   root=$(cd ../.. && pwd)
-  (cd "$root" && cargo build --release --locked --quiet)
+  (cd "$root" && cargo build --release --locked --quiet -p ask-lsp)
   target_dir=$(cd "$root" && cargo metadata --format-version 1 --no-deps | node -p 'JSON.parse(require("fs").readFileSync(0)).target_directory')
   binary=$target_dir/release/ask-lsp
 fi

@@ -13,7 +13,7 @@ import {
   StaticFeature,
 } from 'vscode-languageclient/node';
 import * as l10n from './l10n';
-import { Item, answerFrom, itemsFor, presentation, statusText, stepTitle, toServerConfig, waitingMessage } from './logic';
+import { Item, answerFrom, hookSnippet, itemsFor, presentation, statusText, stepTitle, toServerConfig, waitingMessage } from './logic';
 import { RequestDocuments, askForm, askPermission } from './prompts';
 import * as proto from './protocol';
 import { AskParams, AskResult, QuestionInfo, requestTitle } from './protocol';
@@ -283,6 +283,17 @@ export async function activate(context: vscode.ExtensionContext) {
     vscode.commands.registerCommand('askLsp.rejectPending', async () => {
       const p = await pendingPick(l10n.t('Reject which prompt?'));
       if (p) await client?.sendRequest('workspace/executeCommand', { command: proto.commands.reject, arguments: [p.key] });
+    }),
+    vscode.commands.registerCommand('askLsp.hookSnippet', async () => {
+      const agent = await vscode.window.showQuickPick([{ label: 'Claude Code', agent: 'claude' as const }, { label: 'Codex', agent: 'codex' as const }],
+        { placeHolder: l10n.t('Hook settings for which agent?') });
+      if (!agent) return;
+      // The binary the extension runs (bundled, configured, else on $PATH).
+      const snippet = hookSnippet(agent.agent, binary(context));
+      await vscode.env.clipboard.writeText(snippet.text);
+      const document = await vscode.workspace.openTextDocument({ content: snippet.text, language: agent.agent === 'claude' ? 'json' : 'toml' });
+      await vscode.window.showTextDocument(document, { preview: true });
+      void vscode.window.showInformationMessage(l10n.t('Copied: the hook settings for {0}, with the full path of this extension\'s ask-lsp (it is not on $PATH).', snippet.file));
     }),
     vscode.commands.registerCommand('askLsp.restart', async () => {
       await client?.stop();

@@ -515,3 +515,30 @@ function yesNo(value: boolean): string {
 /** A link: consenting is `values: {}` (ask-lsp never opens it). */
 
 export const LINK_CONSENT: AskResult = { outcome: 'answered', values: {} };
+
+// ---------------------------------------------------------------------------
+// Hooks
+
+/**
+ * The settings that make Claude Code ('claude': ~/.claude/settings.json) or
+ * Codex ('codex': ~/.codex/config.toml) send their permission prompts to
+ * ask-lsp, with the binary's full path: the extension's ask-lsp is not on
+ * $PATH, so the bare `ask-lsp hook claude` would fail with "not found" (and
+ * the agent would silently ask in its own terminal).
+ */
+export function hookSnippet(agent: 'claude' | 'codex', binary: string): { file: string; text: string } {
+  // The agents run the command with a shell: quoted unless plainly safe.
+  const quoted = /^[\w/.:+-]+$/.test(binary) ? binary : `'${binary.replace(/'/g, `'\\''`)}'`;
+  // A JSON string is a valid TOML basic string for these characters.
+  const command = JSON.stringify(`${quoted} hook ${agent}`);
+  if (agent === 'claude') {
+    return {
+      file: '~/.claude/settings.json',
+      text: `{ "hooks": { "PermissionRequest": [\n    { "matcher": "*",\n      "hooks": [{ "type": "command", "command": ${command}, "timeout": 60 }] } ] } }\n`,
+    };
+  }
+  return {
+    file: '~/.codex/config.toml',
+    text: `[[hooks.PermissionRequest]]\nmatcher = "*"\n[[hooks.PermissionRequest.hooks]]\ntype = "command"\ncommand = ${command}\ntimeout = 60\n`,
+  };
+}

@@ -251,3 +251,15 @@ test('the client declares the kinds it shows', () => {
   assert.deepEqual(proto.CAPABILITY, { version: 2, kinds: ['permission', 'form'] });
   assert.equal(proto.requestTitle({ ...bash, title: undefined }), 'default/per_1');
 });
+
+test('the hook settings carry the binary\'s full path (shell-quoted when needed), as JSON for Claude Code and TOML for Codex', () => {
+  const claude = logic.hookSnippet('claude', '/home/me/.vscode/extensions/ask-lsp-0.1.0-linux-x64/bin/ask-lsp');
+  assert.equal(claude.file, '~/.claude/settings.json');
+  assert.equal(JSON.parse(claude.text).hooks.PermissionRequest[0].hooks[0].command,
+    '/home/me/.vscode/extensions/ask-lsp-0.1.0-linux-x64/bin/ask-lsp hook claude');
+  const spaced = logic.hookSnippet('claude', "/Users/o'neil/VS Code/bin/ask-lsp");
+  assert.equal(JSON.parse(spaced.text).hooks.PermissionRequest[0].hooks[0].command, "'/Users/o'\\''neil/VS Code/bin/ask-lsp' hook claude");
+  const codex = logic.hookSnippet('codex', '/opt/ask-lsp');
+  assert.equal(codex.file, '~/.codex/config.toml');
+  assert.match(codex.text, /\ncommand = "\/opt\/ask-lsp hook codex"\ntimeout = 60\n$/);
+});
