@@ -789,9 +789,14 @@ local function diff_split()
 end
 
 --- An edit of a real file: `before` on disk, the diff the agent proposes.
+--- The project is the editor's working directory: the split opens only
+--- files of the project (the runner goes back to the repository after each
+--- test).
 local function edit_file(name, session, on_disk)
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir, 'p')
+  vim.fn.chdir(dir)
+  dir = vim.uv.fs_realpath(dir)
   local path = dir .. '/' .. name
   vim.fn.writefile(on_disk or { 'fn a() {}', 'fn old() {}', 'fn c() {}', 'fn d() {}' }, path)
   local diff = ('--- a/%s\n+++ b/%s\n@@ -1,3 +1,4 @@\n fn a() {}\n-fn old() {}\n+fn new() {}\n+fn added() {}\n fn c() {}\n'):format(name, name)
@@ -808,7 +813,7 @@ test('an edit of a real file opens it beside the proposed version in a diff spli
   wait_for(diff_split, 'the diff split')
   local win, buf, file_win = diff_split()
   eq(win, vim.api.nvim_get_current_win(), 'the cursor on the proposed side')
-  eq(path, vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(file_win)), 'the real file beside it')
+  eq('ask-lsp://now/' .. path, vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(file_win)), 'the file as it is now beside it')
   eq({ 'fn a() {}', 'fn new() {}', 'fn added() {}', 'fn c() {}', 'fn d() {}' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'proposed')
   eq({ 'fn a() {}', 'fn old() {}', 'fn c() {}', 'fn d() {}' }, vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(file_win), 0, -1, false), 'the file')
   eq({ true, true }, { vim.wo[win].diff, vim.wo[file_win].diff }, 'diff mode on both sides')
@@ -848,6 +853,95 @@ test('the diff split: r rejects; a diff that no longer applies falls back to the
   float_closed()
   vim.fn.delete(vim.fs.dirname(path), 'rf')
   vim.fn.delete(vim.fs.dirname(changed), 'rf')
+end)
+
+--- An edit permission whose diff applies to any file (a hunk with no
+--- context line) naming `filepath` (or, without it, only the diff's `+++`
+--- path, joined to the request's directory).
+local function hostile_edit(session, filepath, named)
+  local diff = ('--- a/%s\n+++ b/%s\n@@ -0,0 +1 @@\n+pwned\n'):format(named or 'x', named or 'x')
+  return http('POST', '/_sim/permission', {
+    sessionID = session, permission = 'edit', patterns = { named or 'x' },
+    metadata = { filepath = filepath, diff = diff }, always = { '*' },
+  })
+end
+
+--- A project (the editor's working directory) and, outside it, a secret.
+local function project_and_secret()
+  local base = vim.uv.fs_realpath(vim.fn.tempname():match('^(.*)/') ) .. '/hostile-' .. vim.uv.hrtime()
+  vim.fn.mkdir(base .. '/project', 'p')
+  vim.fn.mkdir(base .. '/home/.ssh', 'p')
+  local secret = base .. '/home/.ssh/id_ed25519'
+  vim.fn.writefile({ 'SECRET-KEY-MATERIAL-0123' }, secret)
+  vim.fn.chdir(base .. '/project')
+  return base .. '/project', secret, base
+end
+
+--- No buffer is the secret's or holds its content; the split did not open.
+local function nothing_read(secret)
+  eq(nil, diff_split(), 'no split')
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(buf)
+    assert(not (secret and name:find(secret, 1, true)), 'a buffer for ' .. name)
+    if vim.api.nvim_buf_is_loaded(buf) then
+      local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+      assert(not text:find('SECRET-KEY-MATERIAL', 1, true), 'the secret is in buffer ' .. buf .. ' ' .. name)
+    end
+  end
+end
+
+--- The prompt is on screen with the diff alone and `note`; r rejects it
+--- (Neovim is alive and takes keys).
+local function float_says_then_reject(request, note, before)
+  wait_for(float_win, 'the float')
+  local text = float_text()
+  assert(text:find('Diff:\n  --- a/', 1, true), text)
+  -- The note may wrap: a line break is a space.
+  assert(text:gsub('\n', ' '):find(note, 1, true), ('%q not in\n%s'):format(note, text))
+  keys('r')
+  eq({ kind = 'permission', id = request.id, reply = 'reject', message = vim.NIL }, next_received(before), 'received')
+  float_closed()
+end
+
+test('the diff split opens no file outside the project: a secret by its path, by +++ b/../, by a symlink in the project', function()
+  local project, secret, base = project_and_secret()
+  vim.uv.fs_symlink(secret, project .. '/innocent.rs')
+  local before = #received()
+  local request = hostile_edit('ses_nvim_secret_abs', secret)
+  float_says_then_reject(request, secret .. ' is outside the project', before)
+  nothing_read(secret)
+  -- Only the diff's path, climbing out of the request's directory.
+  request = hostile_edit('ses_nvim_secret_rel', nil, '../..' .. secret)
+  float_says_then_reject(request, 'is outside the project', before + 1)
+  nothing_read(secret)
+  request = hostile_edit('ses_nvim_secret_link', project .. '/innocent.rs')
+  float_says_then_reject(request, project .. '/innocent.rs → ' .. secret .. ' is outside the project', before + 2)
+  nothing_read(secret)
+  vim.fn.delete(base, 'rf')
+end)
+
+test('the diff split reads no device or FIFO: /dev/zero, /dev/tty, a FIFO in the project; Neovim stays responsive', function()
+  local project, _, base = project_and_secret()
+  local fifo = project .. '/pipe.rs'
+  assert(vim.fn.system({ 'mkfifo', fifo }) and vim.v.shell_error == 0, 'mkfifo')
+  vim.uv.fs_symlink('/dev/zero', project .. '/zero.rs')
+  local before = #received()
+  local cases = {
+    { '/dev/zero', '/dev/zero is outside the project' },
+    { project .. '/zero.rs', project .. '/zero.rs → /dev/zero is outside the project' },
+    { '/dev/tty', '/dev/tty is outside the project' },
+    { fifo, fifo .. ' is not a regular file' },
+  }
+  for i, case in ipairs(cases) do
+    local started = vim.uv.hrtime()
+    local request = hostile_edit('ses_nvim_device_' .. i, case[1])
+    float_says_then_reject(request, case[2], before + i - 1)
+    nothing_read(nil)
+    -- Responsive: a key round trip through the event loop.
+    eq(2, vim.fn.eval('1 + 1'), 'Neovim evaluates')
+    assert((vim.uv.hrtime() - started) / 1e9 < 60, 'took too long: ' .. case[1])
+  end
+  vim.fn.delete(base, 'rf')
 end)
 
 --- The agent's request through the sandbox-agent endpoint; its JSON-RPC id.
@@ -1169,9 +1263,12 @@ test(':checkhealth says where a server nobody configured was found (service.json
 end)
 
 --- A release: a clone of the repository (Cargo.toml, the root's plugin/
---- and build.lua, editors/nvim) tagged v9.9.9, a local HTTP server with that
---- tag's archive for this platform (holding `binary`, else a script saying
---- "prebuilt") and its .sha256, and a fake cargo that records being run.
+--- and build.lua, editors/nvim) tagged v9.9.9 and checked out at the tag,
+--- the tag's checksum list committed after it on master (as a release
+--- does), a local HTTP server with that tag's archive for this platform
+--- (holding `binary`, else a script saying "prebuilt") and a .sha256 beside
+--- it, and a fake cargo that records how it is run. publish() puts another
+--- archive on the server (with a matching .sha256 there).
 local function release_fixture(binary)
   local tmp = vim.fn.tempname()
   local clone, srv = tmp .. '/clone', tmp .. '/srv/v9.9.9'
@@ -1183,29 +1280,59 @@ local function release_fixture(binary)
     assert(out.code == 0, table.concat(cmd, ' ') .. ': ' .. (out.stderr or ''))
     return out.stdout
   end
+  local git = { 'git', '-c', 'user.name=t', '-c', 'user.email=t@t' }
   sh({ 'cp', '-r', root .. '/Cargo.toml', root .. '/build.lua', root .. '/plugin', clone .. '/' })
   sh({ 'cp', '-r', root .. '/editors/nvim', clone .. '/editors/' })
   vim.fn.delete(clone .. '/editors/nvim/bin', 'rf')
-  sh({ 'git', 'init', '-q' }, clone)
+  sh({ 'git', 'init', '-q', '-b', 'master' }, clone)
   sh({ 'git', 'add', '.' }, clone)
-  sh({ 'git', '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'release' }, clone)
+  sh(vim.list_extend(vim.deepcopy(git), { 'commit', '-qm', 'release' }), clone)
   sh({ 'git', 'tag', 'v9.9.9' }, clone)
   local target = vim.uv.os_uname().machine .. '-unknown-linux-gnu'
-  local stage = tmp .. '/stage/ask-lsp-' .. target
-  vim.fn.mkdir(stage, 'p')
-  if binary then
-    sh({ 'cp', binary, stage .. '/ask-lsp' })
-  else
-    vim.fn.writefile({ '#!/bin/sh', 'echo "ask-lsp 9.9.9 (prebuilt)"' }, stage .. '/ask-lsp')
+  local folder = 'ask-lsp-' .. target
+  local name = folder .. '.tar.gz'
+  --- The archive on the server: `kind` 'file' (ask-lsp is `content`, a
+  --- script or a binary's path), 'link' (a symlink to `content`) or
+  --- 'outside' (a good file plus an entry ../ask-lsp); returns its SHA-256.
+  local function publish(kind, content)
+    local file = tmp .. '/payload'
+    if content and vim.uv.fs_stat(content) then
+      sh({ 'cp', content, file })
+    else
+      vim.fn.writefile({ '#!/bin/sh', ('echo "ask-lsp 9.9.9 (%s)"'):format(content or 'prebuilt') }, file)
+    end
+    sh({ 'python3', '-c', [[
+import io, sys, tarfile
+out, folder, kind, payload = sys.argv[1:5]
+data = open(payload, 'rb').read()
+def add(tar, name):
+    entry = tarfile.TarInfo(name); entry.size = len(data); entry.mode = 0o755
+    tar.addfile(entry, io.BytesIO(data))
+with tarfile.open(out, 'w:gz') as tar:
+    top = tarfile.TarInfo(folder); top.type = tarfile.DIRTYPE; top.mode = 0o755
+    tar.addfile(top)
+    if kind == 'link':
+        link = tarfile.TarInfo(folder + '/ask-lsp'); link.type = tarfile.SYMTYPE; link.linkname = payload
+        tar.addfile(link)
+    else:
+        add(tar, folder + '/ask-lsp')
+    if kind == 'outside':
+        add(tar, '../ask-lsp')
+]], srv .. '/' .. name, folder, kind, file })
+    local sum = vim.trim(sh({ 'sha256sum', name }, srv))
+    vim.fn.writefile({ sum }, srv .. '/' .. name .. '.sha256')
+    return sum
   end
-  vim.uv.fs_chmod(stage .. '/ask-lsp', tonumber('755', 8))
-  local name = 'ask-lsp-' .. target .. '.tar.gz'
-  sh({ 'tar', '-czf', srv .. '/' .. name, '-C', tmp .. '/stage', 'ask-lsp-' .. target })
-  local good = sh({ 'sha256sum', name }, srv)
-  vim.fn.writefile({ vim.trim(good) }, srv .. '/' .. name .. '.sha256')
+  local good = publish('file', binary)
+  -- The release's checksums, committed on master after the tag was built.
+  vim.fn.mkdir(clone .. '/editors/nvim/checksums', 'p')
+  vim.fn.writefile({ good }, clone .. '/editors/nvim/checksums/v9.9.9.sha256')
+  sh({ 'git', 'add', '.' }, clone)
+  sh(vim.list_extend(vim.deepcopy(git), { 'commit', '-qm', 'checksums of v9.9.9' }), clone)
+  sh({ 'git', 'checkout', '-q', 'v9.9.9' }, clone)
   -- cargo: `metadata` names the target directory, `build` makes a binary
-  -- that says it was built, and each call is recorded.
-  vim.fn.writefile({ '#!/bin/sh', ('echo "$1" >> %s/cargo.log'):format(tmp),
+  -- that says it was built, and each call's arguments are recorded.
+  vim.fn.writefile({ '#!/bin/sh', ('echo "$*" >> %s/cargo.log'):format(tmp),
     ('if [ "$1" = metadata ]; then echo \'{"target_directory":"%s/target"}\'; exit 0; fi'):format(tmp),
     ('mkdir -p %s/target/release && printf \'#!/bin/sh\\necho "ask-lsp 9.9.9 (built)"\\n\' > %s/target/release/ask-lsp'):format(tmp, tmp),
     ('chmod +x %s/target/release/ask-lsp'):format(tmp) }, tmp .. '/bin/cargo')
@@ -1219,9 +1346,15 @@ local function release_fixture(binary)
     return port
   end, 'the release server')
   return {
-    clone = clone, tmp = tmp, sh = sh, sha256 = srv .. '/' .. name .. '.sha256', url = 'http://127.0.0.1:' .. port,
+    clone = clone, tmp = tmp, sh = sh, publish = publish, url = 'http://127.0.0.1:' .. port,
+    --- Lists `sum` in the clone's working tree, as a person's edit would.
+    list = function(sum)
+      vim.fn.writefile({ sum }, clone .. '/editors/nvim/checksums/v9.9.9.sha256')
+    end,
     cargo = function()
-      return vim.fn.filereadable(tmp .. '/cargo.log') == 1 and vim.fn.readfile(tmp .. '/cargo.log') or {}
+      local log = vim.fn.filereadable(tmp .. '/cargo.log') == 1 and vim.fn.readfile(tmp .. '/cargo.log') or {}
+      vim.fn.delete(tmp .. '/cargo.log')
+      return log
     end,
     stop = function()
       server:kill('sigterm')
@@ -1230,7 +1363,9 @@ local function release_fixture(binary)
   }
 end
 
-test('the build step at a release tag: the archive whose .sha256 matches is installed, no cargo; a wrong one is refused and cargo builds', function()
+local CARGO_BUILT = { 'metadata --format-version 1 --no-deps', 'build --release --locked -p ask-lsp' }
+
+test('the build step at a release tag: the archive the repository lists is installed, no cargo; a swapped one with its own .sha256 is refused and cargo builds ask-lsp alone', function()
   local release = release_fixture()
   local env = { PATH = release.tmp .. '/bin:' .. os.getenv('PATH'), ASK_LSP_RELEASE_URL = release.url }
   local ok, err = pcall(function()
@@ -1238,13 +1373,40 @@ test('the build step at a release tag: the archive whose .sha256 matches is inst
     eq({ version = 'ask-lsp 9.9.9 (prebuilt)', said = {} }, seen, 'downloaded')
     eq({}, release.cargo(), 'cargo not run')
     eq({ 'ask-lsp 9.9.9 (prebuilt)' }, vim.fn.systemlist({ release.clone .. '/editors/nvim/bin/ask-lsp' }), 'the installed binary')
-    -- The checksum no longer matches the archive.
-    vim.fn.writefile({ ('0'):rep(64) .. '  x' }, release.sha256)
+    -- The host serves another archive, with a .sha256 that matches it.
+    release.publish('file', 'swapped')
     seen = child('prebuilt.lua', { release.clone }, env, 60000)
     eq('ask-lsp 9.9.9 (built)', seen.version, 'built instead')
-    assert(#seen.said == 1 and seen.said[1]:find('the v9.9.9 release was not installed %(ask%-lsp%-.*%.tar%.gz does not match its %.sha256'), vim.inspect(seen.said))
-    eq({ 'metadata', 'build' }, release.cargo(), 'cargo run')
+    assert(#seen.said == 1 and seen.said[1]:find('the v9.9.9 release was not installed %(ask%-lsp%-.*%.tar%.gz does not match the checksum the repository lists'), vim.inspect(seen.said))
+    eq(CARGO_BUILT, release.cargo(), 'cargo run for ask-lsp alone')
     eq({ 'ask-lsp 9.9.9 (built)' }, vim.fn.systemlist({ release.clone .. '/editors/nvim/bin/ask-lsp' }), 'the installed binary')
+  end)
+  release.stop()
+  assert(ok, err)
+end)
+
+test('the build step refuses a release the repository does not list, an archive whose ask-lsp is a link, and one with an entry outside its folder', function()
+  local release = release_fixture()
+  local env = { PATH = release.tmp .. '/bin:' .. os.getenv('PATH'), ASK_LSP_RELEASE_URL = release.url }
+  local ok, err = pcall(function()
+    local function refused(because)
+      local seen = child('prebuilt.lua', { release.clone }, env, 60000)
+      eq('ask-lsp 9.9.9 (built)', seen.version, 'built instead: ' .. because)
+      assert(#seen.said == 1 and seen.said[1]:find(because, 1, true), vim.inspect(seen.said))
+      eq(CARGO_BUILT, release.cargo(), 'cargo run')
+    end
+    -- No list names v9.9.9 (master without its checksum commit).
+    release.sh({ 'git', 'branch', '-f', 'master', 'v9.9.9' }, release.clone)
+    refused('is not in the repository\'s checksum list (editors/nvim/checksums/v9.9.9.sha256)')
+    -- Listed, but its ask-lsp is a link to a file elsewhere.
+    local elsewhere = release.tmp .. '/elsewhere'
+    vim.fn.writefile({ '#!/bin/sh', 'echo "ask-lsp 9.9.9 (the link\'s target)"' }, elsewhere)
+    vim.uv.fs_chmod(elsewhere, tonumber('755', 8))
+    release.list(release.publish('link', elsewhere))
+    refused('/ask-lsp is a link, not a file')
+    -- Listed, but one entry climbs out of the folder.
+    release.list(release.publish('outside'))
+    refused('../ask-lsp is outside ask-lsp-')
   end)
   release.stop()
   assert(ok, err)
@@ -1301,10 +1463,32 @@ test(':checkhealth reports the binary, a connected server and an auth failure', 
   vim.cmd('checkhealth ask-lsp')
   local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   assert(text:find('OK binary: ' .. BIN, 1, true), text)
+  assert(text:find('hook command for Claude Code: ' .. BIN .. ' hook claude (:AskLsp hook claude', 1, true), text)
   assert(text:find('OK server sim (' .. SIM .. '): connected', 1, true), text)
   assert(text:find('ERROR server locked (' .. LOCKED .. '): OpenCode at ' .. LOCKED .. ': 401 Unauthorized', 1, true), text)
   assert(text:find('OPENCODE_SERVER_PASSWORD', 1, true), text)
   vim.cmd('bwipeout!')
+end)
+
+test(':AskLsp hook claude|codex gives the hook settings with the binary\'s full path, which runs where ask-lsp is not on $PATH', function()
+  local path = '/usr/bin:/bin'
+  assert(vim.fn.executable('/usr/bin/ask-lsp') == 0 and vim.fn.executable('/bin/ask-lsp') == 0, 'ask-lsp must not be in ' .. path)
+  vim.fn.setreg('"', '')
+  vim.cmd('AskLsp hook claude')
+  local snippet = vim.fn.getreg('"')
+  local command = vim.json.decode(snippet).hooks.PermissionRequest[1].hooks[1].command
+  eq(BIN .. ' hook claude', command, 'the command in the settings')
+  assert(notified[#notified].message:find('~/.claude/settings.json', 1, true), notified[#notified].message)
+  assert(notified[#notified].message:find(vim.trim(snippet), 1, true), notified[#notified].message)
+  -- As Claude Code runs a hook command (sh -c), with ask-lsp not on $PATH:
+  -- the README's bare command is not found, this one runs.
+  local bare = vim.system({ 'sh', '-c', 'ask-lsp hook claude' }, { env = { PATH = path }, stdin = '', text = true }):wait()
+  eq(127, bare.code, 'the bare command: ' .. (bare.stderr or ''))
+  local ran = vim.system({ 'sh', '-c', command }, { env = { PATH = path }, stdin = '', text = true }):wait()
+  assert(ran.code ~= 127 and not (ran.stderr or ''):find('not found', 1, true), ran.code .. ' ' .. (ran.stderr or ''))
+  vim.cmd('AskLsp hook codex')
+  assert(vim.fn.getreg('"'):find('\ncommand = "' .. BIN .. ' hook codex"\ntimeout = 60', 1, true), vim.fn.getreg('"'))
+  assert(notified[#notified].message:find('~/.codex/config.toml', 1, true), notified[#notified].message)
 end)
 
 test(':checkhealth says when no server was configured and a default is followed', function()
@@ -1326,6 +1510,8 @@ tests = vim.tbl_filter(function(t)
 end, tests)
 for _, t in ipairs(tests) do
   local ok, err = pcall(t.fn)
+  -- Back in the repository (the diff specs make a project their cwd).
+  vim.fn.chdir(root)
   -- Leave no prompt behind for the next test.
   local win = float_win()
   if win then

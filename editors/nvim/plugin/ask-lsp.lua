@@ -5,14 +5,14 @@ vim.g.loaded_ask_lsp = true
 
 local t = require('ask-lsp.i18n').t
 
-local function complete(arglead)
-  return require('ask-lsp.commands').complete(arglead)
+local function complete(arglead, cmdline)
+  return require('ask-lsp.commands').complete(arglead, cmdline)
 end
 
 vim.api.nvim_create_user_command('AskLsp', function(args)
   require('ask-lsp.commands').run(args)
 end, {
-  nargs = '?',
+  nargs = '*',
   complete = complete,
   desc = t('command.desc'),
 })

@@ -1,9 +1,14 @@
 -- The build step: installs ask-lsp as <plugin>/bin/ask-lsp, which the
 -- plugin uses when `cmd` is not set. When the repository this plugin lives
 -- in (it is editors/nvim there) is checked out at a release tag, the
--- release archive for that tag and this platform is downloaded and its
--- .sha256 checked (no Rust toolchain needed); otherwise, or when the
--- download or the checksum fails, it builds with cargo.
+-- release archive for that tag and this platform is downloaded and checked
+-- against the SHA-256 the repository itself lists for it
+-- (editors/nvim/checksums/<tag>.sha256: never a checksum from the archive's
+-- host, which a swapped archive would bring along), its entries listed
+-- before unpacking (only plain files and folders under its one folder: no
+-- link, no path leaving it); otherwise, or when any of that fails, it
+-- builds ask-lsp alone (`-p ask-lsp`: not the workspace's simulator) with
+-- cargo.
 -- lazy.nvim runs it through build.lua; :AskLsp build runs it again.
 -- Loaded with dofile() by build.lua, before the plugin is on 'runtimepath',
 -- so it requires nothing of the plugin's own (the catalogue by path, unless
@@ -111,9 +116,68 @@ local function sha256(path)
   end
 end
 
+--- The SHA-256 the repository lists for `name` at `tag`: the file in the
+--- working tree, else the newest of the clone's own branches (a release's
+--- checksums are committed after its tag, so a checkout of the tag finds
+--- them on the branch it came from). nil when no list names it.
+local function listed_checksum(root, tag, name)
+  local relative = 'editors/nvim/checksums/' .. tag .. '.sha256'
+  local texts = {}
+  local file = io.open(root .. '/' .. relative, 'r')
+  if file then
+    table.insert(texts, file:read('*a'))
+    file:close()
+  end
+  local refs = vim.system({ 'git', 'for-each-ref', '--sort=-committerdate', '--format=%(refname)', 'refs/heads', 'refs/remotes' },
+    { cwd = root, text = true }):wait()
+  for _, ref in ipairs(refs.code == 0 and vim.split(vim.trim(refs.stdout), '\n', { trimempty = true }) or {}) do
+    local out = vim.system({ 'git', 'show', ref .. ':' .. relative }, { cwd = root, text = true }):wait()
+    if out.code == 0 then
+      table.insert(texts, out.stdout)
+    end
+  end
+  for _, text in ipairs(texts) do
+    for line in text:gmatch('[^\n]+') do
+      local hex, listed = line:match('^(%x+)%s+%*?(%S+)%s*$')
+      if hex and #hex == 64 and listed == name then
+        return hex:lower()
+      end
+    end
+  end
+end
+
+--- Nil when every entry of the archive is a plain file or folder under
+--- `folder`/, else why not: listed before anything is unpacked.
+local function check_entries(archive, folder)
+  local names = vim.system({ 'tar', '-tf', archive }, { text = true }):wait()
+  local long = vim.system({ 'tar', '-tvf', archive }, { text = true }):wait()
+  if names.code ~= 0 or long.code ~= 0 then
+    return vim.trim((names.stderr or '') .. (long.stderr or ''))
+  end
+  local list = vim.split(names.stdout, '\n', { trimempty = true })
+  local kinds = vim.split(long.stdout, '\n', { trimempty = true })
+  if #list ~= #kinds then
+    return t('build.entries_unclear')
+  end
+  for i, entry in ipairs(list) do
+    local kind = kinds[i]:sub(1, 1)
+    if kind ~= '-' and kind ~= 'd' then
+      return t('build.entry_link', { entry = entry })
+    end
+    local inside = entry == folder or entry == folder .. '/' or entry:sub(1, #folder + 1) == folder .. '/'
+    for part in entry:gmatch('[^/\\]+') do
+      inside = inside and part ~= '..' and part ~= '.'
+    end
+    if not inside then
+      return t('build.entry_outside', { entry = entry, folder = folder })
+    end
+  end
+end
+
 --- Downloads the release archive of `tag` for this platform, checks it
---- against its .sha256 and installs the binary in it. Returns nil when it
---- is installed, else why not (the caller then builds with cargo).
+--- against the checksum the repository lists and its entries, and installs
+--- the binary in it. Returns nil when it is installed, else why not (the
+--- caller then builds with cargo).
 local function download(root, tag)
   local target, ext = release_target()
   local base = release_base(root)
@@ -124,41 +188,44 @@ local function download(root, tag)
     return t('build.need_curl')
   end
   local name = ('ask-lsp-%s%s'):format(target, ext)
+  local expected = listed_checksum(root, tag, name)
+  if not expected then
+    return t('build.not_listed', { name = name, tag = tag })
+  end
   local url = ('%s/%s/%s'):format(base, tag, name)
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir, 'p')
   local archive = dir .. '/' .. name
-  local function fetch(from, to)
-    local out = vim.system({ 'curl', '-fsSL', '--max-time', '300', '-o', to, from }, { text = true }):wait()
-    return out.code == 0 or nil, vim.trim(out.stderr or '')
-  end
-  local ok, err = fetch(url, archive)
-  if not ok then
-    return t('build.cannot_download', { url = url, error = err })
-  end
-  ok, err = fetch(url .. '.sha256', archive .. '.sha256')
-  if not ok then
-    return t('build.cannot_download', { url = url .. '.sha256', error = err })
-  end
-  local file = io.open(archive .. '.sha256', 'r')
-  local expected = file and file:read('*a'):match('^%s*(%x+)') or ''
-  if file then
-    file:close()
-  end
-  local actual = sha256(archive)
-  if not actual then
-    return t('build.no_sha256')
-  end
-  if #expected ~= 64 or expected:lower() ~= actual then
-    return t('build.checksum', { name = name, actual = actual, expected = expected })
-  end
-  local out = vim.system({ 'tar', '-xf', archive, '-C', dir }, { text = true }):wait()
-  if out.code ~= 0 then
-    return t('build.cannot_unpack', { name = name, error = vim.trim(out.stderr or '') })
-  end
-  local installed = install(('%s/ask-lsp-%s/ask-lsp%s'):format(dir, target, exe))
+  local why = (function()
+    local out = vim.system({ 'curl', '-fsSL', '--max-time', '300', '-o', archive, url }, { text = true }):wait()
+    if out.code ~= 0 then
+      return t('build.cannot_download', { url = url, error = vim.trim(out.stderr or '') })
+    end
+    local actual = sha256(archive)
+    if not actual then
+      return t('build.no_sha256')
+    end
+    if expected ~= actual then
+      return t('build.checksum', { name = name, actual = actual, expected = expected })
+    end
+    local folder = 'ask-lsp-' .. target
+    local bad = check_entries(archive, folder)
+    if bad then
+      return t('build.cannot_unpack', { name = name, error = bad })
+    end
+    out = vim.system({ 'tar', '-xf', archive, '-C', dir }, { text = true }):wait()
+    if out.code ~= 0 then
+      return t('build.cannot_unpack', { name = name, error = vim.trim(out.stderr or '') })
+    end
+    local binary = ('%s/%s/ask-lsp%s'):format(dir, folder, exe)
+    local stat = vim.uv.fs_lstat(binary)
+    if not stat or stat.type ~= 'file' then
+      return t('build.cannot_unpack', { name = name, error = t('build.entry_link', { entry = folder .. '/ask-lsp' .. exe }) })
+    end
+    return install(binary)
+  end)()
   vim.fn.delete(dir, 'rf')
-  return installed
+  return why
 end
 
 --- The release tag the repository is checked out at (lazy.nvim checks out
@@ -214,7 +281,7 @@ function M.build(on_done)
       return finish(merr)
     end
     local target = vim.json.decode(metadata).target_directory
-    run({ 'cargo', 'build', '--release', '--locked' }, root, step(function(berr)
+    run({ 'cargo', 'build', '--release', '--locked', '-p', 'ask-lsp' }, root, step(function(berr)
       if berr then
         return finish(berr)
       end

@@ -1,4 +1,4 @@
--- :AskLsp [list|answer|reject|status|start|build] (:Ask is the deprecated alias)
+-- :AskLsp [list|answer|reject|status|start|build|hook claude|hook codex] (:Ask is the deprecated alias)
 local client = require('ask-lsp.client')
 local t = require('ask-lsp.i18n').t
 
@@ -93,6 +93,25 @@ M.subcommands = {
   start = function()
     require('ask-lsp').start()
   end,
+  -- The hook settings for Claude Code or Codex, with this binary's path
+  -- (the plugin's ask-lsp is not on $PATH): shown and put in the unnamed
+  -- register.
+  hook = function(args)
+    local agent = args.fargs[2] or 'claude'
+    local hook = require('ask-lsp.hook')
+    local binary = hook.binary()
+    if not binary then
+      vim.notify('ask-lsp: ' .. t('hook.no_binary'), vim.log.levels.ERROR)
+      return
+    end
+    local snippet, file = hook.snippet(agent, binary)
+    if not snippet then
+      vim.notify('ask-lsp: ' .. t('hook.unknown_agent', { name = agent }), vim.log.levels.ERROR)
+      return
+    end
+    vim.fn.setreg('"', snippet .. '\n', 'l')
+    vim.notify('ask-lsp: ' .. t('hook.snippet', { file = file }) .. '\n' .. snippet)
+  end,
   -- Builds the binary again (after updating the repository).
   build = function()
     vim.notify('ask-lsp: ' .. t('commands.building'))
@@ -108,7 +127,7 @@ M.subcommands = {
 }
 
 --- Subcommands that must not start ask-lsp first.
-local OFFLINE = { start = true, build = true }
+local OFFLINE = { start = true, build = true, hook = true }
 
 function M.run(args)
   local name = args.fargs[1] or 'answer'
@@ -126,13 +145,14 @@ function M.run(args)
     end
     require('ask-lsp').start()
   end
-  fn()
+  fn(args)
 end
 
-function M.complete(arglead)
+function M.complete(arglead, cmdline)
+  local names = (cmdline or ''):match('^%S+%s+hook%s') and { 'claude', 'codex' } or vim.tbl_keys(M.subcommands)
   return vim.tbl_filter(function(name)
     return name:find(arglead, 1, true) == 1
-  end, vim.tbl_keys(M.subcommands))
+  end, names)
 end
 
 return M

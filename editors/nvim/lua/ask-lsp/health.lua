@@ -31,6 +31,8 @@ function M.check()
     })
     return
   end
+  -- Installed with the plugin, ask-lsp is not on $PATH: the hook needs its path.
+  health.info(t('health.hook', { command = require('ask-lsp.hook').command('claude', vim.fn.exepath(bin)) }))
   if not client.get() then
     health.warn(t('client.not_running'), { t('health.advice_setup'), t('health.advice_enable') })
     return

@@ -8,7 +8,7 @@ return {
   ['statusline.many'] = '? {count} questions',
 
   -- plugin/ask-lsp.lua
-  ['command.desc'] = 'ask-lsp: list, answer, reject pending agent questions; status; start; build',
+  ['command.desc'] = 'ask-lsp: list, answer, reject pending agent questions; status; start; build; hook settings',
   ['command.alias_desc'] = 'ask-lsp: deprecated alias of :AskLsp',
   ['command.deprecated'] = ':Ask is deprecated: use :AskLsp',
 
@@ -37,7 +37,7 @@ return {
   ['commands.connecting'] = 'connecting',
   ['commands.building'] = 'building the binary with cargo…',
   ['commands.built'] = 'built {version} at {path}; used from the next start',
-  ['commands.unknown'] = 'unknown subcommand {name} (list, answer, reject, status, start, build)',
+  ['commands.unknown'] = 'unknown subcommand {name} (list, answer, reject, status, start, build, hook)',
   ['commands.not_running'] = "ask-lsp is not running: with the plugin, call require('ask-lsp').setup{} (or :AskLsp start); without it, vim.lsp.enable('ask_lsp') starts it with the first file you open",
 
   -- health.lua (:checkhealth ask-lsp)
@@ -56,6 +56,10 @@ return {
   ['health.server_error'] = 'server {name} ({url}): {error}',
   ['health.advice_password'] = 'set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME) before starting Neovim, or password in servers',
   ['health.advice_serve'] = 'is `opencode serve` running there?',
+  ['hook.snippet'] = 'the hook settings for {file}, with this ask-lsp\'s full path (the plugin\'s binary is not on $PATH); in the unnamed register (p pastes them):',
+  ['hook.unknown_agent'] = 'no hook for {name} (claude, codex)',
+  ['hook.no_binary'] = 'no ask-lsp binary yet: run :AskLsp build',
+  ['health.hook'] = 'hook command for Claude Code: {command} (:AskLsp hook claude / :AskLsp hook codex print the settings)',
   ['health.pending'] = 'pending prompts (questions, permissions, forms): {count}',
 
   -- ui/init.lua, ui/float.lua, ui/select.lua: questions
@@ -87,6 +91,11 @@ return {
   ['permission.help'] = 'keys in [ ] decide · q or <Esc>: later · j/k, <C-d>/<C-u>: scroll',
   ['diff.proposed'] = 'Proposed by {asker} · {keys} · q: later',
   ['diff.now'] = 'Now: {path}',
+  -- Why an edit's diff is shown alone (ui/diff.lua, ask-lsp.files).
+  ['diff.outside'] = '{path} is outside the project: the file was not opened (the diff alone is shown)',
+  ['diff.not_file'] = '{path} is not a regular file: it was not opened (the diff alone is shown)',
+  ['diff.too_large'] = '{path} is too large to show beside the diff: it was not opened',
+  ['diff.unreadable'] = '{path} cannot be read: the diff alone is shown',
 
   -- ui/form.lua: forms (ACP elicitations)
   ['form.title'] = 'Form',
@@ -149,7 +158,11 @@ return {
   ['build.need_curl'] = 'curl and tar are needed to download the release',
   ['build.cannot_download'] = 'cannot download {url}: {error}',
   ['build.no_sha256'] = 'no sha256sum, shasum or certutil to check the download',
-  ['build.checksum'] = '{name} does not match its .sha256 ({actual}, expected {expected}): not installed',
+  ['build.not_listed'] = '{name} of {tag} is not in the repository\'s checksum list (editors/nvim/checksums/{tag}.sha256)',
+  ['build.entries_unclear'] = 'its entries cannot be listed one by one',
+  ['build.entry_link'] = '{entry} is a link, not a file',
+  ['build.entry_outside'] = '{entry} is outside {folder}/',
+  ['build.checksum'] = '{name} does not match the checksum the repository lists ({actual}, listed {expected}): not installed',
   ['build.cannot_unpack'] = 'cannot unpack {name}: {error}',
   ['build.release_skipped'] = 'the {tag} release was not installed ({why}); building it with cargo',
   ['build.no_cargo'] = 'cargo not found: install Rust (https://rustup.rs) and run :AskLsp build, or set cmd in setup{}',

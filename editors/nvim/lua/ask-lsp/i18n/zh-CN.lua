@@ -7,7 +7,7 @@ return {
   ['statusline.many'] = '? {count} 个问题',
 
   -- plugin/ask-lsp.lua
-  ['command.desc'] = 'ask-lsp：列出、回答、拒绝待处理的代理问题；状态；启动；构建',
+  ['command.desc'] = 'ask-lsp：列出、回答、拒绝待处理的代理问题；状态；启动；构建；钩子设置',
   ['command.alias_desc'] = 'ask-lsp：:AskLsp 的已弃用别名',
   ['command.deprecated'] = ':Ask 已弃用：请使用 :AskLsp',
 
@@ -35,7 +35,7 @@ return {
   ['commands.connecting'] = '正在连接',
   ['commands.building'] = '正在用 cargo 构建二进制文件…',
   ['commands.built'] = '已构建 {version}，位于 {path}；下次启动时生效',
-  ['commands.unknown'] = '未知的子命令 {name}（list、answer、reject、status、start、build）',
+  ['commands.unknown'] = '未知的子命令 {name}（list、answer、reject、status、start、build、hook）',
   ['commands.not_running'] = "ask-lsp 未运行：使用插件时，请调用 require('ask-lsp').setup{}（或 :AskLsp start）；不使用插件时，vim.lsp.enable('ask_lsp') 会在打开第一个文件时启动它",
 
   -- health.lua (:checkhealth ask-lsp)
@@ -54,6 +54,10 @@ return {
   ['health.server_error'] = '服务器 {name}（{url}）：{error}',
   ['health.advice_password'] = '请在启动 Neovim 前设置 OPENCODE_SERVER_PASSWORD（以及 OPENCODE_SERVER_USERNAME），或在 servers 中设置 password',
   ['health.advice_serve'] = '那里是否正在运行 `opencode serve`？',
+  ['hook.snippet'] = '{file} 的钩子设置，含此 ask-lsp 的完整路径（插件的二进制文件不在 $PATH 中）；已放入无名寄存器（p 粘贴）：',
+  ['hook.unknown_agent'] = '{name} 没有钩子（claude、codex）',
+  ['hook.no_binary'] = '还没有 ask-lsp 二进制文件：请运行 :AskLsp build',
+  ['health.hook'] = 'Claude Code 的钩子命令：{command}（:AskLsp hook claude / :AskLsp hook codex 显示设置）',
   ['health.pending'] = '待处理的提示（问题、权限、表单）：{count}',
 
   -- ui/init.lua, ui/float.lua, ui/select.lua: questions
@@ -85,6 +89,10 @@ return {
   ['permission.help'] = '按 [ ] 中的键作出决定 · q 或 <Esc>：稍后 · j/k、<C-d>/<C-u>：滚动',
   ['diff.proposed'] = '提议者：{asker} · {keys} · q：稍后',
   ['diff.now'] = '当前：{path}',
+  ['diff.outside'] = '{path} 在项目之外：未打开该文件（只显示差异）',
+  ['diff.not_file'] = '{path} 不是普通文件：未打开（只显示差异）',
+  ['diff.too_large'] = '{path} 太大，无法在差异旁显示：未打开',
+  ['diff.unreadable'] = '{path} 无法读取：只显示差异',
 
   -- ui/form.lua: forms (ACP elicitations)
   ['form.title'] = '表单',
@@ -147,7 +155,11 @@ return {
   ['build.need_curl'] = '下载发布包需要 curl 和 tar',
   ['build.cannot_download'] = '无法下载 {url}：{error}',
   ['build.no_sha256'] = '没有 sha256sum、shasum 或 certutil 来校验下载',
-  ['build.checksum'] = '{name} 与其 .sha256 不符（{actual}，应为 {expected}）：未安装',
+  ['build.not_listed'] = '仓库的校验和列表中没有 {tag} 的 {name}（editors/nvim/checksums/{tag}.sha256）',
+  ['build.entries_unclear'] = '无法逐一列出其条目',
+  ['build.entry_link'] = '{entry} 是链接，不是文件',
+  ['build.entry_outside'] = '{entry} 不在 {folder}/ 之内',
+  ['build.checksum'] = '{name} 与仓库列出的校验和不符（{actual}，列出的是 {expected}）：未安装',
   ['build.cannot_unpack'] = '无法解压 {name}：{error}',
   ['build.release_skipped'] = '未安装 {tag} 发布版（{why}）；改用 cargo 构建',
   ['build.no_cargo'] = '找不到 cargo：请安装 Rust（https://rustup.rs）并运行 :AskLsp build，或在 setup{} 中设置 cmd',

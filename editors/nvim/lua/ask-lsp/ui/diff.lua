@@ -5,7 +5,14 @@
 -- rejected: the agent's protocol answers once / always / reject, so single
 -- hunks cannot be chosen. When the diff does not apply to the file as it is
 -- now, the float shows the diff instead.
+-- The agent names the file, so the split opens by itself only for a file of
+-- the project (the editor's working directory or ask-lsp's workspace),
+-- resolved through links, regular and bounded (ask-lsp.files), and only
+-- after the diff parses; both sides are scratch buffers filled from that one
+-- bounded read, so Neovim never opens the path itself. Anything else is the
+-- float with the diff alone and a line saying why the file was not opened.
 local permission_ui = require('ask-lsp.ui.permission')
+local files = require('ask-lsp.files')
 local t = require('ask-lsp.i18n').t
 
 local M = {}
@@ -111,38 +118,76 @@ local function target(params)
   return directory and vim.fs.joinpath(directory, (named:gsub('^b/', ''))) or nil
 end
 
---- The file's lines as they are now: the loaded buffer if it is loaded
---- (unsaved changes included), else the file on disk, else none (a new file).
+--- The project's folders: the editor's working directory and ask-lsp's
+--- workspace. Not the request's directory: the agent's server names it.
+local function project_roots()
+  local roots = { vim.fn.getcwd() }
+  local client = require('ask-lsp.client').get()
+  for _, folder in ipairs(client and client.workspace_folders or {}) do
+    table.insert(roots, vim.uri_to_fname(folder.uri))
+  end
+  return roots
+end
+
+--- The file's lines as they are now, or nil and the note the float shows
+--- instead: the loaded buffer (unsaved changes included) when the person
+--- has it open, else a bounded read of the regular file; {} for a new file.
+---@return string[]? lines
+---@return string? note
 local function current_lines(path)
-  local buf = vim.fn.bufnr(path)
-  if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) then
-    return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local resolved, root = files.locate(path, project_roots())
+  if not root then
+    return nil, t('diff.outside', { path = resolved == path and path or (path .. ' → ' .. resolved) })
   end
-  if vim.fn.filereadable(path) == 1 then
-    return vim.fn.readfile(path)
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(buf)
+    if (name == resolved or name == path) and vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == '' then
+      return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    end
   end
-  return {}
+  local lines, why = files.read_lines(resolved)
+  if not lines then
+    return nil, t('diff.' .. why, { path = resolved })
+  end
+  return lines
 end
 
 --- Opens the diff split for an edit permission; false (nothing opened) when
---- there is no file to show it against or the diff does not apply.
+--- there is no file to show it against or the diff does not apply. When the
+--- file is not shown for what it is (outside the project, not a regular
+--- file, too large), prompt.file_note says so for the float.
 ---@return boolean
 function M.show(prompt)
   local params = prompt.params
   local path = target(params)
-  if not path then
+  local list = hunks(params.permission.diff)
+  if not path or not list or #list == 0 then
     return false
   end
   path = vim.fs.normalize(path)
-  local proposed = M.apply(current_lines(path), params.permission.diff)
+  if path:sub(1, 1) ~= '/' then
+    return false
+  end
+  local lines, note = current_lines(path)
+  if not lines then
+    prompt.file_note = note
+    return false
+  end
+  local proposed = M.apply(lines, params.permission.diff)
   if not proposed then
     return false
   end
-  local loaded_before = vim.fn.bufloaded(path) == 1
   local previous_tab = vim.api.nvim_get_current_tabpage()
-  vim.cmd.tabnew(vim.fn.fnameescape(path))
+  vim.cmd.tabnew()
   local tab = vim.api.nvim_get_current_tabpage()
   local file_win, file_buf = vim.api.nvim_get_current_win(), vim.api.nvim_get_current_buf()
+  vim.bo[file_buf].buftype = 'nofile'
+  vim.bo[file_buf].bufhidden = 'wipe'
+  vim.bo[file_buf].swapfile = false
+  pcall(vim.api.nvim_buf_set_name, file_buf, 'ask-lsp://now/' .. path)
+  vim.api.nvim_buf_set_lines(file_buf, 0, -1, false, lines)
+  vim.bo[file_buf].modifiable = false
+  vim.bo[file_buf].filetype = vim.filetype.match({ filename = path }) or ''
   vim.cmd.diffthis()
   vim.cmd('rightbelow vnew')
   local win, buf = vim.api.nvim_get_current_win(), vim.api.nvim_get_current_buf()
@@ -179,10 +224,8 @@ function M.show(prompt)
     if vim.api.nvim_buf_is_valid(buf) then
       vim.api.nvim_buf_delete(buf, { force = true })
     end
-    -- The file was opened only to show the diff: not left behind.
-    if not loaded_before and vim.api.nvim_buf_is_valid(file_buf) and not vim.bo[file_buf].modified
-      and #vim.fn.win_findbuf(file_buf) == 0 then
-      vim.api.nvim_buf_delete(file_buf, {})
+    if vim.api.nvim_buf_is_valid(file_buf) then
+      vim.api.nvim_buf_delete(file_buf, { force = true })
     end
     if vim.api.nvim_tabpage_is_valid(previous_tab) then
       vim.api.nvim_set_current_tabpage(previous_tab)

@@ -20,8 +20,14 @@ function M.show(prompt)
   if params.kind == 'permission' then
     -- An edit: the file beside the proposed version when the diff applies
     -- to it (a tab cannot open without the cursor: the float when unfocused).
+    -- Whatever the split meets, the prompt is shown (the float at least).
     local split = params.permission.diff and config.options.diff == 'split' and not prompt.unfocused
-    if not (split and require('ask-lsp.ui.diff').show(prompt)) then
+    local shown = false
+    if split then
+      local ok, opened = pcall(require('ask-lsp.ui.diff').show, prompt)
+      shown = ok and opened
+    end
+    if not shown then
       require('ask-lsp.ui.permission').show(prompt)
     end
   elseif params.kind == 'form' then

@@ -144,6 +144,10 @@ function M.show(prompt)
       local group = (first == '+' and 'AskLspAdded') or (first == '-' and 'AskLspRemoved') or nil
       add({ '  ' .. line }, group)
     end
+    -- Why the diff is alone: the file it names was not opened.
+    if prompt.file_note then
+      add(window.wrap(prompt.file_note, width), 'AskLspRemoved')
+    end
   end
   add({ '' })
   for _, line in ipairs(M.choice_labels(permission)) do
