@@ -129,6 +129,9 @@ local function project_roots()
   return roots
 end
 
+--- Why a file of the project was not read, as the catalogue says it.
+local NOT_READ = { not_file = 'diff.not_file', too_large = 'diff.too_large', unreadable = 'diff.unreadable' }
+
 --- The file's lines as they are now, or nil and the note the float shows
 --- instead: the loaded buffer (unsaved changes included) when the person
 --- has it open, else a bounded read of the regular file; {} for a new file.
@@ -147,7 +150,7 @@ local function current_lines(path)
   end
   local lines, why = files.read_lines(resolved)
   if not lines then
-    return nil, t('diff.' .. why, { path = resolved })
+    return nil, t(NOT_READ[why], { path = resolved })
   end
   return lines
 end
