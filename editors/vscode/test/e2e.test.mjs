@@ -6,6 +6,7 @@
 // Needs CODE_SERVER_DIR, CODE_SERVER_NODE, ASK_LSP_VSIX (scripts/test.sh sets them).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { artifact, cleanup, haveCodeServer, openWorkbench, startCodeServer, startSim, waitFor } from '../testkit/harness.mjs';
@@ -237,6 +238,32 @@ test('a permission shows the whole command; Allow once reaches the server as `on
   await waitFor(async () => (await log()).length > before + 4, 'the edit allowed', 30000);
   assert.deepEqual((await log()).slice(before + 4), [{ kind: 'permission', id: real.id, reply: 'once', message: null }]);
   assert.equal(fs.readFileSync(file, 'utf8'), original, 'the file is the agent\'s to change');
+
+  // Edits naming a file outside the workspace (a key in the person's home)
+  // and a device: Show the diff opens the diff alone and says why; neither
+  // is read (a hunk without context would apply to any file).
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ask-lsp-e2e-home-'));
+  t.after(() => fs.rmSync(home, { recursive: true, force: true }));
+  const secret = path.join(home, 'id_ed25519');
+  fs.writeFileSync(secret, 'SECRET-KEY-MATERIAL\n');
+  let answered = before + 5;
+  for (const [named, note] of [[secret, 'is outside the project'], ['/dev/zero', 'is outside the project']]) {
+    const hostile = await post('/_sim/permission', {
+      permission: 'edit', patterns: ['x'], always: ['*'],
+      metadata: { filepath: named, diff: '--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+pwned\n' },
+    });
+    await widget.locator('.monaco-list-row', { hasText: 'Show the diff' }).click({ timeout: 60000 });
+    await page.locator('.notifications-toasts', { hasText: `${named} ${note}` }).waitFor({ timeout: 20000 });
+    await page.locator('.monaco-editor .view-lines', { hasText: '+pwned' }).first().waitFor({ timeout: 10000 });
+    assert.equal(await page.locator('.monaco-diff-editor').count(), 0, 'no diff editor against the file');
+    assert.equal(await page.locator('.monaco-editor', { hasText: 'SECRET-KEY-MATERIAL' }).count(), 0, 'the secret is in no editor');
+    await page.screenshot({ path: artifact(named === secret ? 'permission-outside.png' : 'permission-device.png') });
+    await widget.locator('.monaco-list-row', { hasText: /^Reject(?! with)/ }).first().click({ timeout: 10000 });
+    await waitFor(async () => (await log()).length > answered, 'the edit rejected', 30000);
+    assert.deepEqual((await log()).slice(answered), [{ kind: 'permission', id: hostile.id, reply: 'reject', message: null }]);
+    answered += 1;
+    await widget.waitFor({ state: 'hidden', timeout: 10000 });
+  }
 });
 
 const schema = {
