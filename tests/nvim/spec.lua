@@ -817,6 +817,7 @@ test('an edit of a real file opens it beside the proposed version in a diff spli
   eq({ 'fn a() {}', 'fn new() {}', 'fn added() {}', 'fn c() {}', 'fn d() {}' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'proposed')
   eq({ 'fn a() {}', 'fn old() {}', 'fn c() {}', 'fn d() {}' }, vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(file_win), 0, -1, false), 'the file')
   eq({ true, true }, { vim.wo[win].diff, vim.wo[file_win].diff }, 'diff mode on both sides')
+  eq({ 'rust', 'rust' }, { vim.bo[buf].filetype, vim.bo[vim.api.nvim_win_get_buf(file_win)].filetype }, 'the file type on both sides')
   local bar = vim.wo[win].winbar
   assert(bar:find('[1/o] Allow once', 1, true) and bar:find('[3/r] Reject', 1, true) and bar:find('Session ses_nvim_split', 1, true), bar)
   vim.wait(100)
@@ -1470,7 +1471,7 @@ test(':checkhealth reports the binary, a connected server and an auth failure', 
   vim.cmd('bwipeout!')
 end)
 
-test(':AskLsp hook claude|codex gives the hook settings with the binary\'s full path, which runs where ask-lsp is not on $PATH', function()
+test(':AskLsp hook claude or codex gives the hook settings with the binary\'s full path, which runs where ask-lsp is not on $PATH', function()
   local path = '/usr/bin:/bin'
   assert(vim.fn.executable('/usr/bin/ask-lsp') == 0 and vim.fn.executable('/bin/ask-lsp') == 0, 'ask-lsp must not be in ' .. path)
   vim.fn.setreg('"', '')

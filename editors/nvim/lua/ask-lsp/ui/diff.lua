@@ -190,7 +190,8 @@ function M.show(prompt)
   pcall(vim.api.nvim_buf_set_name, file_buf, 'ask-lsp://now/' .. path)
   vim.api.nvim_buf_set_lines(file_buf, 0, -1, false, lines)
   vim.bo[file_buf].modifiable = false
-  vim.bo[file_buf].filetype = vim.filetype.match({ filename = path }) or ''
+  -- From the name and the lines already read: never from the file again.
+  vim.bo[file_buf].filetype = vim.filetype.match({ filename = path, contents = lines }) or ''
   vim.cmd.diffthis()
   vim.cmd('rightbelow vnew')
   local win, buf = vim.api.nvim_get_current_win(), vim.api.nvim_get_current_buf()
