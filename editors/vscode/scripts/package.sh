@@ -4,7 +4,8 @@
 #   scripts/package.sh <target> [ask-lsp binary]
 # target: linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64 win32-arm64.
 # For linux-x64 on a linux x86_64 machine the binary is built here with
-# `cargo build --release --locked`; every other target needs the binary built
+# `cargo build --release --locked -p ask-lsp` (ask-lsp alone: not the
+# workspace's simulator features); every other target needs the binary built
 # for it (e.g. from that platform's release archive) given as the second
 # argument. Writes ask-lsp-<version>-<target>.vsix and prints its path.
 set -euo pipefail
