@@ -13,11 +13,11 @@ use tokio::time::Instant;
 
 use crate::backends::opencode::discovery::{self, Places};
 use crate::backends::{Backend, BackendEvent, EventSink, Factory, Timing, generation};
-use crate::backends::{Source, sandbox_agent};
-use crate::broker::{BrokerError, BrokerHandle, Updates};
+use crate::backends::{Problem, Source, sandbox_agent};
+use crate::broker::{BrokerHandle, Updates};
 use crate::notify;
 use crate::present::i18n::{self, Locale};
-use crate::present::{backend_error, invalid, prompt_text, sentences};
+use crate::present::{backend_error, prompt_text};
 use crate::prompt::Prompt;
 use crate::settings::notify::Settings as NotifySettings;
 use crate::settings::policy::Policies;
@@ -123,20 +123,6 @@ pub fn use_locale(explicit: Option<&str>, editor: Option<&str>) {
     i18n::set_locale(chosen);
     // Cuts are made below the presentation floor: they are handed its words.
     text::set_cut_note(prompt_text::cut_note);
-}
-
-/// A broker error in the person's language: the broker states the facts,
-/// the presentation floor words them.
-pub(crate) fn broker_error(error: &BrokerError) -> String {
-    let shown = |key: &str| text::for_display(key, text::DISPLAY_ID_CHARS).into_owned();
-    match error {
-        BrokerError::UnknownKey(key) => sentences::unknown_key(&shown(key)),
-        BrokerError::Busy(key) => sentences::busy(&shown(key)),
-        BrokerError::OnlyRejected(key) => sentences::only_rejected(&shown(key)),
-        BrokerError::Closed => sentences::shutting_down(),
-        BrokerError::Invalid(error) => invalid::prompt_error(error),
-        BrokerError::Backend(error) => backend_error::backend_error(error),
-    }
 }
 
 /// Whether `$ASK_LSP_LOG` asks for logs (`watch` and `hook` log only then).
@@ -263,7 +249,7 @@ pub(crate) struct Probed {
     /// Listed by the server but left out: their session is not running.
     pub hidden: usize,
     /// What the server sent that cannot be shown.
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
     /// What the backend found the server to be.
     pub source: Source,
 }
@@ -327,7 +313,7 @@ pub(crate) async fn probe(spec: &ServerSpec) -> Probed {
                     pending.retain(|p| !ends.covers(p));
                 }
             }
-            BackendEvent::Invalid { error } => problems.push(error),
+            BackendEvent::Problem(problem) => problems.push(problem),
         }
     }
     following.abort();

@@ -24,9 +24,10 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use crate::broker::Notice;
 use crate::broker::{BrokerHandle, Pending, Update};
 use crate::present::{sentences, who};
-use crate::prompt::{Kind, Notice};
+use crate::prompt::Kind;
 use crate::settings::notify::{Osc, Settings};
 
 /// Prompts named in a summary; the rest are counted.

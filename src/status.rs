@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::app::{self, HookReach, Probed};
 use crate::present::i18n::tr;
-use crate::present::invalid;
 use crate::present::who;
+use crate::present::{invalid, problem};
 use crate::prompt::Prompt;
 use crate::settings::{ServerKind, ServerSpec, UrlSource, servers_from_flags};
 use crate::text;
@@ -205,9 +205,10 @@ async fn probe(spec: &ServerSpec) -> Report {
         error,
         pending,
         hidden,
-        mut problems,
+        problems,
         source,
     } = app::probe(spec).await;
+    let mut problems: Vec<String> = problems.iter().map(problem::problem).collect();
     let mut listed = Vec::with_capacity(pending.len());
     for prompt in pending {
         let id = text::for_display(&prompt.id, text::DISPLAY_ID_CHARS).into_owned();

@@ -3,7 +3,7 @@
 //! text where the question allows it, an empty line to reject.
 //!
 //! Over 500 lines: one presenter for every prompt kind's typed input (forms are
-//! in terminal/form.rs); the rest is tests.
+//! in terminal/form.rs, tests in terminal/tests.rs).
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
@@ -15,10 +15,10 @@ use tokio::sync::mpsc;
 
 use crate::app;
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
-use crate::present::draft::{Draft, DraftError, Piece, Progress};
 use crate::present::i18n::tr;
 use crate::present::prompt_text::{self, Layout};
 use crate::present::{backend_error, sentences, who};
+use crate::prompt::draft::{Draft, DraftError, Piece, Progress};
 use crate::prompt::{Answer, FormValues, Kind, Question};
 use crate::settings::policy::Policies;
 use crate::settings::{EnvDefaults, UrlSource, servers_from_flags};
@@ -565,7 +565,7 @@ impl<W: Write> Watch<W> {
                                 Ok(Some(human)) => human,
                                 Ok(None) => return self.prompt(),
                                 Err(error) => {
-                                    self.say(format!("  {}", error.for_prompt(&key)));
+                                    self.say(format!("  {}", sentences::draft_error(&error, &key)));
                                     return self.prompt();
                                 }
                             }
@@ -600,7 +600,7 @@ impl<W: Write> Watch<W> {
                                 Ok(Some(human)) => human,
                                 Ok(None) => return self.prompt(),
                                 Err(error) => {
-                                    self.say(format!("  {}", error.for_prompt(&key)));
+                                    self.say(format!("  {}", sentences::draft_error(&error, &key)));
                                     return self.prompt();
                                 }
                             }
@@ -644,7 +644,7 @@ impl<W: Write> Watch<W> {
         if let Err(error) = self.broker.decide(&key, human).await {
             self.say(format!(
                 "! {}",
-                tr!("watch.not_sent", error = app::broker_error(&error))
+                tr!("watch.not_sent", error = sentences::broker_error(&error))
             ));
             if let Some(current) = &mut self.current {
                 current.draft = Draft::default();

@@ -37,10 +37,8 @@
 //! Shown text is bounded: at most 6 times the input's size in bytes (the
 //! largest growth is a 2-byte C1 control shown as the 12-byte `⟨U+0085⟩`).
 //!
-//! Over 500 lines because the rules and their tests belong together: the
-//! code is under 600 (60 of them the generated table of extending
-//! characters), the rest is the test suite (every character class, every
-//! escape form, runs, cuts, a generated-input property test).
+//! Over 500 lines: every rule in one place, 60 of them the generated table
+//! of extending characters; the tests are in `text/tests.rs`.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -590,30 +588,20 @@ fn for_display_noted(input: &str, max_chars: usize, note: fn(usize) -> String) -
 }
 
 /// Why a server's id may not go into a URL path. Quotes at most a bounded,
-/// neutralised part of the id.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// neutralised part of the id. Worded (and its English `Display`) in
+/// `present/problem.rs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IdError {
-    #[error("refused an empty id")]
     Empty,
-    #[error("refused id \"{shown}\": {len} bytes long (at most {URL_SEGMENT_MAX})")]
-    TooLong { shown: String, len: usize },
-    #[error(
-        "refused id \"{shown}\": {} at byte {at} (ids are ASCII letters, digits, '_' and '-')",
-        describe(*.found)
-    )]
+    TooLong {
+        shown: String,
+        len: usize,
+    },
     BadChar {
         shown: String,
         found: char,
         at: usize,
     },
-}
-
-fn describe(c: char) -> String {
-    if c.is_ascii_graphic() {
-        format!("'{c}'")
-    } else {
-        format!("U+{:04X}", c as u32)
-    }
 }
 
 /// `id` if it may be put into a URL path as it is: 1 to [`URL_SEGMENT_MAX`]

@@ -21,8 +21,9 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use crate::prompt::{Prompt, Reply};
+use crate::prompt::{KindName, Prompt, Reply};
 use crate::settings::{ServerKind, ServerSpec};
+use crate::text::IdError;
 
 /// Whether a server's id (request, session, tool call) may be remembered or
 /// acted on: one over [`crate::prompt::limits::ID_LEN`] bytes is not one of
@@ -62,9 +63,55 @@ pub(crate) enum BackendEvent {
         session: String,
     },
     /// Input the backend could not use, worth telling the person about.
-    Invalid {
-        error: String,
+    Problem(Problem),
+}
+
+/// What an adapter could not do with what its server sent, worth telling
+/// the person: facts only, worded on the presentation floor
+/// (`present/problem.rs`); a detail the server's data gave (why a form
+/// cannot be shown) stays as the adapter's protocol words, shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Problem {
+    /// A prompt whose ids cannot go into a URL: it can be neither answered
+    /// nor rejected from here, so it is not shown.
+    CannotAnswer {
+        kind: KindName,
+        refused: IdError,
+        answer_in: AnswerIn,
     },
+    /// An OpenCode 2 form the prompt model cannot show.
+    FormUnshowable { detail: String },
+    /// This OpenCode 2 has no route listing forms: only live ones are shown.
+    NoFormListing,
+    /// OpenCode's new engine publishes no listing (`route` is not in its
+    /// `/doc`): only live prompts are shown.
+    NoNewEngineListing { route: String },
+    /// The question behind a running tool could not be looked up.
+    ToolLookup(BackendError),
+    /// An ACP agent's form that cannot be shown, and what became of the
+    /// decline ask-lsp sent.
+    AgentFormRefused { detail: String, declined: Declined },
+    /// An ACP agent's form from before ask-lsp started that cannot be
+    /// shown: not declined, since the history cannot say whether it was
+    /// answered.
+    EarlyAgentFormRefused { detail: String },
+}
+
+/// Where a prompt that cannot be answered from here can be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AnswerIn {
+    OpenCode,
+    AgentsOwnInterface,
+}
+
+/// What became of a decline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Declined {
+    Yes,
+    /// The server answered the decline with this status.
+    Refused(u16),
+    /// The decline could not be sent.
+    Failed(BackendError),
 }
 
 /// A server's listing of what is pending, in its order. Each prompt is
@@ -145,73 +192,84 @@ impl Listing for Built {
 /// Where a server's events go.
 pub(crate) type EventSink = tokio::sync::mpsc::UnboundedSender<BackendEvent>;
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// A server's failure, as facts. Its words, in the person's language and in
+/// English (`Display`, for logs and `status --json`), come from one
+/// catalogue on the presentation floor (`present/backend_error.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum BackendError {
     /// The server does not know the prompt (answered elsewhere, or gone).
-    #[error("{server}: not found (already answered elsewhere, or its session ended)")]
-    NotFound { server: String },
-    #[error("{server}: 401 Unauthorized: {advice}")]
-    Unauthorized { server: String, advice: AuthAdvice },
-    #[error("{server}: the server refused the request (400): {message}")]
-    BadRequest { server: String, message: String },
-    #[error("{server}: server error {status}: {message}")]
+    NotFound {
+        server: String,
+    },
+    Unauthorized {
+        server: String,
+        advice: AuthAdvice,
+    },
+    BadRequest {
+        server: String,
+        message: String,
+    },
     Server {
         server: String,
         status: u16,
         message: String,
     },
-    #[error(
-        "{server}: answered {status} with {kind} instead of JSON: is this {expected}, and is the route right?"
-    )]
     NotJson {
         server: String,
         status: u16,
         kind: BodyKind,
         expected: Expected,
     },
-    #[error(
-        "{server}: answered with a redirect ({status}), which is not followed: ask-lsp only talks to the configured URL"
-    )]
-    Redirect { server: String, status: u16 },
-    #[error("{server}: no answer within {after:?}")]
-    Timeout { server: String, after: Duration },
+    Redirect {
+        server: String,
+        status: u16,
+    },
+    Timeout {
+        server: String,
+        after: Duration,
+    },
     /// Nothing was sent: the prompt cannot be answered this way.
-    #[error("{server}: not sent: {reason}")]
-    Refused { server: String, reason: String },
-    #[error("cannot reach {server}: {message} — {hint}")]
+    Refused {
+        server: String,
+        reason: String,
+    },
     Connect {
         server: String,
         message: String,
         hint: ConnectHint,
     },
     /// The server took the connection and answered nothing in time.
-    #[error("{server}: accepts connections but does not answer")]
-    Unanswered { server: String },
-    #[error("{server}: accepts connections but does not answer the subscription")]
-    SubscriptionUnanswered { server: String },
+    Unanswered {
+        server: String,
+    },
+    SubscriptionUnanswered {
+        server: String,
+    },
     /// The event stream's request could not be made (`reason`).
-    #[error("{server}: {reason}: is this {expected}?")]
     Malformed {
         server: String,
         reason: String,
         expected: Expected,
     },
-    #[error("{server}: the event stream answered {status} without events: is this {expected}?")]
     NoEvents {
         server: String,
         status: u16,
         expected: Expected,
     },
     /// The event stream broke off (`message`: what the reader saw).
-    #[error("{server}: {message}")]
-    Stream { server: String, message: String },
-    #[error("{server}: no event or heartbeat for {after:?}")]
-    Stalled { server: String, after: Duration },
+    Stream {
+        server: String,
+        message: String,
+    },
+    Stalled {
+        server: String,
+        after: Duration,
+    },
     /// `ask-lsp hook`'s socket could not be opened.
-    #[error("hook socket: {message}")]
-    HookSocket { message: String },
+    HookSocket {
+        message: String,
+    },
     /// Nobody listens for the events any more (shutting down).
-    #[error("closed")]
     Closed,
 }
 
@@ -223,13 +281,21 @@ pub(crate) enum Expected {
     SandboxAgent,
 }
 
-impl std::fmt::Display for Expected {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Expected::OpenCode => "an OpenCode server",
-            Expected::OpenCode2 => "an OpenCode 2 server",
-            Expected::SandboxAgent => "a sandbox-agent server",
-        })
+impl Expected {
+    /// What to check when the server cannot be reached.
+    pub fn start_hint(self) -> StartHint {
+        match self {
+            Expected::OpenCode | Expected::OpenCode2 => StartHint::OpenCodeServe,
+            Expected::SandboxAgent => StartHint::SandboxAgentServer,
+        }
+    }
+
+    /// What to check on a 401.
+    pub fn auth_advice(self) -> AuthAdvice {
+        match self {
+            Expected::OpenCode | Expected::OpenCode2 => AuthAdvice::OpenCodePassword,
+            Expected::SandboxAgent => AuthAdvice::SandboxAgentToken,
+        }
     }
 }
 
@@ -240,31 +306,11 @@ pub(crate) enum StartHint {
     SandboxAgentServer,
 }
 
-impl std::fmt::Display for StartHint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            StartHint::OpenCodeServe => "is `opencode serve` running there?",
-            StartHint::SandboxAgentServer => "is `sandbox-agent server` running there?",
-        })
-    }
-}
-
 /// What to check on a 401.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum AuthAdvice {
     OpenCodePassword,
     SandboxAgentToken,
-}
-
-impl std::fmt::Display for AuthAdvice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            AuthAdvice::OpenCodePassword => {
-                "check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME (or password in the configuration)"
-            }
-            AuthAdvice::SandboxAgentToken => "check the token in the configuration",
-        })
-    }
 }
 
 /// What to check when a server could not be reached.
@@ -275,33 +321,12 @@ pub(crate) enum ConnectHint {
     UntrustedCertificate,
 }
 
-impl std::fmt::Display for ConnectHint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ConnectHint::Start(hint) => std::fmt::Display::fmt(hint, f),
-            ConnectHint::UntrustedCertificate => f.write_str(
-                "is the CA that signed its certificate in the system's trust store \
-                 (or in the file SSL_CERT_FILE names)?",
-            ),
-        }
-    }
-}
-
 /// What a server answered instead of JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum BodyKind {
     Html,
     /// Any other content type, quoted.
     Other(String),
-}
-
-impl std::fmt::Display for BodyKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BodyKind::Html => f.write_str("an HTML page"),
-            BodyKind::Other(content_type) => write!(f, "{content_type:?}"),
-        }
-    }
 }
 
 impl BackendError {

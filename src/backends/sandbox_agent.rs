@@ -39,8 +39,8 @@ use serde_json::{Value, json};
 use super::net::http::{self, Peer};
 use super::net::stream::{Flow, Follow, follow};
 use super::{
-    AuthAdvice, Backend, BackendError, BackendEvent, EventSink, Expected, Source, StartHint,
-    Timing, id_within,
+    Backend, BackendError, BackendEvent, Declined, EventSink, Expected, Problem, Source, Timing,
+    id_within,
 };
 use crate::backends::net::sse::SseEvent;
 use crate::prompt::{Prompt, Reply, SessionTitle};
@@ -108,8 +108,6 @@ impl SandboxAgent {
             peer: Peer {
                 label: format!("sandbox-agent at {url} ({server_id})"),
                 expected: Expected::SandboxAgent,
-                start_hint: StartHint::SandboxAgentServer,
-                auth_hint: AuthAdvice::SandboxAgentToken,
             },
             state: Mutex::new(State {
                 last_event_id: None,
@@ -203,14 +201,15 @@ impl SandboxAgent {
 
     /// Declines a request ask-lsp cannot show and tells the person why.
     async fn refuse(&self, response: Value, reason: String, sink: &EventSink) -> bool {
-        let outcome = match self.post(&response).await {
-            Ok(answered) if (200..300).contains(&answered.status) => "declined it".to_owned(),
-            Ok(answered) => format!("could not decline it ({})", answered.status),
-            Err(e) => format!("could not decline it ({})", e.for_log()),
+        let declined = match self.post(&response).await {
+            Ok(answered) if (200..300).contains(&answered.status) => Declined::Yes,
+            Ok(answered) => Declined::Refused(answered.status),
+            Err(e) => Declined::Failed(e),
         };
-        sink.send(BackendEvent::Invalid {
-            error: format!("an agent's form cannot be shown ({reason}); ask-lsp {outcome}"),
-        })
+        sink.send(BackendEvent::Problem(Problem::AgentFormRefused {
+            detail: reason,
+            declined,
+        }))
         .is_ok()
     }
 
@@ -376,12 +375,9 @@ impl SandboxAgent {
                 Held::Asked(prompt) => pending.push(prompt),
                 Held::Refused(reason) => {
                     state.open.retain(|(open, _)| *open != id);
-                    let _ = sink.send(BackendEvent::Invalid {
-                        error: format!(
-                            "an agent's form from before ask-lsp started cannot be shown ({reason}); \
-                             ask-lsp did not decline it, since the server's history cannot say whether it was answered"
-                        ),
-                    });
+                    let _ = sink.send(BackendEvent::Problem(Problem::EarlyAgentFormRefused {
+                        detail: reason,
+                    }));
                 }
             }
         }

@@ -13,7 +13,9 @@ use super::store::Store;
 use super::updates::UpdateSender;
 use super::{BrokerError, Counters, Input, Pending, Reason, Resolution, State, Status, Update};
 use crate::backends::{BackendError, BackendEvent, Factory};
-use crate::prompt::{Decider, Notice, Why};
+use crate::prompt::{Decider, Why};
+
+use super::Notice;
 use crate::prompt::{Prompt, Refused, Reply, limits};
 use crate::settings::ServerSpec;
 use crate::settings::policy::{Decision, Policies, Scope};
@@ -224,9 +226,9 @@ impl Broker {
                     }
                 }
             }
-            BackendEvent::Invalid { error } => self.notice(Notice::Invalid {
+            BackendEvent::Problem(problem) => self.notice(Notice::Problem {
                 server: server.to_string(),
-                error,
+                problem,
             }),
         }
     }

@@ -9,6 +9,7 @@
 
 mod actor;
 mod ending;
+mod notice;
 mod registry;
 mod send;
 mod store;
@@ -22,12 +23,13 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 pub(crate) use ending::ends;
+pub(crate) use notice::Notice;
 #[cfg(test)]
 pub(crate) use store::tests::pending as test_pending;
 pub(crate) use updates::Updates;
 
 use crate::backends::{BackendError, Factory, Source};
-use crate::prompt::{Answer, Notice, Prompt, PromptError, Title, Why};
+use crate::prompt::{Answer, Prompt, PromptError, Title, Why};
 pub(crate) use crate::prompt::{Reason, State};
 use crate::settings::policy::Policies;
 use crate::settings::{ServerKind, ServerSpec};
@@ -109,21 +111,29 @@ pub(crate) enum Update {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why the broker refused a decision, as facts; worded (in the person's
+/// language, and in English as `Display`) in `present/sentences.rs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum BrokerError {
-    // Keys come from the client (`askLsp.answer`): echoed shown and bounded.
-    #[error("no pending prompt {}", shown_key(.0))]
+    // Keys come from the client (`askLsp.answer`): shown and bounded when worded.
     UnknownKey(String),
-    #[error("{} is already being answered", shown_key(.0))]
     Busy(String),
-    #[error("{} could not be shown, so it can only be rejected", shown_key(.0))]
     OnlyRejected(String),
-    #[error("{0}")]
-    Invalid(#[from] PromptError),
-    #[error("{0}")]
-    Backend(#[from] BackendError),
-    #[error("ask-lsp is shutting down")]
+    Invalid(PromptError),
+    Backend(BackendError),
     Closed,
+}
+
+impl From<PromptError> for BrokerError {
+    fn from(error: PromptError) -> Self {
+        BrokerError::Invalid(error)
+    }
+}
+
+impl From<BackendError> for BrokerError {
+    fn from(error: BackendError) -> Self {
+        BrokerError::Backend(error)
+    }
 }
 
 impl BrokerError {
@@ -133,12 +143,8 @@ impl BrokerError {
     }
 }
 
-fn shown_key(key: &str) -> std::borrow::Cow<'_, str> {
-    crate::text::for_display(key, crate::text::DISPLAY_ID_CHARS)
-}
-
 /// A person's decision, whole: answers given a piece at a time are put
-/// together by the face that asked (`present::draft`).
+/// together by the face that asked (`prompt::draft`).
 #[derive(Debug)]
 pub(crate) enum Human {
     Answer(Answer),

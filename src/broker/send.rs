@@ -7,7 +7,9 @@
 use super::actor::Broker;
 use super::{BrokerError, Human, Input, Reason, ReplyTo, State};
 use crate::backends::BackendError;
-use crate::prompt::{Answer, Decider, Effect, Kind, Notice, Reply, Why};
+use crate::prompt::{Answer, Decider, Effect, Kind, Reply, Why};
+
+use super::Notice;
 
 /// A send's result, back in the broker's task.
 pub(super) struct Sent {
@@ -190,10 +192,7 @@ impl Broker {
                 let _ = to.send(Err(error.into()));
             }
             None => {
-                self.notice(Notice::AutomaticNotSent {
-                    title,
-                    error: error.to_string(),
-                });
+                self.notice(Notice::AutomaticNotSent { title, error });
                 self.present(&key);
                 self.emit_status();
             }

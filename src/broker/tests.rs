@@ -10,7 +10,9 @@ use tokio::sync::Semaphore;
 
 use super::*;
 use crate::backends::{Backend, BackendEvent, EventSink};
-use crate::prompt::{Choice, Kind, Notice, Origin, Question, Reply, Why};
+use crate::prompt::{Choice, Kind, Origin, Question, Reply, Why};
+
+use super::Notice;
 use crate::settings::{Config, ServerKind};
 
 /// A backend whose events the test emits and whose sends it scripts.

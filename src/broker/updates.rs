@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 
+use super::Notice;
 use super::Update;
-use crate::prompt::Notice;
 
 /// Notices kept while the presenter is busy; later ones are counted.
 const NOTICES: usize = 32;
@@ -188,6 +188,7 @@ impl Drop for Updates {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backends::Problem;
     use crate::broker::{Reason, Resolution, State, store};
 
     fn resolved(key: &str) -> Update {
@@ -214,7 +215,10 @@ mod tests {
             Update::Connection { server, error } => {
                 format!("{server} {:?}", error.as_ref().map(ToString::to_string))
             }
-            Update::Notice(Notice::Invalid { error, .. }) => error.clone(),
+            Update::Notice(Notice::Problem {
+                problem: Problem::NoNewEngineListing { route },
+                ..
+            }) => route.clone(),
             Update::Notice(notice) => format!("{notice:?}"),
         }
     }
@@ -247,9 +251,11 @@ mod tests {
         tx.send(added("s/last"));
         tx.send(resolved("s/seen"));
         for n in 0..100 {
-            tx.send(Update::Notice(Notice::Invalid {
+            tx.send(Update::Notice(Notice::Problem {
                 server: "s".into(),
-                error: format!("notice {n}"),
+                problem: Problem::NoNewEngineListing {
+                    route: format!("notice {n}"),
+                },
             }));
         }
         drop(tx);

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use lru::LruCache;
 
 use crate::broker::{Human, Pending};
-use crate::present::draft::{Draft, DraftError, Piece, Progress};
+use crate::prompt::draft::{Draft, DraftError, Piece, Progress};
 use crate::prompt::limits;
 
 /// What a person's act on the LSP face decides.

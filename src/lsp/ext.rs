@@ -1,10 +1,8 @@
 //! The `askQuestions` LSP extension and the `askLsp.*` commands, as typed
 //! definitions: every method and every wire shape is here, and
 //! `docs/protocol.md` documents exactly these (a test keeps the two in step).
-//! Conversions from ask-lsp's own types are in [`super::to_proto`].
-//!
-//! Over 500 lines: every wire shape in one place (under 360 lines); the rest is
-//! the test that checks them against docs/protocol.md.
+//! Conversions from ask-lsp's own types are in [`super::to_proto`], back in
+//! [`super::from_proto`].
 
 use serde::{Deserialize, Serialize};
 use tower_lsp_server::ls_types::notification::Notification;

@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::drafts::Decision;
 use super::ext;
 use crate::broker::Human;
-use crate::present::draft::Piece;
 use crate::present::i18n::tr;
+use crate::prompt::draft::Piece;
 use crate::prompt::{Answer, FieldValue, FormValues};
 
 /// A form answer from the wire; the field's kind settles what a string

@@ -31,8 +31,9 @@ use self::drafts::{Decision, Drafts};
 use self::presenter::Presenter;
 use crate::app;
 use crate::broker::{BrokerError, BrokerHandle, Human};
-use crate::present::draft::{Piece, Progress};
 use crate::present::i18n::tr;
+use crate::present::sentences;
+use crate::prompt::draft::{Piece, Progress};
 use crate::settings::{
     Config, ConfigError, EnvDefaults, ServerSpec, UrlSource, locale_setting, merge_settings,
     names_servers,
@@ -271,23 +272,17 @@ impl Front {
     /// A configuration error naming the key the person set: in VS Code a
     /// setting of its own (`askLsp.servers[0].url`, not `servers[0].url`).
     fn config_error(&self, error: &ConfigError) -> String {
-        const PREFIX: &str = "invalid ask-lsp configuration: ";
-        let text = error.to_string();
         let keyed = |rest: &str| {
             ["servers", "policy", "notify", "surface"]
                 .iter()
                 .any(|key| rest.starts_with(key))
         };
         // The detail (serde's, the settings') names keys: it stays as written.
-        match text.strip_prefix(PREFIX) {
-            Some(rest) if self.vscode.load(Ordering::Relaxed) && keyed(rest) => {
-                tr!(
-                    "lsp.invalid_configuration",
-                    detail = format!("askLsp.{rest}")
-                )
+        match error.detail() {
+            Some(rest) if self.vscode.load(Ordering::Relaxed) && keyed(&rest) => {
+                sentences::invalid_configuration(&format!("askLsp.{rest}"))
             }
-            Some(rest) => tr!("lsp.invalid_configuration", detail = rest),
-            _ => text,
+            _ => sentences::config_error(error),
         }
     }
 
@@ -317,7 +312,7 @@ impl Front {
         let progress = self
             .drafts
             .add(&pending, piece)
-            .map_err(|e| invalid_params(e.for_prompt(&key)))?;
+            .map_err(|e| invalid_params(sentences::draft_error(&e, &key)))?;
         let result = match progress {
             Progress::Whole(answer) => self.send(&key, Human::Answer(answer)).await,
             Progress::Remaining(remaining) => Ok(ext::AnswerResult::Partial { remaining }),
@@ -352,10 +347,10 @@ fn broker_error(error: BrokerError) -> jsonrpc::Error {
     match error {
         BrokerError::Backend(_) | BrokerError::Closed => jsonrpc::Error {
             code: ErrorCode::InternalError,
-            message: app::broker_error(&error).into(),
+            message: sentences::broker_error(&error).into(),
             data: None,
         },
-        error => invalid_params(app::broker_error(&error)),
+        error => invalid_params(sentences::broker_error(&error)),
     }
 }
 

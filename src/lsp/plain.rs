@@ -14,10 +14,10 @@ use super::drafts::{Decision, Drafts};
 use super::ext;
 use super::to_proto::wire_value;
 use crate::broker::{Human, Pending};
-use crate::present::draft::Piece;
 use crate::present::i18n::{Locale, in_locale, tr};
 use crate::present::prompt_text::{self, Layout, choice_title, field_hint};
 use crate::present::who;
+use crate::prompt::draft::Piece;
 use crate::prompt::{
     Answer, Effect, Field, FieldKind, FieldValue, Form, FormValues, Kind, Permission,
 };

@@ -21,9 +21,9 @@ use super::drafts::{Decision, Drafts};
 use super::queue::Queue;
 use super::{ext, from_proto, plain, to_proto};
 use crate::broker::{BrokerError, BrokerHandle, Human, Pending, Reason, Update, Updates};
-use crate::present::draft::{Piece, Progress};
 use crate::present::{backend_error, sentences, who};
 use crate::prompt::Kind;
+use crate::prompt::draft::{Piece, Progress};
 use crate::settings::Surface;
 
 pub(crate) enum Input {
@@ -442,7 +442,14 @@ impl Presenter {
                     extension: false,
                 });
             }
-            Err(error) => self.not_sent(&key, error.for_prompt(&key), false).await,
+            Err(error) => {
+                self.not_sent(
+                    &key,
+                    crate::present::sentences::draft_error(&error, &key),
+                    false,
+                )
+                .await
+            }
         }
     }
 
@@ -455,7 +462,7 @@ impl Presenter {
             Err(BrokerError::Busy(_)) => {}
             Err(error) => {
                 let gone = error.prompt_gone();
-                self.not_sent(&key, crate::app::broker_error(&error), gone)
+                self.not_sent(&key, crate::present::sentences::broker_error(&error), gone)
                     .await
             }
         }

@@ -1,12 +1,13 @@
-//! A server's failure ([`BackendError`]) worded for a person from the
-//! catalogue. In English the words are the error's own `Display` (what logs
-//! and `status --json` keep); what the server or the operating system said
+//! A server's failure ([`BackendError`]) worded from the catalogue: in the
+//! person's language, and in English as the error's `Display` (what logs and
+//! `status --json` keep), so each sentence exists once. What the server or the operating system said
 //! (a message, "connection refused"), server labels, URLs, commands and
 //! variable names go in as the error holds them.
 
+use std::fmt;
 use std::time::Duration;
 
-use super::i18n::tr;
+use super::i18n::{Locale, in_locale, tr};
 use crate::backends::{AuthAdvice, BackendError, BodyKind, ConnectHint, Expected, StartHint};
 
 /// `error` in the person's language.
@@ -96,6 +97,14 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
         BackendError::Closed => tr!("backend.closed"),
     }
 }
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&in_locale(Locale::En, || backend_error(self)))
+    }
+}
+
+impl std::error::Error for BackendError {}
 
 /// `ask-lsp status`: connected, but no listing came within `after`.
 pub(crate) fn no_listing(after: Duration) -> String {

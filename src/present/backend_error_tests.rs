@@ -120,14 +120,23 @@ fn the_samples_cover_every_variant() {
     assert_eq!(covered, (0..17).collect());
 }
 
+/// `Display` is what logs and `status --json` keep: English from the
+/// catalogue, whatever language the person reads.
 #[test]
-fn english_words_are_the_errors_own_text() {
+fn display_is_english_whatever_the_persons_language() {
     for error in errors() {
-        assert_eq!(
-            in_locale(Locale::En, || backend_error(&error)),
-            error.to_string()
-        );
+        let english = in_locale(Locale::En, || backend_error(&error));
+        assert_eq!(in_locale(Locale::ZhCn, || error.to_string()), english);
     }
+    assert_eq!(
+        in_locale(Locale::ZhCn, || BackendError::Connect {
+            server: SERVER.into(),
+            message: "connection refused".into(),
+            hint: ConnectHint::Start(StartHint::OpenCodeServe),
+        }
+        .to_string()),
+        "cannot reach OpenCode at http://127.0.0.1:4096: connection refused — is `opencode serve` running there?"
+    );
     let after = Duration::from_secs(10);
     assert_eq!(
         in_locale(Locale::En, || no_listing(after)),

@@ -1,9 +1,12 @@
-//! Why a prompt or an answer was refused ([`PromptError`]), worded for a
-//! person from the catalogue. In English the words are the error's own
-//! `Display` (what logs and the agent read); agent text (field titles,
-//! options, values) goes in as the error holds it: shown, never translated.
+//! Why a prompt or an answer was refused ([`PromptError`]), worded from the
+//! catalogue: in the person's language, and in English as the error's
+//! `Display` (what logs and the agent read), so each sentence exists once.
+//! Agent text (field titles, options, values) goes in as the error holds
+//! it: shown, never translated.
 
-use super::i18n::tr;
+use std::fmt;
+
+use super::i18n::{Locale, in_locale, tr};
 use crate::prompt::{FieldProblem, FieldType, KindName, PromptError, TextFormat, UrlProblem};
 
 /// `error` in the person's language.
@@ -59,6 +62,14 @@ pub(crate) fn prompt_error(error: &PromptError) -> String {
         ),
     }
 }
+
+impl fmt::Display for PromptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&in_locale(Locale::En, || prompt_error(self)))
+    }
+}
+
+impl std::error::Error for PromptError {}
 
 /// What is wrong with the field titled `field`.
 fn field_problem(field: &str, problem: &FieldProblem) -> String {
@@ -117,7 +128,7 @@ fn url_problem(problem: UrlProblem) -> String {
     }
 }
 
-fn kind(name: KindName) -> String {
+pub(super) fn kind(name: KindName) -> String {
     match name {
         KindName::Questions => tr!("invalid.kind.questions"),
         KindName::Permission => tr!("invalid.kind.permission"),

@@ -183,14 +183,30 @@ fn the_samples_cover_every_variant() {
     assert_eq!(covered, expected);
 }
 
+/// `Display` is what logs and the agent read: English from the catalogue,
+/// whatever language the person reads.
 #[test]
-fn english_words_are_the_errors_own_text() {
+fn display_is_english_whatever_the_persons_language() {
     for error in errors() {
-        assert_eq!(
-            in_locale(Locale::En, || prompt_error(&error)),
-            error.to_string()
-        );
+        let english = in_locale(Locale::En, || prompt_error(&error));
+        assert_eq!(in_locale(Locale::ZhCn, || error.to_string()), english);
     }
+    assert_eq!(
+        in_locale(Locale::ZhCn, || PromptError::NotAnOption {
+            index: 0,
+            value: "Mars".into(),
+        }
+        .to_string()),
+        "question 0: \"Mars\" is not one of the options and this question does not allow a typed answer"
+    );
+    assert_eq!(
+        PromptError::BadField {
+            field: "Count".into(),
+            problem: FieldProblem::WrongType(FieldType::Integer),
+        }
+        .to_string(),
+        "Count takes an integer value"
+    );
 }
 
 #[test]

@@ -2,11 +2,17 @@
 //! reason and facts ([`Why`]), each [`Notice`], from the catalogue
 //! ([`super::i18n`]).
 
+use std::fmt;
 use std::time::Duration;
 
-use super::i18n::tr;
+use super::backend_error::backend_error;
+use super::i18n::{Locale, in_locale, tr};
 use super::invalid::prompt_error;
-use crate::prompt::{Decider, Notice, Reason, Why};
+use crate::broker::{BrokerError, Notice};
+use crate::prompt::draft::DraftError;
+use crate::prompt::{Decider, Reason, Why};
+use crate::settings::ConfigError;
+use crate::text;
 
 /// What happened to the prompt titled `title`, in one sentence.
 pub(crate) fn resolution(title: &str, reason: Reason, why: &Why) -> String {
@@ -93,9 +99,15 @@ pub(crate) fn notice(notice: &Notice) -> String {
         }
         Notice::AutomaticNotSent { title, error } => {
             let title = super::who::title(title);
-            tr!("notice.automatic_not_sent", title = title, error = error)
+            tr!(
+                "notice.automatic_not_sent",
+                title = title,
+                error = backend_error(error)
+            )
         }
-        Notice::Invalid { server, error } => format!("{server}: {error}"),
+        Notice::Problem { server, problem } => {
+            format!("{server}: {}", super::problem::problem(problem))
+        }
         Notice::NotificationsFailed { error } => {
             tr!("notice.notifications_failed", error = error)
         }
@@ -103,25 +115,62 @@ pub(crate) fn notice(notice: &Notice) -> String {
     }
 }
 
-/// Why a decision was refused (the broker's errors, by key).
-pub(crate) fn unknown_key(key: &str) -> String {
-    tr!("error.unknown_key", key = key)
+/// The configuration's error in the person's language; its detail names
+/// keys as the configuration spells them, so it stays as written.
+pub(crate) fn config_error(error: &ConfigError) -> String {
+    match error {
+        // A flag's error is its own words: the flag as typed, and why.
+        ConfigError::Flag(words) => words.clone(),
+        _ => invalid_configuration(&error.detail().unwrap_or_default()),
+    }
 }
 
-pub(crate) fn busy(key: &str) -> String {
-    tr!("error.busy", key = key)
+pub(crate) fn invalid_configuration(detail: &str) -> String {
+    tr!("lsp.invalid_configuration", detail = detail)
 }
 
-pub(crate) fn only_rejected(key: &str) -> String {
-    tr!("error.only_rejected", key = key)
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&in_locale(Locale::En, || config_error(self)))
+    }
 }
 
-pub(crate) fn no_such_question(key: &str, index: usize) -> String {
-    tr!("error.no_such_question", key = key, index = index)
+impl std::error::Error for ConfigError {}
+
+/// A broker error in the person's language: the broker states the facts,
+/// the presentation floor words them (keys come from the client: shown
+/// and bounded).
+pub(crate) fn broker_error(error: &BrokerError) -> String {
+    let shown = |key: &str| text::for_display(key, text::DISPLAY_ID_CHARS).into_owned();
+    match error {
+        BrokerError::UnknownKey(key) => tr!("error.unknown_key", key = shown(key)),
+        BrokerError::Busy(key) => tr!("error.busy", key = shown(key)),
+        BrokerError::OnlyRejected(key) => tr!("error.only_rejected", key = shown(key)),
+        BrokerError::Closed => shutting_down(),
+        BrokerError::Invalid(error) => prompt_error(error),
+        BrokerError::Backend(error) => backend_error(error),
+    }
 }
 
-pub(crate) fn no_such_field(key: &str, index: usize) -> String {
-    tr!("error.no_such_field", key = key, index = index)
+impl fmt::Display for BrokerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&in_locale(Locale::En, || broker_error(self)))
+    }
+}
+
+impl std::error::Error for BrokerError {}
+
+/// Why a piece of an answer was refused, naming the prompt where it is
+/// about its shape. Keys come from clients: shown and bounded.
+pub(crate) fn draft_error(error: &DraftError, key: &str) -> String {
+    let key = text::for_display(key, text::DISPLAY_ID_CHARS);
+    match error {
+        DraftError::Invalid(error) => prompt_error(error),
+        DraftError::NoSuchQuestion(index) => {
+            tr!("error.no_such_question", key = key, index = index)
+        }
+        DraftError::NoSuchField(index) => tr!("error.no_such_field", key = key, index = index),
+    }
 }
 
 pub(crate) fn shutting_down() -> String {
@@ -167,6 +216,18 @@ pub(crate) fn and_more(count: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_piece_names_its_prompt_shown_and_bounded() {
+        assert_eq!(
+            draft_error(&DraftError::NoSuchQuestion(7), "d/que_1"),
+            "prompt d/que_1 has no question 7"
+        );
+        assert_eq!(
+            draft_error(&DraftError::NoSuchField(2), "d/frm\u{1b}[2J"),
+            "prompt d/frm␛[2J has no form field 2"
+        );
+    }
 
     #[test]
     fn every_sent_decision_says_who_and_what_else_happened() {

@@ -2,7 +2,7 @@
 //! restricted JSON Schema, OpenCode 2's question forms), or, in url mode, a
 //! link the person may open themselves: ask-lsp never opens or fetches it.
 //!
-//! Over 500 lines: every field type's checks and bounds; about 370 lines are tests.
+//! Over 500 lines: every field type's checks and bounds (tests in `form/tests.rs`).
 
 use std::collections::BTreeMap;
 
@@ -106,6 +106,14 @@ pub(crate) enum FieldValue {
 pub(crate) type FormValues = BTreeMap<String, FieldValue>;
 
 impl TextFormat {
+    const ALL: [TextFormat; 4] = [
+        TextFormat::Email,
+        TextFormat::Uri,
+        TextFormat::Date,
+        TextFormat::DateTime,
+    ];
+
+    /// Its JSON Schema `format` name, which every agent's forms use.
     pub fn name(self) -> &'static str {
         match self {
             TextFormat::Email => "email",
@@ -113,6 +121,13 @@ impl TextFormat {
             TextFormat::Date => "date",
             TextFormat::DateTime => "date-time",
         }
+    }
+
+    /// The format a JSON Schema `format` names, if forms support it.
+    pub fn from_name(name: &str) -> Option<TextFormat> {
+        TextFormat::ALL
+            .into_iter()
+            .find(|format| format.name() == name)
     }
 }
 

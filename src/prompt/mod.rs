@@ -8,6 +8,7 @@
 //! sees it; answers are validated here too, whoever gives them (a person, a
 //! policy, a timeout).
 
+pub(crate) mod draft;
 mod form;
 mod invalid;
 mod permission;
@@ -26,7 +27,7 @@ pub(crate) use permission::{
     Asker, ChoiceLabel, Effect, Permission, PermissionChoice, PermissionTitle,
 };
 pub(crate) use question::{Choice, Question};
-pub(crate) use resolution::{Decider, Notice, Reason, State, Why};
+pub(crate) use resolution::{Decider, Reason, State, Why};
 pub(crate) use session_title::SessionTitle;
 pub(crate) use title::{Title, TitleName};
 
@@ -228,10 +229,6 @@ fn english_stand_in_title(form: bool, why: &PromptError) -> String {
 }
 
 impl Kind {
-    pub fn name(&self) -> &'static str {
-        self.kind_name().as_str()
-    }
-
     pub fn kind_name(&self) -> KindName {
         match self {
             Kind::Questions(_) => KindName::Questions,

@@ -1,10 +1,8 @@
-//! How a prompt's life ends and what the broker has to tell a person, as
-//! facts: the broker emits these, the presentation floor (`present`) words
-//! them, so no sentence is written below the faces.
+//! How a prompt's life ends, as facts: the broker emits these, the
+//! presentation floor (`present`) words them, so no sentence is written
+//! below the faces.
 
 use std::time::Duration;
-
-use super::{PromptError, Title};
 
 /// Where a prompt ended on its server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,31 +73,4 @@ pub(crate) enum Decider {
         after: Duration,
         explanation: String,
     },
-}
-
-/// Something the person should know that is not a prompt's resolution.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Notice {
-    /// A prompt's id is too long to be kept; it was not taken in.
-    IdTooLong { server: String, max: usize },
-    /// A prompt failed its checks: `stand_in` when it is listed anyway so
-    /// that it can be rejected.
-    Unshowable {
-        server: String,
-        key: String,
-        error: PromptError,
-        stand_in: bool,
-    },
-    /// The pending store is full.
-    StoreFull { max: usize },
-    /// A policy's or timeout's answer failed validation.
-    AutomaticInvalid { title: Title, error: PromptError },
-    /// A policy's or timeout's decision could not be sent.
-    AutomaticNotSent { title: Title, error: String },
-    /// A server sent something that is not valid; its backend's own words.
-    Invalid { server: String, error: String },
-    /// Desktop notifications failed.
-    NotificationsFailed { error: String },
-    /// The presenter was too busy to take `dropped` notices.
-    Dropped { dropped: usize },
 }

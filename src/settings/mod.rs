@@ -157,27 +157,56 @@ pub struct Config {
     pub notify: notify::Settings,
 }
 
-#[derive(Debug, thiserror::Error)]
+/// What is wrong with the configuration; worded (and its English
+/// `Display`) in `present/sentences.rs` around [`ConfigError::detail`].
+#[derive(Debug)]
 pub enum ConfigError {
-    #[error("invalid ask-lsp configuration: {0}")]
     Shape(String),
-    #[error("invalid ask-lsp configuration: servers[{index}].url {url:?}: {reason}")]
     Url {
         index: usize,
         url: String,
         reason: String,
     },
-    #[error("invalid ask-lsp configuration: servers[{index}]: {reason}")]
-    Backend { index: usize, reason: String },
+    Backend {
+        index: usize,
+        reason: String,
+    },
     /// A command-line flag (or its environment default), named as typed.
-    #[error("{0}")]
     Flag(String),
-    #[error("invalid ask-lsp configuration: two servers are named {0:?}")]
     DuplicateName(String),
-    #[error("invalid ask-lsp configuration: {0}")]
-    Policy(#[from] PolicyError),
-    #[error("invalid ask-lsp configuration: {0}")]
-    Notify(#[from] NotifyError),
+    Policy(PolicyError),
+    Notify(NotifyError),
+}
+
+impl ConfigError {
+    /// What is wrong with a setting, naming its key as the configuration
+    /// spells it (`servers[0].url …`); `None` for a command-line flag,
+    /// whose own words are the whole error.
+    pub fn detail(&self) -> Option<String> {
+        Some(match self {
+            ConfigError::Flag(_) => return None,
+            ConfigError::Shape(detail) => detail.clone(),
+            ConfigError::Url { index, url, reason } => {
+                format!("servers[{index}].url {url:?}: {reason}")
+            }
+            ConfigError::Backend { index, reason } => format!("servers[{index}]: {reason}"),
+            ConfigError::DuplicateName(name) => format!("two servers are named {name:?}"),
+            ConfigError::Policy(error) => error.to_string(),
+            ConfigError::Notify(error) => error.to_string(),
+        })
+    }
+}
+
+impl From<PolicyError> for ConfigError {
+    fn from(error: PolicyError) -> Self {
+        ConfigError::Policy(error)
+    }
+}
+
+impl From<NotifyError> for ConfigError {
+    fn from(error: NotifyError) -> Self {
+        ConfigError::Notify(error)
+    }
 }
 
 #[derive(Deserialize, Default)]

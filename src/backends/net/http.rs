@@ -3,20 +3,15 @@
 
 use futures_util::StreamExt;
 
-use crate::backends::{
-    AuthAdvice, BackendError, BodyKind, ConnectHint, Expected, StartHint, Timing,
-};
+use crate::backends::{BackendError, BodyKind, ConnectHint, Expected, Timing};
 
 /// Whom errors name, and the advice each backend gives.
 pub(in crate::backends) struct Peer {
     /// "OpenCode at http://127.0.0.1:4096"
     pub label: String,
-    /// What ask-lsp expects to answer there ("an OpenCode server").
+    /// What ask-lsp expects to answer there ("an OpenCode server"); what
+    /// to check on a refused connection or a 401 follows from it.
     pub expected: Expected,
-    /// What to check when the server cannot be reached.
-    pub start_hint: StartHint,
-    /// What to check on a 401.
-    pub auth_hint: AuthAdvice,
 }
 
 /// The largest response body read (a listing of every pending prompt fits
@@ -96,7 +91,7 @@ impl Peer {
                 match answered.status {
                     401 | 403 => Err(BackendError::Unauthorized {
                         server: self.label.clone(),
-                        advice: self.auth_hint,
+                        advice: self.expected.auth_advice(),
                     }),
                     status @ 300..=399 => Err(BackendError::Redirect {
                         server: self.label.clone(),
@@ -118,7 +113,7 @@ impl Peer {
         let hint = if untrusted_certificate {
             ConnectHint::UntrustedCertificate
         } else {
-            ConnectHint::Start(self.start_hint)
+            ConnectHint::Start(self.expected.start_hint())
         };
         BackendError::Connect {
             server: self.label.clone(),
@@ -266,8 +261,6 @@ pub(super) mod tests {
         Peer {
             label: "a test server".into(),
             expected: Expected::OpenCode,
-            start_hint: StartHint::OpenCodeServe,
-            auth_hint: AuthAdvice::OpenCodePassword,
         }
     }
 
@@ -338,7 +331,7 @@ pub(super) mod tests {
             };
             assert_eq!(
                 hint,
-                ConnectHint::Start(StartHint::OpenCodeServe),
+                ConnectHint::Start(crate::backends::StartHint::OpenCodeServe),
                 "{message}"
             );
         }

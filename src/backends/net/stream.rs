@@ -180,7 +180,7 @@ async fn connect_once<F: Follow>(
     if status == 401 || status == 403 {
         let error = BackendError::Unauthorized {
             server: peer.label.clone(),
-            advice: peer.auth_hint,
+            advice: peer.expected.auth_advice(),
         };
         return (End::Failed(error), false);
     }

@@ -12,7 +12,7 @@ use serde::de::{Deserializer as _, SeqAccess, Visitor};
 
 use super::wire::{QuestionHead, QuestionRequest, array_items};
 use crate::backends::Listing as SnapshotListing;
-use crate::prompt::{Kind, Prompt, SessionTitle};
+use crate::prompt::{Kind, KindName, Prompt, SessionTitle};
 
 #[derive(Default)]
 pub(super) struct Listing {
@@ -85,13 +85,13 @@ impl ListedKind {
         }
     }
 
-    /// As [`Kind::name`] says it, for messages and logs.
-    pub fn name(self) -> &'static str {
+    /// The prompt's kind; `None` once taken.
+    pub fn kind_name(self) -> Option<KindName> {
         match self {
-            ListedKind::Questions => "questions",
-            ListedKind::Permission => "permission",
-            ListedKind::Form => "form",
-            ListedKind::Taken => "taken",
+            ListedKind::Questions => Some(KindName::Questions),
+            ListedKind::Permission => Some(KindName::Permission),
+            ListedKind::Form => Some(KindName::Form),
+            ListedKind::Taken => None,
         }
     }
 }

@@ -39,11 +39,10 @@ use super::net::http::{self, Answered, Peer};
 use super::net::stream::{Flow, Follow};
 use super::shared::permission_reply;
 use super::{
-    AuthAdvice, BackendError, BackendEvent, EventSink, Expected, Snapshot, StartHint, Timing,
-    id_within,
+    AnswerIn, BackendError, BackendEvent, EventSink, Expected, Problem, Snapshot, Timing, id_within,
 };
 use crate::backends::net::sse::SseEvent;
-use crate::prompt::{Answer, Kind, Prompt, Reply, SessionTitle};
+use crate::prompt::{Answer, Kind, KindName, Prompt, Reply, SessionTitle};
 use crate::settings::ServerSpec;
 use crate::text;
 
@@ -139,8 +138,6 @@ impl OpenCode {
             peer: Peer {
                 label: format!("OpenCode at {}", spec.url),
                 expected: Expected::OpenCode,
-                start_hint: StartHint::OpenCodeServe,
-                auth_hint: AuthAdvice::OpenCodePassword,
             },
             http: http::client(&timing),
             timing,
@@ -236,8 +233,8 @@ impl OpenCode {
     }
 
     /// A prompt whose id cannot go into a URL can be neither answered nor
-    /// rejected: said once, not shown. `kind` is [`crate::prompt::Kind::name`].
-    fn usable(&self, id: &str, kind: &str, sink: &EventSink) -> bool {
+    /// rejected: said once, not shown.
+    fn usable(&self, id: &str, kind: KindName, sink: &EventSink) -> bool {
         let Err(refused) = text::url_segment(id) else {
             return true;
         };
@@ -248,11 +245,11 @@ impl OpenCode {
             .put(id.chars().take(256).collect(), ())
             .is_none()
         {
-            let _ = sink.send(BackendEvent::Invalid {
-                error: format!(
-                    "a {kind} prompt cannot be answered from here ({refused}); answer it in the agent's own interface"
-                ),
-            });
+            let _ = sink.send(BackendEvent::Problem(Problem::CannotAnswer {
+                kind,
+                refused,
+                answer_in: AnswerIn::AgentsOwnInterface,
+            }));
         }
         false
     }
@@ -284,7 +281,7 @@ impl OpenCode {
                 }
                 prompt.origin.agent = self.agent(&prompt.session);
                 prompt.origin.session_title = self.title(&prompt.session);
-                if !self.usable(&prompt.id, prompt.kind.name(), sink) {
+                if !self.usable(&prompt.id, prompt.kind.kind_name(), sink) {
                     return Flow::while_open(!sink.is_closed());
                 }
                 let engine = match engine {
@@ -308,14 +305,12 @@ impl OpenCode {
                 // The asked event was missed: find the request by its call.
                 match self.list(directory.as_deref()).await {
                     Ok(list) => match list.take_by_call(&call_id) {
-                        Some(prompt) if self.usable(&prompt.id, prompt.kind.name(), sink) => {
+                        Some(prompt) if self.usable(&prompt.id, prompt.kind.kind_name(), sink) => {
                             BackendEvent::Asked(prompt)
                         }
                         _ => return Flow::Continue,
                     },
-                    Err(e) => BackendEvent::Invalid {
-                        error: format!("could not look up the question of a running tool: {e}"),
-                    },
+                    Err(e) => BackendEvent::Problem(Problem::ToolLookup(e)),
                 }
             }
             OcEvent::Replied { id } => BackendEvent::ResolvedElsewhere {
@@ -413,7 +408,11 @@ impl Follow for OpenCode {
                     if let Some(call) = listed.call {
                         seen.put(call);
                     }
-                    self.usable(listed.id, listed.kind.name(), sink)
+                    // Nothing is taken yet while the resync sorts the listing.
+                    listed
+                        .kind
+                        .kind_name()
+                        .is_some_and(|kind| self.usable(listed.id, kind, sink))
                 });
                 seen.end_listing();
             }

@@ -30,7 +30,7 @@ use super::OpenCode;
 use super::listing::Skipped;
 use super::wire::{PermissionV2Request, QuestionRequest};
 use crate::backends::net::openapi::{self, Paths};
-use crate::backends::{BackendError, BackendEvent, EventSink};
+use crate::backends::{BackendError, BackendEvent, EventSink, Problem};
 use crate::prompt::{Answer, Kind, Prompt, Reply};
 use crate::text;
 
@@ -210,11 +210,9 @@ impl OpenCode {
             return;
         }
         routes.told = true;
-        let _ = sink.send(BackendEvent::Invalid {
-            error: format!(
-                "this OpenCode publishes no listing of its new engine's prompts ({route} is not in its /doc): those asked while ask-lsp is not connected are not shown; live ones are"
-            ),
-        });
+        let _ = sink.send(BackendEvent::Problem(Problem::NoNewEngineListing {
+            route: route.to_string(),
+        }));
     }
 
     /// The new engine's pending prompts in one directory (or the server's

@@ -239,7 +239,7 @@ impl OpenCode {
             if !live {
                 stale.push(p.id.to_owned());
                 let id = text::for_display(p.id, text::DISPLAY_ID_CHARS);
-                tracing::info!(server = %self.spec.name, %id, kind = p.kind.name(), "listed prompt skipped: its session is not running");
+                tracing::info!(server = %self.spec.name, %id, kind = ?p.kind, "listed prompt skipped: its session is not running");
             }
             live
         });

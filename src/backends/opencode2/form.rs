@@ -362,10 +362,7 @@ impl FormField {
             } => FieldKind::Text {
                 format: match format.as_deref() {
                     None => None,
-                    Some("email") => Some(TextFormat::Email),
-                    Some("uri") => Some(TextFormat::Uri),
-                    Some("date") => Some(TextFormat::Date),
-                    Some("date-time") => Some(TextFormat::DateTime),
+                    Some(name) if let Some(format) = TextFormat::from_name(name) => Some(format),
                     Some(other) => {
                         return Err(Unshowable(format!(
                             "field {:?} has an unknown text format {other:?}",

@@ -34,7 +34,7 @@ use super::net::openapi;
 use super::net::stream::{Flow, Follow};
 use super::shared::permission_reply;
 use super::{
-    AuthAdvice, BackendError, BackendEvent, EventSink, Expected, StartHint, Timing, id_within,
+    AnswerIn, BackendError, BackendEvent, EventSink, Expected, Problem, Timing, id_within,
 };
 use crate::backends::net::sse::{MAX_EVENT_BYTES, SseEvent};
 use crate::prompt::{Answer, Kind, Prompt, Reply};
@@ -93,8 +93,6 @@ impl OpenCode2 {
             peer: Peer {
                 label: format!("OpenCode at {}", spec.url),
                 expected: Expected::OpenCode2,
-                start_hint: StartHint::OpenCodeServe,
-                auth_hint: AuthAdvice::OpenCodePassword,
             },
             http: http::client(&timing),
             // Upstream's comment heartbeat comes every 15 s (the 1.x
@@ -124,9 +122,7 @@ impl OpenCode2 {
         *known = (routes, routes.listing == Listing::None);
         drop(known);
         if tell {
-            let _ = sink.send(BackendEvent::Invalid {
-                error: "this OpenCode has no form listing route; live forms only (forms asked while ask-lsp is not connected are shown once their session is listed)".into(),
-            });
+            let _ = sink.send(BackendEvent::Problem(Problem::NoFormListing));
         }
     }
 
@@ -259,16 +255,17 @@ impl OpenCode2 {
         };
         self.report(
             &prompt.id,
-            format!(
-                "a {} prompt cannot be answered from here ({refused}); answer it in OpenCode",
-                prompt.kind.name()
-            ),
+            Problem::CannotAnswer {
+                kind: prompt.kind.kind_name(),
+                refused,
+                answer_in: AnswerIn::OpenCode,
+            },
             sink,
         );
         false
     }
 
-    fn report(&self, id: &str, error: String, sink: &EventSink) {
+    fn report(&self, id: &str, problem: Problem, sink: &EventSink) {
         let first = self
             .reported
             .lock()
@@ -276,7 +273,7 @@ impl OpenCode2 {
             .put(id.chars().take(256).collect(), ())
             .is_none();
         if first {
-            let _ = sink.send(BackendEvent::Invalid { error });
+            let _ = sink.send(BackendEvent::Problem(problem));
         }
     }
 
@@ -304,11 +301,7 @@ impl OpenCode2 {
         match form.into_prompt(directory) {
             Ok((prompt, shape)) => Some((prompt, Some(shape))),
             Err(form::Unshowable(reason)) => {
-                self.report(
-                    &id,
-                    format!("a form cannot be shown here ({reason}); answer it in OpenCode"),
-                    sink,
-                );
+                self.report(&id, Problem::FormUnshowable { detail: reason }, sink);
                 None
             }
         }

@@ -383,10 +383,9 @@ fn kind(p: &Map<String, Value>) -> Result<FieldKind, String> {
                 FieldKind::Text {
                     format: match p.get("format").and_then(Value::as_str) {
                         None => None,
-                        Some("email") => Some(TextFormat::Email),
-                        Some("uri") => Some(TextFormat::Uri),
-                        Some("date") => Some(TextFormat::Date),
-                        Some("date-time") => Some(TextFormat::DateTime),
+                        Some(name) if let Some(format) = TextFormat::from_name(name) => {
+                            Some(format)
+                        }
                         Some(other) => {
                             return Err(format!(
                                 "has format {:?}, which forms do not support",

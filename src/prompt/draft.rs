@@ -2,12 +2,13 @@
 //! of a form's values), as plain surfaces and the terminal put it to a
 //! person: each piece is checked when it comes, and once every piece is in
 //! the draft gives the whole answer, the only thing the broker takes.
+//! Answer assembly is the model's logic; the faces keep the drafts, and
+//! `present/sentences.rs` words a refused piece.
 
-use super::sentences;
-use crate::prompt::{
+use super::{
     Answer, FieldProblem, FieldValue, FormValues, Kind, KindName, Prompt, PromptError, Reply,
 };
-use crate::text::{DISPLAY_ID_CHARS, for_display};
+use crate::text::for_display;
 
 /// One piece of an answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,26 +34,17 @@ pub(crate) enum Progress {
     Whole(Answer),
 }
 
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+/// Why a piece was refused (worded by `present::sentences::draft_error`).
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum DraftError {
-    #[error("has no question {0}")]
     NoSuchQuestion(usize),
-    #[error("has no form field {0}")]
     NoSuchField(usize),
-    #[error("{0}")]
-    Invalid(#[from] PromptError),
+    Invalid(PromptError),
 }
 
-impl DraftError {
-    /// The error as a person reads it, naming the prompt where it is about
-    /// its shape. Keys come from clients: shown and bounded.
-    pub fn for_prompt(&self, key: &str) -> String {
-        let key = for_display(key, DISPLAY_ID_CHARS);
-        match self {
-            DraftError::Invalid(error) => super::invalid::prompt_error(error),
-            DraftError::NoSuchQuestion(index) => sentences::no_such_question(&key, *index),
-            DraftError::NoSuchField(index) => sentences::no_such_field(&key, *index),
-        }
+impl From<PromptError> for DraftError {
+    fn from(error: PromptError) -> Self {
+        DraftError::Invalid(error)
     }
 }
 
@@ -325,10 +317,6 @@ mod tests {
         assert_eq!(
             draft.add(&p, one(7, &["x"])),
             Err(DraftError::NoSuchQuestion(7))
-        );
-        assert_eq!(
-            DraftError::NoSuchQuestion(7).for_prompt("d/que_1"),
-            "prompt d/que_1 has no question 7"
         );
         assert_eq!(
             draft.add(&p, one(1, &["S", "S"])),
