@@ -73,8 +73,7 @@ impl Setup {
             "Stop",
             "UserPromptSubmit",
         ];
-        let settings =
-            json!({"hooks": events.iter().map(|e| (e.to_string(), hook.clone())).collect::<serde_json::Map<_, _>>()});
+        let settings = json!({"hooks": events.iter().map(|e| (e.to_string(), hook.clone())).collect::<serde_json::Map<_, _>>()});
         std::fs::write(dir.path().join("settings.json"), settings.to_string()).unwrap();
         Setup {
             claude,
@@ -474,7 +473,9 @@ async fn claudes_questions_are_answered_in_the_editor() {
 
     // Typed text (Claude's "Other").
     let ask = client.next_method("askQuestions/ask").await;
-    client.answer(&ask, json!([["MariaDB, on port 3307"]])).await;
+    client
+        .answer(&ask, json!([["MariaDB, on port 3307"]]))
+        .await;
     let told = setup.tool_result(4).await;
     assert!(
         told.contains(r#"\"Which database should I use?\"=\"MariaDB, on port 3307\""#),

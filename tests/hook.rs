@@ -845,16 +845,28 @@ async fn claudes_questions_are_asked_and_answered_in_updated_input() {
     let questions = &ask["params"]["questions"];
     assert_eq!(questions[0]["header"], "Database", "{ask}");
     // Agent text is shown neutralised; the answer goes back under the raw text.
-    assert!(!questions[0]["question"].as_str().unwrap().contains('\u{202e}'));
+    assert!(
+        !questions[0]["question"]
+            .as_str()
+            .unwrap()
+            .contains('\u{202e}')
+    );
     assert_eq!(questions[0]["options"][0]["description"], "One file");
-    assert_eq!((questions[0]["multiple"].clone(), questions[1]["multiple"].clone()), (json!(false), json!(true)));
+    assert_eq!(
+        (
+            questions[0]["multiple"].clone(),
+            questions[1]["multiple"].clone()
+        ),
+        (json!(false), json!(true))
+    );
     assert_eq!(questions[1]["custom"], true);
     client
         .answer(&ask, json!([["My own"], ["Lint", "Tests"]]))
         .await;
     let (stdout, _) = finish(hook).await;
     let mut expected = tool_input.clone();
-    expected["answers"] = json!({"Which database?\u{202e}": "My own", "Which checks?": "Lint, Tests"});
+    expected["answers"] =
+        json!({"Which database?\u{202e}": "My own", "Which checks?": "Lint, Tests"});
     assert_eq!(
         decision(&stdout),
         json!({"behavior": "allow", "updatedInput": expected})
@@ -864,7 +876,10 @@ async fn claudes_questions_are_asked_and_answered_in_updated_input() {
     feed(&mut hook, input.to_string().as_bytes()).await;
     let ask = client.next_method("askQuestions/ask").await;
     client
-        .respond(&ask["id"], json!({"outcome": "rejected", "message": "Not now"}))
+        .respond(
+            &ask["id"],
+            json!({"outcome": "rejected", "message": "Not now"}),
+        )
         .await;
     let (stdout, _) = finish(hook).await;
     assert_eq!(
@@ -918,7 +933,10 @@ async fn a_prompt_claude_no_longer_waits_for_leaves_the_editor_at_once() {
     let third = client.next_method("askQuestions/ask").await;
     assert_eq!(third["params"]["permission"]["command"], "touch c");
     client
-        .respond(&third["id"], json!({"outcome": "answered", "choice": "allow-once"}))
+        .respond(
+            &third["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
         .await;
     let (stdout, _) = finish(elsewhere).await;
     assert_eq!(decision(&stdout), json!({"behavior": "allow"}));

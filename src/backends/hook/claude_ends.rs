@@ -100,7 +100,9 @@ impl Ended {
     pub fn ends(&self, waits: &Call) -> bool {
         match self {
             Ended::Call(call) => {
-                call.session == waits.session && call.tool == waits.tool && call.input == waits.input
+                call.session == waits.session
+                    && call.tool == waits.tool
+                    && call.input == waits.input
             }
             Ended::Session(session) => *session == waits.session,
         }
@@ -125,14 +127,30 @@ mod tests {
         let mut answered = asked.clone();
         answered["answers"] = json!({"Why?": "Because"});
         for event in ["PostToolUse", "PostToolUseFailure", "PermissionDenied"] {
-            assert!(ended(&input(event, "s1", answered.clone())).unwrap().ends(&waits));
-            assert!(!ended(&input(event, "s2", asked.clone())).unwrap().ends(&waits));
+            assert!(
+                ended(&input(event, "s1", answered.clone()))
+                    .unwrap()
+                    .ends(&waits)
+            );
+            assert!(
+                !ended(&input(event, "s2", asked.clone()))
+                    .unwrap()
+                    .ends(&waits)
+            );
             let other = json!({"questions": [{"question": "When?"}]});
             assert!(!ended(&input(event, "s1", other)).unwrap().ends(&waits));
         }
         for event in ["Stop", "UserPromptSubmit", "SessionEnd"] {
-            assert!(ended(&input(event, "s1", Value::Null)).unwrap().ends(&waits));
-            assert!(!ended(&input(event, "s2", Value::Null)).unwrap().ends(&waits));
+            assert!(
+                ended(&input(event, "s1", Value::Null))
+                    .unwrap()
+                    .ends(&waits)
+            );
+            assert!(
+                !ended(&input(event, "s2", Value::Null))
+                    .unwrap()
+                    .ends(&waits)
+            );
         }
         for event in ["PermissionRequest", "PreToolUse", "Notification"] {
             assert!(ended(&input(event, "s1", asked.clone())).is_none());

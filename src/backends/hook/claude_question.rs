@@ -49,7 +49,11 @@ pub(super) fn prompt(
 ) -> Result<(Prompt, Agent), Refusal> {
     let parsed: QuestionsInput =
         serde_json::from_value(tool_input.clone()).map_err(|_| Refusal::AskUserQuestion)?;
-    let texts: Vec<String> = parsed.questions.iter().map(|q| q.question.clone()).collect();
+    let texts: Vec<String> = parsed
+        .questions
+        .iter()
+        .map(|q| q.question.clone())
+        .collect();
     // Claude keys the answers by question text: two alike cannot both go back.
     if texts.is_empty() || (1..texts.len()).any(|i| texts[..i].contains(&texts[i])) {
         return Err(Refusal::AskUserQuestion);
@@ -160,10 +164,19 @@ mod tests {
             json!({"behavior": "allow", "updatedInput": expected})
         );
         assert_eq!(
-            decision(&Reply::Reject { message: Some("ask me later".into()) }, tool_input.clone(), &texts),
+            decision(
+                &Reply::Reject {
+                    message: Some("ask me later".into())
+                },
+                tool_input.clone(),
+                &texts
+            ),
             json!({"behavior": "deny", "message": "ask me later"})
         );
-        assert_eq!(decision(&Reply::Cancel, tool_input.clone(), &texts), json!({}));
+        assert_eq!(
+            decision(&Reply::Cancel, tool_input.clone(), &texts),
+            json!({})
+        );
         // A wrong count is no decision, never answers put under the wrong question.
         let short = Reply::Answer(Answer::Questions(vec![vec!["SQLite".into()]]));
         assert_eq!(decision(&short, tool_input, &texts), json!({}));
