@@ -543,3 +543,51 @@ async fn a_question_answered_in_claudes_terminal_leaves_the_editor_at_once() {
     wait_for(|| after.exists()).await;
     assert!(client.shutdown().await.success());
 }
+
+/// A command allowed in Claude's own dialog ("Yes"): Claude leaves the hook
+/// running, its `PostToolUse` withdraws the editor's prompt, and the next
+/// command of the session shows in the editor at once (not after the
+/// hook's 50 s bound).
+#[tokio::test]
+async fn a_command_allowed_in_claudes_terminal_leaves_the_editor_at_once() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let Some(tmux) = setup.interactive().await else {
+        return;
+    };
+    let (first, second) = (setup.project().join("a"), setup.project().join("b"));
+    tmux.type_line(&format!(
+        "RUN: touch {} ||| touch {}",
+        first.display(),
+        second.display()
+    ))
+    .await;
+    let ask = client.next_method("askQuestions/ask").await;
+    tmux.wait_for("Do you want to proceed?").await;
+    // "1. Yes" is focused.
+    tmux.keys(&["Enter"]);
+    let answered = std::time::Instant::now();
+    let cancel = client.next_method("$/cancelRequest").await;
+    eprintln!(
+        "withdrawn {:?} after the terminal's Yes",
+        answered.elapsed()
+    );
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    assert!(first.exists());
+    let next = client.next_method("askQuestions/ask").await;
+    eprintln!("next prompt after {:?}", answered.elapsed());
+    assert_eq!(
+        next["params"]["permission"]["command"],
+        format!("touch {}", second.display())
+    );
+    client
+        .respond(
+            &next["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
+    wait_for(|| second.exists()).await;
+    assert!(client.shutdown().await.success());
+}
