@@ -251,7 +251,7 @@ impl HookListener {
         drop(line);
         self.note_request(prompt.as_ref().ok().map(Parsed::agent_name));
         let (prompt, agent, call) = match prompt {
-            Ok(Parsed::Asks(prompt, agent, call)) => (prompt, agent, call),
+            Ok(Parsed::Asks(prompt, agent, call)) => (*prompt, agent, call),
             Ok(Parsed::Ended(ended)) => {
                 self.withdraw(|waits| ended.ends(waits), &sink);
                 let _ = write.write_all(b"{}\n").await;
@@ -388,7 +388,7 @@ impl std::fmt::Display for Refusal {
 /// A hook request: a prompt to ask, or news that Claude no longer waits
 /// for some.
 enum Parsed {
-    Asks(Prompt, Agent, Option<claude_ends::Call>),
+    Asks(Box<Prompt>, Agent, Option<claude_ends::Call>),
     Ended(claude_ends::Ended),
 }
 
@@ -415,7 +415,7 @@ fn parse(line: &[u8]) -> Result<Parsed, Refusal> {
         Agent::Codex => None,
         _ => claude_input().and_then(|r| claude_ends::asking(r.input.get())),
     };
-    Ok(Parsed::Asks(prompt, agent, call))
+    Ok(Parsed::Asks(Box::new(prompt), agent, call))
 }
 
 /// The prompt a request asks, with what its agent's decision needs.
