@@ -1,7 +1,8 @@
 //! The real Claude Code CLI (`@anthropic-ai/claude-code`, pinned in
-//! tests/claude_hook/install.sh) headless (`claude -p`), offline against
-//! tests/claude_hook/mock-anthropic, with `ask-lsp hook claude` as its
-//! `PermissionRequest` hook and an ask-lsp LSP server as the editor.
+//! tests/claude_hook/install.sh) headless (`claude -p`) and interactive (in
+//! tmux), offline against tests/claude_hook/mock-anthropic, with `ask-lsp
+//! hook claude` as its `PermissionRequest` hook (and for the events that
+//! withdraw a prompt) and an ask-lsp LSP server as the editor.
 //!
 //! Needs `ASK_LSP_CLAUDE_BIN`; without it each test says SKIP and passes,
 //! unless `ASK_LSP_REQUIRE_E2E` is set.
