@@ -347,7 +347,7 @@ pub(crate) mod hook_client {
     use std::io;
     use std::path::{Path, PathBuf};
 
-    pub(crate) use crate::backends::hook::{MAX_INPUT, Refusal, same_user};
+    pub(crate) use crate::backends::hook::{CLAUDE_NEWS, MAX_INPUT, Refusal, same_user};
 
     /// Those whose workspace holds `cwd`, then the others.
     pub(crate) fn instances(cwd: Option<&Path>) -> io::Result<(Vec<PathBuf>, Vec<PathBuf>)> {

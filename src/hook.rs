@@ -20,11 +20,13 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use crate::app::hook_client::{MAX_INPUT, Refusal, instances, same_user};
+use crate::app::hook_client::{CLAUDE_NEWS, MAX_INPUT, Refusal, instances, same_user};
 use crate::present::no_decision::NoDecision;
 
 /// Below the agents' hook timeout as docs/hook.md configures it (60 s).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(50);
+/// How long Claude waits for news to reach the instances: its hook waits.
+const TELL_WITHIN: Duration = Duration::from_secs(2);
 /// An answer line is a decision: small.
 const MAX_ANSWER: u64 = 64 * 1024;
 
@@ -64,10 +66,18 @@ async fn decide(
     }
     let parsed: Value = serde_json::from_slice(&raw).map_err(NoDecision::InputNotJson)?;
     let cwd = parsed.get("cwd").and_then(Value::as_str).map(PathBuf::from);
+    let event = parsed.get("hook_event_name").and_then(Value::as_str);
+    // Claude's other events say what it no longer waits for (docs/hook.md,
+    // "Withdrawal"): told to every instance, nothing decided or printed.
+    let news = agent == "claude" && event.is_some_and(|e| CLAUDE_NEWS.contains(&e));
     let mut request = json!({"agent": agent, "input": parsed})
         .to_string()
         .into_bytes();
     request.push(b'\n');
+    if news {
+        let _ = tokio::time::timeout(TELL_WITHIN, tell(cwd.as_deref(), &request)).await;
+        return Ok(());
+    }
     let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
     let answer = tokio::time::timeout(timeout, ask(cwd.as_deref(), &request))
         .await
@@ -108,6 +118,21 @@ async fn ask(cwd: Option<&Path>, request: &[u8]) -> Result<Value, NoDecision> {
         }
     }
     outcome
+}
+
+/// Tells every instance (any of them may show the prompt), each answering
+/// once it has acted on it.
+async fn tell(cwd: Option<&Path>, request: &[u8]) {
+    let Ok((holding, others)) = instances(cwd) else {
+        return;
+    };
+    let mut told = FuturesUnordered::new();
+    for socket in holding.iter().chain(&others) {
+        if let Some(stream) = connect(socket).await {
+            told.push(exchange(stream, request));
+        }
+    }
+    while told.next().await.is_some() {}
 }
 
 /// A connection to an instance of this user's, or `None`.
@@ -153,6 +178,12 @@ fn hook_output(agent: &str, answer: &Value) -> Result<Value, NoDecision> {
                 && agent == "claude"
             {
                 decision.insert("updatedPermissions".into(), rules.clone());
+            }
+            // AskUserQuestion's answers, in the tool's own input.
+            if let Some(input) = answer.get("updatedInput").filter(|i| i.is_object())
+                && agent == "claude"
+            {
+                decision.insert("updatedInput".into(), input.clone());
             }
         }
         Some("deny") => {
@@ -205,6 +236,20 @@ mod tests {
             assert!(hook_output(agent, &json!({})).is_err());
             assert!(hook_output(agent, &json!({"behavior": "ask"})).is_err());
         }
+    }
+
+    #[test]
+    fn claudes_answers_go_back_in_updated_input_never_to_codex() {
+        let input = json!({"questions": [], "answers": {"Which?": "SQLite"}});
+        let answer = json!({"behavior": "allow", "updatedInput": input});
+        assert_eq!(
+            hook_output("claude", &answer).unwrap()["hookSpecificOutput"]["decision"],
+            answer
+        );
+        assert_eq!(
+            hook_output("codex", &answer).unwrap()["hookSpecificOutput"]["decision"],
+            json!({"behavior": "allow"})
+        );
     }
 
     #[test]

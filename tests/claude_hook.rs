@@ -1,7 +1,8 @@
 //! The real Claude Code CLI (`@anthropic-ai/claude-code`, pinned in
-//! tests/claude_hook/install.sh) headless (`claude -p`), offline against
-//! tests/claude_hook/mock-anthropic, with `ask-lsp hook claude` as its
-//! `PermissionRequest` hook and an ask-lsp LSP server as the editor.
+//! tests/claude_hook/install.sh) headless (`claude -p`) and interactive (in
+//! tmux), offline against tests/claude_hook/mock-anthropic, with `ask-lsp
+//! hook claude` as its `PermissionRequest` hook (and for the events that
+//! withdraw a prompt) and an ask-lsp LSP server as the editor.
 //!
 //! Needs `ASK_LSP_CLAUDE_BIN`; without it each test says SKIP and passes,
 //! unless `ASK_LSP_REQUIRE_E2E` is set.
@@ -60,9 +61,20 @@ impl Setup {
         for sub in ["project", "home", "runtime"] {
             std::fs::create_dir(dir.path().join(sub)).unwrap();
         }
-        let settings = json!({"hooks": {"PermissionRequest": [{"matcher": "Bash", "hooks": [
+        // As docs/hook.md configures it: every PermissionRequest, and the
+        // events that say Claude no longer waits for a prompt.
+        let hook = json!([{"matcher": "*", "hooks": [
             {"type": "command", "command": format!("{} hook claude", env!("CARGO_BIN_EXE_ask-lsp")),
-             "timeout": 60}]}]}});
+             "timeout": 60}]}]);
+        let events = [
+            "PermissionRequest",
+            "PostToolUse",
+            "PostToolUseFailure",
+            "PermissionDenied",
+            "Stop",
+            "UserPromptSubmit",
+        ];
+        let settings = json!({"hooks": events.iter().map(|e| (e.to_string(), hook.clone())).collect::<serde_json::Map<_, _>>()});
         std::fs::write(dir.path().join("settings.json"), settings.to_string()).unwrap();
         Setup {
             claude,
@@ -140,17 +152,62 @@ impl Setup {
 
     /// What the model was told as the tool's result, for the last call.
     async fn last_tool_result(&self) -> Value {
-        let body = common::http_client()
+        let body = self.received().await;
+        body.as_array()
+            .and_then(|r| r.last().cloned())
+            .unwrap_or_else(|| panic!("no tool result: {body}"))
+    }
+
+    /// The tool results the mock model API received so far.
+    async fn received(&self) -> Value {
+        common::http_client()
             .get(format!("http://127.0.0.1:{}/received", self.api_port))
             .send()
             .await
             .unwrap()
             .json::<Value>()
             .await
-            .unwrap();
-        body.as_array()
-            .and_then(|r| r.last().cloned())
-            .unwrap_or_else(|| panic!("no tool result: {body}"))
+            .unwrap()
+    }
+
+    /// The `n`th tool result (from 1) the model receives, once it has.
+    async fn tool_result(&self, n: usize) -> String {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let body = self.received().await;
+            if let Some(result) = body.as_array().and_then(|r| r.get(n - 1)) {
+                return result["content"].to_string();
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no tool result {n}: {body}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Interactive Claude Code in tmux (`--permission-mode default`), past
+    /// its first-run screens (onboarding, the API key, the folder's trust),
+    /// ready for a prompt.
+    async fn interactive(&self) -> Option<Tmux> {
+        let project = self.project();
+        let state = json!({"hasCompletedOnboarding": true,
+                           "customApiKeyResponses": {"approved": ["sk-test"], "rejected": []},
+                           "projects": {project.to_str().unwrap(): {"hasTrustDialogAccepted": true}}});
+        std::fs::write(self.dir.path().join("home/.claude.json"), state.to_string()).unwrap();
+        let command = format!(
+            "env HOME={home} XDG_RUNTIME_DIR={runtime} ANTHROPIC_BASE_URL=http://127.0.0.1:{port} \
+             ANTHROPIC_API_KEY=sk-test IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+             DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 {claude} --permission-mode default --settings {settings}",
+            home = self.dir.path().join("home").display(),
+            runtime = self.runtime().display(),
+            port = self.api_port,
+            claude = self.claude.display(),
+            settings = self.dir.path().join("settings.json").display(),
+        );
+        let tmux = Tmux::start(&command, &project, Duration::from_secs(30))?;
+        tmux.wait_for("manual mode on").await;
+        Some(tmux)
     }
 }
 
@@ -324,29 +381,9 @@ async fn interactive_claude_code_shows_its_dialog_and_takes_the_editors_allow() 
     let Some(claude) = claude_bin() else { return };
     let setup = Setup::new(claude).await;
     let project = setup.project();
-    // Past the first-run screens: onboarding, the API key, the folder's trust.
-    let state = json!({"hasCompletedOnboarding": true,
-                       "customApiKeyResponses": {"approved": ["sk-test"], "rejected": []},
-                       "projects": {project.to_str().unwrap(): {"hasTrustDialogAccepted": true}}});
-    std::fs::write(
-        setup.dir.path().join("home/.claude.json"),
-        state.to_string(),
-    )
-    .unwrap();
-    let command = format!(
-        "env HOME={home} XDG_RUNTIME_DIR={runtime} ANTHROPIC_BASE_URL=http://127.0.0.1:{port} \
-         ANTHROPIC_API_KEY=sk-test IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-         DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 {claude} --permission-mode default --settings {settings}",
-        home = setup.dir.path().join("home").display(),
-        runtime = setup.runtime().display(),
-        port = setup.api_port,
-        claude = setup.claude.display(),
-        settings = setup.dir.path().join("settings.json").display(),
-    );
-    let Some(tmux) = Tmux::start(&command, &project, Duration::from_secs(30)) else {
+    let Some(tmux) = setup.interactive().await else {
         return;
     };
-    tmux.wait_for("manual mode on").await;
 
     // No ask-lsp: Claude Code's own dialog is the prompt.
     let own = project.join("own-dialog");
@@ -361,7 +398,7 @@ async fn interactive_claude_code_shows_its_dialog_and_takes_the_editors_allow() 
     let sim = sim().await;
     let mut client = setup.editor(&sim).await;
     tmux.type_line("/clear").await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    tmux.wait_gone("Interrupted").await;
     let allowed = project.join("from-editor");
     tmux.type_line(&format!("RUN: touch {}", allowed.display()))
         .await;
@@ -378,5 +415,180 @@ async fn interactive_claude_code_shows_its_dialog_and_takes_the_editors_allow() 
         .await;
     tmux.wait_for("Allowed by PermissionRequest hook").await;
     wait_for(|| allowed.exists()).await;
+    assert!(client.shutdown().await.success());
+}
+
+/// Claude's `AskUserQuestion` in the editor (interactive only: `claude -p`
+/// does not offer the tool): one question, several, a multi-select, a typed
+/// answer and a refusal, each answered in the editor while Claude's own
+/// dialog shows it too; the model reads exactly the person's answer.
+#[tokio::test]
+async fn claudes_questions_are_answered_in_the_editor() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let Some(tmux) = setup.interactive().await else {
+        return;
+    };
+    tmux.type_line("RUN: ASK one ||| ASK several ||| ASK multi ||| ASK one ||| ASK one")
+        .await;
+
+    let ask = client.next_method("askQuestions/ask").await;
+    let params = &ask["params"];
+    assert_eq!(params["server"], "hook", "{params}");
+    assert_eq!(
+        params["questions"],
+        json!([{"question": "Which database should I use?", "header": "Database",
+                "options": [{"label": "SQLite", "description": "One file, no server"},
+                            {"label": "Postgres", "description": "A server"}],
+                "multiple": false, "custom": true}]),
+        "{params}"
+    );
+    tmux.wait_for("Which database should I use?").await;
+    client.answer(&ask, json!([["SQLite"]])).await;
+    let told = setup.tool_result(1).await;
+    assert!(
+        told.contains(r#"\"Which database should I use?\"=\"SQLite\""#),
+        "{told}"
+    );
+
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["questions"][1]["header"], "Port", "{ask}");
+    client.answer(&ask, json!([["Postgres"], ["3000"]])).await;
+    let told = setup.tool_result(2).await;
+    assert!(
+        told.contains(r#"\"Which database should I use?\"=\"Postgres\""#)
+            && told.contains(r#"\"Which port should it listen on?\"=\"3000\""#),
+        "{told}"
+    );
+
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["questions"][0]["multiple"], true, "{ask}");
+    client.answer(&ask, json!([["Lint", "Format"]])).await;
+    let told = setup.tool_result(3).await;
+    assert!(
+        told.contains(r#"\"Which checks should run?\"=\"Lint, Format\""#),
+        "{told}"
+    );
+
+    // Typed text (Claude's "Other").
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .answer(&ask, json!([["MariaDB, on port 3307"]]))
+        .await;
+    let told = setup.tool_result(4).await;
+    assert!(
+        told.contains(r#"\"Which database should I use?\"=\"MariaDB, on port 3307\""#),
+        "{told}"
+    );
+
+    // A refusal: the model reads the person's words.
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "rejected", "message": "Ask me after lunch"}),
+        )
+        .await;
+    let told = setup.tool_result(5).await;
+    assert!(told.contains("Ask me after lunch"), "{told}");
+    assert!(client.shutdown().await.success());
+}
+
+/// A question answered in Claude's own dialog first: Claude leaves the hook
+/// running, but its `PostToolUse` withdraws the editor's prompt at once,
+/// and the session's next prompt (a command) shows in the editor at once.
+#[tokio::test]
+async fn a_question_answered_in_claudes_terminal_leaves_the_editor_at_once() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let Some(tmux) = setup.interactive().await else {
+        return;
+    };
+    let after = setup.project().join("after");
+    tmux.type_line(&format!("RUN: ASK one ||| touch {}", after.display()))
+        .await;
+    let ask = client.next_method("askQuestions/ask").await;
+    tmux.wait_for("1. SQLite").await;
+    // The first option is focused: Enter picks it.
+    tmux.keys(&["Enter"]);
+    let answered = std::time::Instant::now();
+    let cancel = client.next_method("$/cancelRequest").await;
+    let withdrawn = answered.elapsed();
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    let next = client.next_method("askQuestions/ask").await;
+    let shown = answered.elapsed();
+    eprintln!("withdrawn {withdrawn:?} after the terminal's answer, next prompt after {shown:?}");
+    // Generous for a busy machine; without the withdrawal it takes the
+    // hook's whole bound (50 s).
+    assert!(withdrawn < Duration::from_secs(10), "{withdrawn:?}");
+    assert_eq!(
+        next["params"]["permission"]["command"],
+        format!("touch {}", after.display())
+    );
+    assert!(
+        setup
+            .tool_result(1)
+            .await
+            .contains(r#"\"Which database should I use?\"=\"SQLite\""#)
+    );
+    client
+        .respond(
+            &next["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
+    wait_for(|| after.exists()).await;
+    assert!(client.shutdown().await.success());
+}
+
+/// A command allowed in Claude's own dialog ("Yes"): Claude leaves the hook
+/// running, its `PostToolUse` withdraws the editor's prompt, and the next
+/// command of the session shows in the editor at once (not after the
+/// hook's 50 s bound).
+#[tokio::test]
+async fn a_command_allowed_in_claudes_terminal_leaves_the_editor_at_once() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let Some(tmux) = setup.interactive().await else {
+        return;
+    };
+    let (first, second) = (setup.project().join("a"), setup.project().join("b"));
+    tmux.type_line(&format!(
+        "RUN: touch {} ||| touch {}",
+        first.display(),
+        second.display()
+    ))
+    .await;
+    let ask = client.next_method("askQuestions/ask").await;
+    tmux.wait_for("Do you want to proceed?").await;
+    // "1. Yes" is focused.
+    tmux.keys(&["Enter"]);
+    let answered = std::time::Instant::now();
+    let cancel = client.next_method("$/cancelRequest").await;
+    eprintln!(
+        "withdrawn {:?} after the terminal's Yes",
+        answered.elapsed()
+    );
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    assert!(first.exists());
+    let next = client.next_method("askQuestions/ask").await;
+    eprintln!("next prompt after {:?}", answered.elapsed());
+    assert_eq!(
+        next["params"]["permission"]["command"],
+        format!("touch {}", second.display())
+    );
+    client
+        .respond(
+            &next["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
+    wait_for(|| second.exists()).await;
     assert!(client.shutdown().await.success());
 }

@@ -820,3 +820,162 @@ async fn status_says_whether_hooks_reach_this_ask_lsp() {
     );
     assert!(client.shutdown().await.success());
 }
+
+/// Claude's `AskUserQuestion` through the hook: its questions in the editor,
+/// the answers back in `updatedInput` (the tool's input plus `answers` keyed
+/// by question text), a refusal as `deny` with the person's words.
+#[tokio::test]
+async fn claudes_questions_are_asked_and_answered_in_updated_input() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let mut client = runtime.editor(&sim, None).await;
+    let tool_input = json!({"questions": [
+        {"question": "Which database?\u{202e}", "header": "Database", "multiSelect": false,
+         "options": [{"label": "SQLite", "description": "One file"},
+                     {"label": "Postgres", "description": "A server"}]},
+        {"question": "Which checks?", "header": "Checks", "multiSelect": true,
+         "options": [{"label": "Lint", "description": "clippy"},
+                     {"label": "Tests", "description": "cargo test"}]}]});
+    let input = json!({"session_id": "q1", "cwd": "/p", "hook_event_name": "PermissionRequest",
+                       "tool_name": "AskUserQuestion", "tool_input": tool_input});
+
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, input.to_string().as_bytes()).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    let questions = &ask["params"]["questions"];
+    assert_eq!(questions[0]["header"], "Database", "{ask}");
+    // Agent text is shown neutralised; the answer goes back under the raw text.
+    assert!(
+        !questions[0]["question"]
+            .as_str()
+            .unwrap()
+            .contains('\u{202e}')
+    );
+    assert_eq!(questions[0]["options"][0]["description"], "One file");
+    assert_eq!(
+        (
+            questions[0]["multiple"].clone(),
+            questions[1]["multiple"].clone()
+        ),
+        (json!(false), json!(true))
+    );
+    assert_eq!(questions[1]["custom"], true);
+    client
+        .answer(&ask, json!([["My own"], ["Lint", "Tests"]]))
+        .await;
+    let (stdout, _) = finish(hook).await;
+    let mut expected = tool_input.clone();
+    expected["answers"] =
+        json!({"Which database?\u{202e}": "My own", "Which checks?": "Lint, Tests"});
+    assert_eq!(
+        decision(&stdout),
+        json!({"behavior": "allow", "updatedInput": expected})
+    );
+
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, input.to_string().as_bytes()).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "rejected", "message": "Not now"}),
+        )
+        .await;
+    let (stdout, _) = finish(hook).await;
+    assert_eq!(
+        decision(&stdout),
+        json!({"behavior": "deny", "message": "Not now"})
+    );
+    assert!(client.shutdown().await.success());
+}
+
+/// Claude asks one thing at a time per session: a newer request of the
+/// session withdraws the older prompt (its hook decides nothing, Claude's
+/// own dialog has it), and Claude's `PostToolUse` for the call withdraws its
+/// prompt; both print nothing.
+#[tokio::test]
+async fn a_prompt_claude_no_longer_waits_for_leaves_the_editor_at_once() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let mut client = runtime.editor(&sim, None).await;
+
+    let mut older = runtime.hook(&["claude"]);
+    feed(&mut older, bash("touch a", "/p").to_string().as_bytes()).await;
+    let first = client.next_method("askQuestions/ask").await;
+    let mut newer = runtime.hook(&["claude"]);
+    feed(&mut newer, bash("touch b", "/p").to_string().as_bytes()).await;
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], first["id"]);
+    let (stdout, _) = finish(older).await;
+    assert_eq!(stdout, "");
+    let second = client.next_method("askQuestions/ask").await;
+    assert_eq!(second["params"]["permission"]["command"], "touch b");
+
+    // Another session's request leaves it be.
+    let mut other = bash("touch c", "/p");
+    other["session_id"] = json!("other");
+    let mut elsewhere = runtime.hook(&["claude"]);
+    feed(&mut elsewhere, other.to_string().as_bytes()).await;
+
+    // Claude ran it (answered in its terminal): its PostToolUse says so.
+    let mut ran = bash("touch b", "/p");
+    ran["hook_event_name"] = json!("PostToolUse");
+    ran["tool_use_id"] = json!("toolu_2");
+    ran["tool_response"] = json!({"stdout": ""});
+    let mut news = runtime.hook(&["claude"]);
+    feed(&mut news, ran.to_string().as_bytes()).await;
+    let (stdout, stderr) = finish(news).await;
+    assert_eq!((stdout.as_str(), stderr.as_str()), ("", ""));
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], second["id"]);
+    let (stdout, _) = finish(newer).await;
+    assert_eq!(stdout, "");
+    let third = client.next_method("askQuestions/ask").await;
+    assert_eq!(third["params"]["permission"]["command"], "touch c");
+    client
+        .respond(
+            &third["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
+    let (stdout, _) = finish(elsewhere).await;
+    assert_eq!(decision(&stdout), json!({"behavior": "allow"}));
+    assert!(client.shutdown().await.success());
+}
+
+/// A policy answers Claude's questions as it answers OpenCode's: scoped to
+/// the agent `claude`, by the question's text.
+#[tokio::test]
+async fn a_policy_answers_claudes_questions() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let mut client =
+        LspClient::start(&[("XDG_RUNTIME_DIR", runtime.path()), ("ASK_LSP_HOOK", "1")]).await;
+    let policy = json!({"agents": {"claude": {"mode": "auto",
+                        "rules": [{"match": "database", "answers": ["Postgres"]}]}}});
+    client
+        .request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": extension_caps(),
+                   "initializationOptions": {"servers": [{"url": sim.url()}], "policy": policy}}),
+        )
+        .await;
+    client.notify("initialized", json!({})).await;
+    let socket = runtime.socket_of(client.child().id().unwrap());
+    wait_for(|| socket.exists()).await;
+    let tool_input = json!({"questions": [{"question": "Which database?", "header": "Database",
+        "multiSelect": false, "options": [{"label": "SQLite", "description": ""},
+                                          {"label": "Postgres", "description": ""}]}]});
+    let input = json!({"session_id": "q1", "cwd": "/p", "hook_event_name": "PermissionRequest",
+                       "tool_name": "AskUserQuestion", "tool_input": tool_input});
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, input.to_string().as_bytes()).await;
+    let (stdout, _) = finish(hook).await;
+    let mut expected = tool_input.clone();
+    expected["answers"] = json!({"Which database?": "Postgres"});
+    assert_eq!(
+        decision(&stdout),
+        json!({"behavior": "allow", "updatedInput": expected})
+    );
+    assert!(client.shutdown().await.success());
+}

@@ -92,10 +92,26 @@ impl Tmux {
         }
     }
 
-    /// Types a line into the agent's input.
+    /// Waits until `text` has left the screen.
+    pub async fn wait_gone(&self, text: &str) {
+        let deadline = tokio::time::Instant::now() + self.wait;
+        while self.screen().contains(text) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{text:?} still on screen:\n{}",
+                self.screen()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Types a line into the agent's input: Enter only once the agent
+    /// shows the whole line (pressed before, a busy agent may take it as
+    /// part of the typing and leave the line unsent). The line must fit on
+    /// one row of the window.
     pub async fn type_line(&self, line: &str) {
         self.keys(&["-l", line]);
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.wait_for(line).await;
         self.keys(&["Enter"]);
     }
 }

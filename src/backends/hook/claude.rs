@@ -44,12 +44,10 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), Refusal> {
             event: crate::text::for_display(event, 40).into_owned(),
         });
     }
-    // Its answers would go back in `updatedInput`, which this does not do
-    // yet: Claude Code asks its questions itself.
-    if input.tool_name == "AskUserQuestion" {
-        return Err(Refusal::AskUserQuestion);
-    }
     routable(&input.session_id, input.cwd.as_deref())?;
+    if input.tool_name == "AskUserQuestion" {
+        return super::claude_question::prompt(input.session_id, input.cwd, input.tool_input);
+    }
     let field = |name: &str| input.tool_input.get(name).and_then(Value::as_str);
     let command = match input.tool_name.as_str() {
         "Bash" => field("command").map(str::to_owned),
@@ -250,6 +248,7 @@ mod tests {
     #[test]
     fn other_events_agents_and_bad_json_are_refused() {
         assert!(claude_prompt(input(json!({"hook_event_name": "PreToolUse"}))).is_err());
+        // Without its questions, AskUserQuestion is left to Claude.
         assert!(claude_prompt(input(json!({"tool_name": "AskUserQuestion"}))).is_err());
         assert!(claude_prompt(input(json!({"session_id": "s".repeat(257)}))).is_err());
         assert!(claude_prompt(input(json!({"cwd": "/".repeat(2001)}))).is_err());

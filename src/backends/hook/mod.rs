@@ -7,7 +7,8 @@
 //! `ask-lsp-<pid>.json` naming its workspace roots, in a directory only this
 //! user can enter. A connection is one prompt: its request line, then one
 //! answer line. The hook closing the connection (killed, timed out)
-//! withdraws the prompt.
+//! withdraws the prompt, and so does Claude's news that it no longer waits
+//! for it (`claude_ends`).
 
 use std::collections::HashMap;
 use std::io;
@@ -30,6 +31,9 @@ use crate::prompt::{ChoiceLabel, Effect, PermissionChoice, Prompt, Reply};
 use crate::settings::{BackendKind, ServerKind, ServerSpec, UrlSource};
 
 mod claude;
+mod claude_ends;
+pub(crate) use claude_ends::NEWS as CLAUDE_NEWS;
+mod claude_question;
 mod codex;
 pub(crate) mod instances;
 
@@ -132,6 +136,8 @@ pub(crate) fn spec(roots: Vec<PathBuf>) -> ServerSpec {
 /// A prompt waiting for its decision, and its connection.
 struct Waiting {
     agent: Agent,
+    /// Claude's call it waits for, by which Claude's other hook events end it.
+    call: Option<claude_ends::Call>,
     /// The decision for the connection, which says whether it was written.
     answer: oneshot::Sender<(Value, oneshot::Sender<bool>)>,
 }
@@ -238,14 +244,19 @@ impl HookListener {
         )
         .await;
         let prompt = match request {
-            Ok(Ok(_)) if line.ends_with(b"\n") => request_prompt(&line),
+            Ok(Ok(_)) if line.ends_with(b"\n") => parse(&line),
             Ok(Ok(_)) if line.len() > MAX_REQUEST => Err(Refusal::TooLarge),
             _ => Err(Refusal::Incomplete),
         };
         drop(line);
-        self.note_request(prompt.as_ref().ok().map(|(_, agent)| agent.name()));
-        let (prompt, agent) = match prompt {
-            Ok(parsed) => parsed,
+        self.note_request(prompt.as_ref().ok().map(Parsed::agent_name));
+        let (prompt, agent, call) = match prompt {
+            Ok(Parsed::Asks(prompt, agent, call)) => (*prompt, agent, call),
+            Ok(Parsed::Ended(ended)) => {
+                self.withdraw(|waits| ended.ends(waits), &sink);
+                let _ = write.write_all(b"{}\n").await;
+                return;
+            }
             Err(refusal) => {
                 tracing::warn!("hook socket: {refusal}");
                 let answer = json!({"error": refusal.to_string(), "refusal": refusal});
@@ -253,12 +264,22 @@ impl HookListener {
                 return;
             }
         };
+        // Claude asks one thing at a time per session: an older prompt of
+        // the session is no longer waited for, and must not hold the
+        // editor's slot.
+        if let Some(asks) = &call {
+            self.withdraw(|waits| waits.session == asks.session, &sink);
+        }
         let id = prompt.id.clone();
         let (answer, answered) = oneshot::channel();
-        self.waiting
-            .lock()
-            .expect("not poisoned")
-            .insert(id.clone(), Waiting { agent, answer });
+        self.waiting.lock().expect("not poisoned").insert(
+            id.clone(),
+            Waiting {
+                agent,
+                call,
+                answer,
+            },
+        );
         if sink.send(BackendEvent::Asked(prompt)).is_err() {
             self.waiting.lock().expect("not poisoned").remove(&id);
             return;
@@ -277,6 +298,29 @@ impl HookListener {
                     let _ = sink.send(BackendEvent::Withdrawn { id });
                 }
             }
+        }
+    }
+}
+
+impl HookListener {
+    /// Ends the prompts whose call `ended` says Claude no longer waits for:
+    /// their hooks get "no decision", the editors see them withdrawn.
+    fn withdraw(&self, ended: impl Fn(&claude_ends::Call) -> bool, sink: &EventSink) {
+        let gone: Vec<(String, Waiting)> = {
+            let mut waiting = self.waiting.lock().expect("not poisoned");
+            let ids: Vec<String> = waiting
+                .iter()
+                .filter(|(_, w)| w.call.as_ref().is_some_and(&ended))
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| waiting.remove(&id).map(|w| (id, w)))
+                .collect()
+        };
+        for (id, waiting) in gone {
+            let (written, _) = oneshot::channel();
+            let _ = waiting.answer.send((json!({}), written));
+            let _ = sink.send(BackendEvent::Withdrawn { id });
         }
     }
 }
@@ -341,6 +385,39 @@ impl std::fmt::Display for Refusal {
     }
 }
 
+/// A hook request: a prompt to ask, or news that Claude no longer waits
+/// for some.
+enum Parsed {
+    Asks(Box<Prompt>, Agent, Option<claude_ends::Call>),
+    Ended(claude_ends::Ended),
+}
+
+impl Parsed {
+    fn agent_name(&self) -> &'static str {
+        match self {
+            Parsed::Asks(_, agent, _) => agent.name(),
+            Parsed::Ended(_) => "claude",
+        }
+    }
+}
+
+fn parse(line: &[u8]) -> Result<Parsed, Refusal> {
+    let claude_input = || {
+        serde_json::from_slice::<Request>(line)
+            .ok()
+            .filter(|r| r.agent == "claude" && r.input.get().len() <= MAX_INPUT)
+    };
+    if let Some(ended) = claude_input().and_then(|r| claude_ends::ended(r.input.get())) {
+        return Ok(Parsed::Ended(ended));
+    }
+    let (prompt, agent) = request_prompt(line)?;
+    let call = match agent {
+        Agent::Codex => None,
+        _ => claude_input().and_then(|r| claude_ends::asking(r.input.get())),
+    };
+    Ok(Parsed::Asks(Box::new(prompt), agent, call))
+}
+
 /// The prompt a request asks, with what its agent's decision needs.
 fn request_prompt(line: &[u8]) -> Result<(Prompt, Agent), Refusal> {
     let request: Request = serde_json::from_slice(line).map_err(|e| Refusal::Malformed {
@@ -365,13 +442,19 @@ enum Agent {
     Claude {
         suggestions: Option<Value>,
     },
+    /// `AskUserQuestion`: its input, given back with the answers under the
+    /// questions' texts as sent.
+    ClaudeQuestion {
+        tool_input: Value,
+        texts: Vec<String>,
+    },
     Codex,
 }
 
 impl Agent {
     fn name(&self) -> &'static str {
         match self {
-            Agent::Claude { .. } => "claude",
+            Agent::Claude { .. } | Agent::ClaudeQuestion { .. } => "claude",
             Agent::Codex => "codex",
         }
     }
@@ -382,6 +465,9 @@ impl Agent {
 fn decision(reply: &Reply, agent: Agent) -> Value {
     match agent {
         Agent::Claude { suggestions } => claude::decision(reply, suggestions),
+        Agent::ClaudeQuestion { tool_input, texts } => {
+            claude_question::decision(reply, tool_input, &texts)
+        }
         Agent::Codex => codex::decision(reply),
     }
 }
