@@ -1,6 +1,7 @@
 //! Simplified Chinese end to end (#35): a plain LSP client and the
 //! extension in zh-CN against the simulated server, which locale wins, and
-//! `ask-lsp status` under `LANG=zh_CN.UTF-8`. ask-lsp's words are
+//! `ask-lsp status` under `LANG=zh_CN.UTF-8`, an adapter's notice in
+//! `watch` and `status`. ask-lsp's words are
 //! translated; the agent's arrive as sent; the answer reaches the server
 //! once. `watch` in a terminal: tests/terminal_line.rs.
 
