@@ -1,6 +1,7 @@
 //! Simplified Chinese end to end (#35): a plain LSP client and the
 //! extension in zh-CN against the simulated server, which locale wins, and
-//! `ask-lsp status` under `LANG=zh_CN.UTF-8`. ask-lsp's words are
+//! `ask-lsp status` under `LANG=zh_CN.UTF-8`, an adapter's notice in
+//! `watch` and `status`. ask-lsp's words are
 //! translated; the agent's arrive as sent; the answer reaches the server
 //! once. `watch` in a terminal: tests/terminal_line.rs.
 
@@ -896,4 +897,98 @@ fn the_command_line_in_english_says_what_it_always_said() {
     let (code, _, err) = cli(&english, &["watch", "--locale"]);
     assert_eq!(code, Some(2));
     assert_eq!(err, "ask-lsp: --locale needs a value (e.g. zh-CN)\n");
+}
+
+/// A notice an adapter raises (#45), in zh-CN: a question whose id cannot
+/// go into a URL (`/` at byte 3) makes the OpenCode adapter raise
+/// `Problem::CannotAnswer`, once listed at start-up and once live. `watch`
+/// under `LANG=zh_CN.UTF-8` prints each `!` line in Chinese, and `status
+/// --locale zh-CN` lists the listed one in Chinese; no English sentence of
+/// ask-lsp's own appears.
+#[tokio::test]
+async fn a_prompt_that_cannot_be_answered_here_is_named_in_chinese_in_watch_and_status() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let sim = sim().await;
+    sim.add_pending(ask_sim::QuestionRequest {
+        id: "que/1".into(),
+        session_id: "ses_1".into(),
+        questions: database(),
+        tool: None,
+    });
+    let cannot = |id: &str| {
+        format!(
+            "无法在此回答问题提示（拒绝了 id“{id}”：第 3 字节处为 '/'（id 只能由 ASCII 字母、数字、“_”和“-”组成））；请在智能体自己的界面中回答"
+        )
+    };
+    let english = ["cannot be answered from here", "answer it in"];
+
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(["watch", "--url", &sim.url()])
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env("LANG", "zh_CN.UTF-8")
+        .env("ASK_LSP_HOOK", "0")
+        .env("XDG_STATE_HOME", "/nonexistent/ask-lsp-tests")
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut out = String::new();
+    // Reads `watch`'s stdout until a `!` line arrives; returns it.
+    let mut next_notice = async |out: &mut String| loop {
+        let line = tokio::time::timeout(WAIT, lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no `!` line within {WAIT:?}:\n{out}"))
+            .unwrap()
+            .unwrap_or_else(|| panic!("watch ended:\n{out}"));
+        out.push_str(&line);
+        out.push('\n');
+        if line.starts_with("! ") {
+            return line;
+        }
+    };
+    let listed = next_notice(&mut out).await;
+    assert_eq!(listed, format!("! default: {}", cannot("que/1")), "{out}");
+    // The same, live.
+    wait_for(|| sim.subscribers() > 0).await;
+    let event = json!({"directory": DIR, "payload": {"type": "question.asked", "properties": {
+        "id": "que/2", "sessionID": "ses_2",
+        "questions": [{"question": "Which database?", "header": "Database", "options": []}]}}});
+    sim.emit_raw(&format!("data: {event}\n\n"));
+    let live = next_notice(&mut out).await;
+    assert_eq!(live, format!("! default: {}", cannot("que/2")), "{out}");
+    drop(child.stdin.take()); // Ctrl-D
+    while let Ok(Some(line)) = tokio::time::timeout(WAIT, lines.next_line())
+        .await
+        .expect("watch ends at end of input")
+    {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    assert!(out.contains("（按 Ctrl-D 退出）"), "{out}");
+    for english in english {
+        assert!(!out.contains(english), "{out}");
+    }
+    assert_eq!(sim.received(), vec![], "nothing is answered");
+
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(["status", "--url", &sim.url(), "--locale", "zh-CN"])
+        .env("XDG_STATE_HOME", "/nonexistent/ask-lsp-tests")
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("ask-lsp status runs");
+    let status = String::from_utf8(output.stdout).expect("UTF-8");
+    assert!(
+        status.contains(&format!("\n  ! {}\n", cannot("que/1"))),
+        "{status}"
+    );
+    for english in english {
+        assert!(!status.contains(english), "{status}");
+    }
 }
