@@ -1119,7 +1119,7 @@ MEMORY_TARGETS = {1: "<= 9 MiB", 50: "< 15 MiB", 200: "< 40 MiB"}
 
 
 def print_memory(results):
-    print("\nMemory: ask-lsp (release) following idle servers over http://, once its status says every"
+    print("\nMemory: ask-lsp following idle servers over http://, once its status says every"
           " one is connected, 3 s after\n")
     print("| servers | load (1 min) | every one connected after | RSS | RssAnon / RssFile | target |\n"
           "| --- | --- | --- | --- | --- | --- |")
