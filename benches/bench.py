@@ -841,6 +841,8 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS):
             assert time.time() < deadline, "the editor's ask-lsp never answered the probe (not connected)"
             time.sleep(0.1)
         assert server.settled(probe, 60), "the probe's turn did not end"
+        # The probe's own `prompt asked` is not one of the timed prompts.
+        probes = sum(1 for line in open(lsp_log) if "prompt asked" in line)
         time.sleep(1)
         load0, uptime0 = load(), uptime()
         for i in range(count):
@@ -866,7 +868,7 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS):
                   for what in ("request", "received", "built", "shown")}
         clock = [float(line.split()[1]) for line in lines if line.startswith("clock ")]
         llm = [int(v) for v in open(llm_out).read().split()]
-        taken = [realtime_of_log(line) for line in open(lsp_log) if "prompt asked" in line]
+        taken = [realtime_of_log(line) for line in open(lsp_log) if "prompt asked" in line][probes:]
     except BaseException:
         import shutil
         kept = os.path.join(tempfile.gettempdir(), f"ask-lsp-bench-visible-{surface}")
