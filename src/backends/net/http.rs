@@ -80,9 +80,9 @@ impl SystemTrust {
         // certificate) trusts no server: said as an untrusted certificate,
         // whose hint names the store and SSL_CERT_FILE.
         loaded.as_ref().map_err(|error| {
-            rustls::Error::InvalidCertificate(rustls::CertificateError::Other(
-                rustls::OtherError(Arc::new(error.clone())),
-            ))
+            rustls::Error::InvalidCertificate(rustls::CertificateError::Other(rustls::OtherError(
+                Arc::new(error.clone()),
+            )))
         })
     }
 }
@@ -96,13 +96,8 @@ impl ServerCertVerifier for SystemTrust {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        self.store()?.verify_server_cert(
-            end_entity,
-            intermediates,
-            server_name,
-            ocsp_response,
-            now,
-        )
+        self.store()?
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
 
     // The handshake's signatures need no store: checked as the platform
