@@ -9,7 +9,7 @@ ask-lsp (release build) is driven over stdio as an editor would, answering
 every askQuestions/ask with "deferred" at once. Run through scripts/bench;
 not part of the test suites. Environment: BENCH_RUNS (5), BENCH_EVENTS
 (1,000,000), BENCH_ONLY (comma-separated parts: per_event, opencode, wakeups,
-visible, hook, throughput, latency, pending, idle, footprint), BENCH_QUIET_S (30, the
+visible, hook, throughput, latency, pending, idle, footprint, memory), BENCH_QUIET_S (30, the
 wake-up part's quiet window), BENCH_PROMPTS (50, per surface in the time to a
 visible prompt), BENCH_SURFACES (nvim,vscode), ASK_LSP_BASE_BIN (an ask-lsp to compare
 beside this one in the per-event and wake-up parts, e.g. the last release).
@@ -229,6 +229,7 @@ class Lsp:
                                      env={**os.environ, "ASK_LSP_LOG": "error", **(env or {})})
         self.asked = {}            # requestID -> perf_counter when read
         self.pending = 0
+        self.connected = 0         # servers askQuestions/status says are connected
         self.pending_seen = {}     # pending count -> first time seen
         self.responses = {}
         self.lock = threading.Condition()
@@ -272,6 +273,8 @@ class Lsp:
                     self.lock.notify_all()
             elif method == "askQuestions/status":
                 with self.lock:
+                    self.connected = sum(1 for server in message["params"].get("servers", [])
+                                         if server.get("connected"))
                     self.pending = message["params"]["pending"]
                     self.pending_seen.setdefault(self.pending, now)
                     self.lock.notify_all()
@@ -289,6 +292,12 @@ class Lsp:
         with self.lock:
             assert self.lock.wait_for(lambda: qid in self.asked, timeout), f"{qid} never asked"
             return self.asked[qid]
+
+    def wait_connected(self, n, timeout=120):
+        """Once ask-lsp's status says `n` servers are connected."""
+        with self.lock:
+            assert self.lock.wait_for(lambda: self.connected >= n, timeout), \
+                f"{self.connected} of {n} servers connected"
 
     def wait_pending(self, n, timeout=120):
         with self.lock:
@@ -551,7 +560,9 @@ class RealOpenCode:
                        "options": {"baseURL": f"{llm}/v1", "apiKey": "mock"},
                        "models": {"mock-model": {"name": "Mock"}}}},
                        "model": "mock/mock-model", "small_model": "mock/mock-model",
-                       "autoupdate": False, "share": "disabled"}, f)
+                       "autoupdate": False, "share": "disabled",
+                       # The time to a visible prompt's probe: a bash command asks.
+                       "permission": {"bash": "ask"}}, f)
         for name in ("package.json", "package-lock.json"):
             with open(os.path.join(OPENCODE_PLUGIN, name), "rb") as src, \
                     open(os.path.join(config, name), "wb") as dst:
@@ -596,6 +607,11 @@ class RealOpenCode:
         session = json.loads(self.http("POST", "/session", {}).body)["id"]
         self.http("POST", f"/session/{session}/prompt_async", {"parts": [{"type": "text", "text": text}]})
         return session
+
+    def permission_listed(self, session):
+        """Whether OpenCode lists a pending permission of `session`."""
+        listed = json.loads(self.http("GET", "/permission").body)
+        return any(p.get("sessionID") == session for p in listed)
 
     def llm_requests(self):
         """How many requests the mock LLM has had."""
@@ -750,6 +766,12 @@ def realtime_of_log(line):
     return calendar.timegm(stamp.timetuple()) * 10**9 + stamp.microsecond * 1000
 
 
+# The probe the time to a visible prompt waits on (see there), and the one
+# policy rule that allows it.
+PROBE = "ask-lsp-bench-probe"
+PROBE_POLICY = {"permissions": [{"action": "bash", "match": f"echo {PROBE}", "decision": "allow"}]}
+
+
 def time_to_visible(surface, count=VISIBLE_PROMPTS):
     """Agent asks → prompt visible: the real OpenCode asks `count` questions
     one after the other (a new session each, the mock LLM calling the
@@ -788,8 +810,23 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS):
                     asked.append(time.time_ns())
 
         threading.Thread(target=observe, daemon=True).start()
-        env = {**os.environ, "ASK_LSP_BIN": wrapper, "BENCH_OUT": marks, "BENCH_PROMPTS": str(count),
-               "BENCH_OPENCODE_URL": server.url, "BENCH_OPENCODE_DIR": server.project}
+        # Whether the editor's ask-lsp follows OpenCode is read from a state,
+        # not from its log's wording: a probe permission, pending before the
+        # editor starts, that only ask-lsp's policy allows (nothing is shown
+        # for it); once OpenCode no longer lists it, ask-lsp has read the
+        # server (connected, its listing taken in) and answered.
+        probe = server.prompt(f"BASH: echo {PROBE}")
+        deadline = time.time() + 120
+        while not server.permission_listed(probe):
+            assert time.time() < deadline, "OpenCode never asked the probe's permission"
+            time.sleep(0.1)
+        # The editor's temp folders (code-server's profile, Chromium's,
+        # Neovim's) in the work folder, removed with it however the run ends.
+        editor_tmp = os.path.join(work.name, "tmp")
+        os.mkdir(editor_tmp)
+        env = {**os.environ, "TMPDIR": editor_tmp, "ASK_LSP_BIN": wrapper, "BENCH_OUT": marks, "BENCH_PROMPTS": str(count),
+               "BENCH_OPENCODE_URL": server.url, "BENCH_OPENCODE_DIR": server.project,
+               "BENCH_POLICY": json.dumps(PROBE_POLICY)}
         if surface == "nvim":
             editor = subprocess.Popen(
                 [nvim_binary(), "--headless", "--clean", "-l", NVIM_VISIBLE], cwd=server.project,
@@ -799,12 +836,13 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS):
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
             assert editor.stdout.readline().strip() == "ready", "the VS Code workbench did not start"
         deadline = time.time() + 120
-        # ask-lsp connected to OpenCode (its listing read), not only to the
-        # hook listener it also starts.
-        while 'connected server="opencode"' not in open(lsp_log).read():
+        while server.permission_listed(probe):
             assert editor.poll() is None, f"{surface} quit"
-            assert time.time() < deadline, "ask-lsp never connected"
+            assert time.time() < deadline, "the editor's ask-lsp never answered the probe (not connected)"
             time.sleep(0.1)
+        assert server.settled(probe, 60), "the probe's turn did not end"
+        # The probe's own `prompt asked` is not one of the timed prompts.
+        probes = sum(1 for line in open(lsp_log) if "prompt asked" in line)
         time.sleep(1)
         load0, uptime0 = load(), uptime()
         for i in range(count):
@@ -830,11 +868,11 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS):
                   for what in ("request", "received", "built", "shown")}
         clock = [float(line.split()[1]) for line in lines if line.startswith("clock ")]
         llm = [int(v) for v in open(llm_out).read().split()]
-        taken = [realtime_of_log(line) for line in open(lsp_log) if "prompt asked" in line]
+        taken = [realtime_of_log(line) for line in open(lsp_log) if "prompt asked" in line][probes:]
     except BaseException:
         import shutil
         kept = os.path.join(tempfile.gettempdir(), f"ask-lsp-bench-visible-{surface}")
-        shutil.copytree(work.name, kept, dirs_exist_ok=True)
+        shutil.copytree(work.name, kept, dirs_exist_ok=True, ignore=shutil.ignore_patterns("tmp"))
         print(f"  time to visible, {surface}: failed; its stamps, ask-lsp's log (and a screenshot) in {kept}",
               file=sys.stderr)
         raise
@@ -883,10 +921,15 @@ def wakeups(servers, bin=BIN, heartbeat_s=10):
             "slices_s": (slices - slices0) / quiet, "heartbeats_s": heartbeats}
 
 
-def hook_overhead(count=50):
-    """`ask-lsp hook claude` with an LSP server running: hook spawned (the
-    Popen) to its decision line read, the decision taken at once by a
-    permission rule naming the raw command (no person's time in it)."""
+HOOK_INSTANCES = (1, 20)
+
+
+def hook_overhead(count=50, instances=1):
+    """`ask-lsp hook claude` with `instances` LSP servers running on the
+    same folder (editors open on one project: the hook asks each): hook
+    spawned (the Popen) to its decision line read, the decision taken at
+    once by a permission rule naming the raw command (no person's time in
+    it)."""
     runtime = tempfile.TemporaryDirectory(prefix="ask-lsp-bench-hook-")
     root = runtime.name
     idle = subprocess.Popen([REPLAY, "--idle", "1", "10"], stdin=subprocess.PIPE,
@@ -894,12 +937,13 @@ def hook_overhead(count=50):
     url = f"http://{idle.stdout.readline().split()[0]}"
     env = {"XDG_RUNTIME_DIR": runtime.name, "ASK_LSP_HOOK": "1"}
     policy = {"permissions": [{"match": "git status*", "decision": "allow"}]}
-    lsp = Lsp([url], env=env, root=root, policy=policy)
-    socket = os.path.join(runtime.name, "ask-lsp", f"ask-lsp-{lsp.proc.pid}.sock")
-    deadline = time.time() + 30
-    while not os.path.exists(socket):
-        assert time.time() < deadline, "no hook socket"
-        time.sleep(0.05)
+    lsps = [Lsp([url], env=env, root=root, policy=policy) for _ in range(instances)]
+    deadline = time.time() + 60
+    for lsp in lsps:
+        socket = os.path.join(runtime.name, "ask-lsp", f"ask-lsp-{lsp.proc.pid}.sock")
+        while not os.path.exists(socket):
+            assert time.time() < deadline, "no hook socket"
+            time.sleep(0.05)
     hook_env = {k: v for k, v in os.environ.items() if k != "ASK_LSP_LOG"}
     hook_env["XDG_RUNTIME_DIR"] = runtime.name
     request = json.dumps({
@@ -925,12 +969,14 @@ def hook_overhead(count=50):
         started = time.perf_counter()
         subprocess.run(["/bin/true"], stdin=subprocess.DEVNULL)
         spawns.append((time.perf_counter() - started) * 1000)
-    lsp.close()
+    for lsp in lsps:
+        lsp.close()
     idle.stdin.close()
     idle.kill()
     idle.wait()
     runtime.cleanup()
-    return {"load": load0, "load_after": load(), "ms": sorted(times), "spawn_ms": sorted(spawns)}
+    return {"load": load0, "load_after": load(), "ms": sorted(times), "spawn_ms": sorted(spawns),
+            "instances": instances}
 
 
 def percentile(values, p):
@@ -1042,6 +1088,46 @@ def idle_servers(count=50, burst_events=40_000):
             server.server_close()
     out["load"] = load()
     return out
+
+
+MEMORY_SERVERS = (1, 50, 200)
+
+
+def memory():
+    """RSS of ask-lsp following 1, 50 and 200 idle servers (a heartbeat each
+    every 10 s, as an idle OpenCode 1.18.33 sends), read once its status says
+    every one is connected and a few seconds have passed."""
+    out = []
+    for servers in MEMORY_SERVERS:
+        idle = subprocess.Popen([REPLAY, "--idle", str(servers), "10"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        urls = [f"http://{address}" for address in idle.stdout.readline().split()]
+        load0 = load()
+        lsp = Lsp(urls, surface="none")
+        lsp.wait_connected(servers, timeout=900)
+        connected_s = time.perf_counter() - lsp.spawned
+        time.sleep(3)
+        parts = lsp.rss_parts_mib()
+        lsp.close()
+        idle.stdin.close()
+        idle.kill()
+        idle.wait()
+        out.append({"servers": servers, "load": load0, "connected_s": connected_s, "rss_mib": parts["VmRSS"],
+                    "anon_mib": parts["RssAnon"], "file_mib": parts["RssFile"]})
+    return out
+
+
+MEMORY_TARGETS = {1: "<= 9 MiB", 50: "< 15 MiB", 200: "< 40 MiB"}
+
+
+def print_memory(results):
+    print("\nMemory: ask-lsp following idle servers over http://, once its status says every"
+          " one is connected, 3 s after\n")
+    print("| servers | load (1 min) | every one connected after | RSS | RssAnon / RssFile | target |\n"
+          "| --- | --- | --- | --- | --- | --- |")
+    for m in results:
+        print(f"| {m['servers']} | {m['load']:.2f} | {m['connected_s']:.1f} s | {m['rss_mib']:.1f} MiB |"
+              f" {m['anon_mib']:.1f} / {m['file_mib']:.1f} MiB | {MEMORY_TARGETS[m['servers']]} |")
 
 
 def footprint():
@@ -1169,11 +1255,12 @@ def visible_summary(results, hook=None):
                      f" ({len(ms)} prompts, load {v['uptime']} / {v['uptime_after']})")
     line = ("time to visible (agent asks → drawn): " + "; ".join(cells)
             + f"; target p99 < 50 ms: {'met' if met else 'not met'}")
-    if hook:
-        ms = hook["ms"]
+    for h in hook or []:
+        ms = h["ms"]
         p99 = percentile(ms, 0.99)
-        line += (f"; hook spawned → decision printed p50 {statistics.median(ms):.1f} ms p99 {p99:.1f} ms"
-                 f" (load {hook['load']:.2f}), target < 20 ms: {'met' if p99 < 20 else 'not met'}")
+        line += (f"; hook with {h['instances']} instance(s) spawned → decision printed p50"
+                 f" {statistics.median(ms):.1f} ms p99 {p99:.1f} ms (load {h['load']:.2f}),"
+                 f" target < 20 ms: {'met' if p99 < 20 else 'not met'}")
     return line
 
 
@@ -1190,15 +1277,18 @@ def print_wakeups(results):
               f" {w['slices_s']:.1f} | {w['heartbeats_s']:.1f} | {beyond:.2f} |")
 
 
-def print_hook(h):
-    ms, spawn = h["ms"], h["spawn_ms"]
-    print(f"\n`ask-lsp hook claude`: spawned to decision line read, decided by a permission rule"
-          f" (no person's time); {len(ms)} hooks, load {h['load']:.2f} / {h['load_after']:.2f}\n")
-    print("| | p50 | p99 | max | target |\n| --- | --- | --- | --- | --- |")
-    print(f"| hook spawned → decision printed | {statistics.median(ms):.1f} ms |"
-          f" {percentile(ms, 0.99):.1f} ms | {ms[-1]:.1f} ms | < 20 ms |")
-    print(f"| /bin/true spawned → exited (the floor) | {statistics.median(spawn):.1f} ms |"
-          f" {percentile(spawn, 0.99):.1f} ms | {spawn[-1]:.1f} ms | |")
+def print_hook(hooks):
+    print("\n`ask-lsp hook claude`: spawned to decision line read, decided by a permission rule"
+          " (no person's time), with 1 and 20 instances on the hook's folder\n")
+    print("| | instances | hooks | load (1 min) before / after | p50 | p99 | max | target |\n"
+          "| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for h in hooks:
+        ms, spawn = h["ms"], h["spawn_ms"]
+        load_cell = f"{h['load']:.2f} / {h['load_after']:.2f}"
+        print(f"| hook spawned → decision printed | {h['instances']} | {len(ms)} | {load_cell} |"
+              f" {statistics.median(ms):.1f} ms | {percentile(ms, 0.99):.1f} ms | {ms[-1]:.1f} ms | < 20 ms |")
+        print(f"| /bin/true spawned → exited (the floor) | | | |"
+              f" {statistics.median(spawn):.1f} ms | {percentile(spawn, 0.99):.1f} ms | {spawn[-1]:.1f} ms | |")
 
 
 def wanted(part):
@@ -1277,11 +1367,16 @@ def main():
         else:
             print("  time to visible: skipped (no real OpenCode)", file=sys.stderr)
     if wanted("hook"):
-        extra["hook"] = hook_overhead()
+        extra["hook"] = [hook_overhead(instances=n) for n in HOOK_INSTANCES]
+        for h in extra["hook"]:
+            print(f"  hook, {h['instances']} instance(s): p99 {percentile(h['ms'], 0.99):.1f} ms"
+                  f" (load {h['load']:.2f})", file=sys.stderr)
     if wanted("idle"):
         extra["idle"] = idle_servers()
     if wanted("footprint"):
         extra["footprint"] = footprint()
+    if wanted("memory"):
+        extra["memory"] = memory()
 
     rows = []
     if runs["throughput"]:
@@ -1355,6 +1450,8 @@ def main():
         print_visible(extra["visible"])
     if "hook" in extra:
         print_hook(extra["hook"])
+    if "memory" in extra:
+        print_memory(extra["memory"])
     if rows:
         print(f"\nBulk (the whole stream in one write, ~246 events per read) and the rest:"
               f" {RUNS} runs, median (min-max); {EVENTS + 1:,} events per consumer;"

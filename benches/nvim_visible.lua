@@ -60,6 +60,8 @@ require('ask-lsp').setup({
   ui = 'float',
   focus = { mode = 'now' },
   servers = { { name = 'opencode', url = os.getenv('BENCH_OPENCODE_URL'), directory = os.getenv('BENCH_OPENCODE_DIR') } },
+  -- Allows the bench's probe only (bench.py, time_to_visible).
+  policy = vim.json.decode(os.getenv('BENCH_POLICY') or 'null'),
 })
 vim.wait(1800 * 1000, function()
   return seen >= want

@@ -11,7 +11,7 @@
 // page clock minus Date.now() at the start and end (its drift from the
 // realtime clock over the run). Prints `ready` once the workbench is up.
 // Env: CODE_SERVER_DIR, CODE_SERVER_NODE, ASK_LSP_VSIX, ASK_LSP_BIN,
-// BENCH_OPENCODE_URL, BENCH_OPENCODE_DIR, BENCH_OUT, BENCH_PROMPTS.
+// BENCH_OPENCODE_URL, BENCH_OPENCODE_DIR, BENCH_POLICY, BENCH_OUT, BENCH_PROMPTS.
 // Ends when stdin closes; a `screenshot` line on stdin saves the page to
 // $BENCH_OUT.png (the bench asks for it when a prompt is never seen).
 import fs from 'node:fs';
@@ -72,6 +72,8 @@ async function main() {
     settings: {
       'askLsp.path': env.ASK_LSP_BIN,
       'askLsp.servers': [{ name: 'opencode', url: env.BENCH_OPENCODE_URL, directory: env.BENCH_OPENCODE_DIR }],
+      // Allows the bench's probe only (bench.py, time_to_visible).
+      'askLsp.policy': JSON.parse(env.BENCH_POLICY ?? 'null'),
     },
     folder: env.BENCH_OPENCODE_DIR, prefix: 'ask-lsp-bench-vscode-', ms: 120000,
   });

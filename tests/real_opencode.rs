@@ -170,6 +170,35 @@ impl OpenCode {
         }
     }
 
+    /// Once the server lists a request of `session` at `route` (`/question`,
+    /// `/permission`): the agent has asked.
+    async fn wait_listed(&self, route: &str, session: &str) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let list: Value = self
+                .request(reqwest::Method::GET, route)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if list
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["sessionID"] == session)
+            {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{route} never listed {session}: {list:#}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     async fn pending(&self) -> Vec<Value> {
         let list: Value = self
             .request(reqwest::Method::GET, "/question")
@@ -570,7 +599,7 @@ async fn a_dead_sessions_permission_is_never_shown_after_a_restart() {
 
     // A fresh ask-lsp shows only the live one.
     let live = opencode.say("BASH: echo LIVE").await;
-    tokio::time::sleep(Duration::from_secs(2)).await; // its permission is pending before the start
+    opencode.wait_listed("/permission", &live).await; // pending before the start
     let mut client = sidecar(&opencode, &[], server).await;
     let ask = next_permission(&mut client, &live, "bash").await;
     assert_eq!(ask["params"]["pending"], 1);
@@ -622,7 +651,7 @@ async fn an_aborted_sessions_question_is_not_shown_after_an_editor_restart() {
     );
 
     let live = opencode.ask("multi").await;
-    tokio::time::sleep(Duration::from_secs(2)).await; // pending before the start
+    opencode.wait_listed("/question", &live).await; // pending before the start
     let mut client = sidecar(&opencode, &[], server).await;
     let ask = next_ask(&mut client, &live).await;
     assert_eq!(ask["params"]["pending"], 1);
@@ -657,8 +686,11 @@ async fn a_stale_prompt_is_withdrawn_soon_after_a_restart() {
         client.respond_error(&ask["id"], -32800, "cancelled").await;
     }
     eprintln!("withdrawn after the server answered again: {delays:?}");
+    // About 0.1-0.3 s quiet (2.13 s seen once on a loaded machine); the
+    // failure this catches waits out the request bound (10 s) or the stall
+    // bound (30 s). The time itself is the bench's (scripts/bench).
     assert!(
-        delays.iter().all(|d| *d < Duration::from_secs(2)),
+        delays.iter().all(|d| *d < Duration::from_secs(6)),
         "{delays:?}"
     );
 }

@@ -21,6 +21,9 @@ if [ -z "$NVIM" ] || ! "$NVIM" --version 2>/dev/null | head -n 1 | grep -qx "NVI
   NVIM=$(nvim_path)
 fi
 tmp=$(mktemp -d)
+# Every Neovim (the child ones too) keeps its temp folder under $TMPDIR:
+# one killed leaves it behind, so all of them live in $tmp, removed below.
+export TMPDIR=$tmp
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done

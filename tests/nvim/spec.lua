@@ -63,8 +63,9 @@ local function received(base)
   return http('GET', '/_sim/log', nil, base)
 end
 
+-- Generous: a busy machine (another build running) is not a failure.
 local function wait_for(condition, what)
-  if not vim.wait(8000, condition, 20) then
+  if not vim.wait(30000, condition, 20) then
     error('timed out waiting for ' .. what, 2)
   end
 end
@@ -528,7 +529,9 @@ test('long multi-line questions wrap inside the window', function()
   end
   keys('<Esc>')
   wait_for(function()
-    return received()[#received()].id == request.id
+    -- One read of the log: two could see it before and after the reply.
+    local log = received()
+    return #log > 0 and log[#log].id == request.id
   end, 'the rejection')
 end)
 

@@ -16,7 +16,10 @@ VSIX=$(scripts/package.sh linux-x64)
 # The binary in the VSIX: a release build for linux-x64, not a debug one.
 mkdir -p test-artifacts
 shipped=$(mktemp -d)
-trap 'rm -rf "$shipped"' EXIT
+# code-server profiles and Chromium's go under $TMPDIR: a run's own folder,
+# removed at the end even where a test was killed before its cleanup.
+run_tmp=$(mktemp -d)
+trap 'rm -rf "$shipped" "$run_tmp"' EXIT
 # Unpacked with the modes the VSIX stores (VS Code applies them on install).
 python3 -c '
 import os, sys, zipfile
@@ -39,7 +42,7 @@ echo "$size" | tee test-artifacts/vsix.txt
 # release.sh: a VSIX per archive given (its checksum checked), the rest
 # named; a wrong checksum or --publish without tokens refuses.
 archives=$(mktemp -d)
-trap 'rm -rf "$shipped" "$archives"' EXIT
+trap 'rm -rf "$shipped" "$archives" "$run_tmp"' EXIT
 mkdir "$archives/ask-lsp-x86_64-unknown-linux-gnu"
 cp "$shipped/extension/bin/ask-lsp" "$archives/ask-lsp-x86_64-unknown-linux-gnu/"
 tar -czf "$archives/ask-lsp-x86_64-unknown-linux-gnu.tar.gz" -C "$archives" ask-lsp-x86_64-unknown-linux-gnu
@@ -57,4 +60,4 @@ echo "release.sh: per-target packaging checked"
 export CODE_SERVER_DIR CODE_SERVER_NODE ASK_LSP_VSIX=$VSIX ASK_LSP_REQUIRE_E2E=1
 # --test-force-exit: a test file ends when its tests do, whatever handles it
 # left open (a run hung here once on a leftover handle).
-node --test --test-force-exit --test-reporter=spec test/
+TMPDIR=$run_tmp node --test --test-force-exit --test-reporter=spec test/

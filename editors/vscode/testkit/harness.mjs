@@ -19,10 +19,12 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const { CODE_SERVER_DIR, CODE_SERVER_NODE, ASK_LSP_VSIX } = process.env;
 
 const children = [];
+const homes = [];
 let browser;
 
 /** Each child leads its own process group (code-server forks workers and
- * the extension host, which starts ask-lsp): kills whole groups. */
+ * the extension host, which starts ask-lsp): kills whole groups, then
+ * removes the code-server homes (profiles) made in the temp folder. */
 export async function cleanup() {
   await browser?.close().catch(() => {});
   for (const child of children) {
@@ -30,6 +32,7 @@ export async function cleanup() {
       process.kill(-child.pid, 'SIGKILL');
     } catch {}
   }
+  for (const home of homes.splice(0)) fs.rmSync(home, { recursive: true, force: true, maxRetries: 3 });
 }
 
 /** A child in its own process group, killed by `cleanup`. */
@@ -147,6 +150,7 @@ function recordLanguagePack(userData, extensions) {
  */
 export async function startCodeServer({ settings, zhCN = false, folder, prefix = 'ask-lsp-vscode-', ms = 60000 }) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  homes.push(home);
   const userData = path.join(home, 'user-data');
   const extensions = path.join(home, 'extensions');
   const workspace = folder ?? path.join(home, 'workspace');

@@ -1,7 +1,13 @@
 //! The one HTTP client every backend uses, and one bounded exchange that
 //! turns what a server answered into a response or a clear [`BackendError`].
 
+use std::sync::{Arc, OnceLock};
+
 use futures_util::StreamExt;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
 
 use crate::backends::{BackendError, BodyKind, ConnectHint, Expected, Timing};
 
@@ -18,14 +24,112 @@ pub(in crate::backends) struct Peer {
 /// many times over); a larger one is an error, not a memory spike.
 pub(in crate::backends) const MAX_BODY: usize = 16 << 20;
 
-/// A client builder with the one crypto provider (ring) installed: reqwest
-/// is built without its own (`rustls-no-provider`, Cargo.toml) and panics
-/// when a client is built before one is installed. HTTPS trusts the
-/// operating system's store (`SSL_CERT_FILE` / `SSL_CERT_DIR` on Linux).
+/// A client builder with the one crypto provider (ring) and the one trust
+/// store every client shares (see [`tls`]): reqwest is built without a
+/// provider of its own (`rustls-no-provider`, Cargo.toml).
 pub(in crate::backends) fn builder() -> reqwest::ClientBuilder {
-    // Err only when a provider is installed already, which is the aim.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+    reqwest::Client::builder().tls_backend_preconfigured(tls().clone())
+}
+
+/// The TLS settings of every client, made once. HTTPS trusts the operating
+/// system's store (`SSL_CERT_FILE` / `SSL_CERT_DIR` on Linux), read when a
+/// first server presents a certificate: reqwest's own settings read the
+/// whole store again for each client (about 0.2 MiB each, 9 MiB for 50
+/// servers; docs/performance.md), and for nothing when every server is
+/// `http://`. A clone shares the verifier and the session cache.
+fn tls() -> &'static rustls::ClientConfig {
+    static TLS: OnceLock<rustls::ClientConfig> = OnceLock::new();
+    TLS.get_or_init(|| {
+        // Err only when a provider is installed already, which is the aim.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .expect("ring supports TLS 1.2 and 1.3")
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(SystemTrust {
+                provider,
+                store: OnceLock::new(),
+            }))
+            .with_no_client_auth();
+        // As reqwest sets it for a client of its own making (no HTTP/2 here).
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config
+    })
+}
+
+/// The operating system's trust store through rustls-platform-verifier,
+/// loaded on the first certificate to check, then kept.
+#[derive(Debug)]
+struct SystemTrust {
+    provider: Arc<CryptoProvider>,
+    store: OnceLock<Result<rustls_platform_verifier::Verifier, rustls::Error>>,
+}
+
+impl SystemTrust {
+    fn store(&self) -> Result<&rustls_platform_verifier::Verifier, rustls::Error> {
+        let loaded = self
+            .store
+            .get_or_init(|| rustls_platform_verifier::Verifier::new(self.provider.clone()));
+        // A store with no CA in it (none installed, SSL_CERT_FILE naming no
+        // certificate) trusts no server: said as an untrusted certificate,
+        // whose hint names the store and SSL_CERT_FILE.
+        loaded.as_ref().map_err(|error| {
+            rustls::Error::InvalidCertificate(rustls::CertificateError::Other(rustls::OtherError(
+                Arc::new(error.clone()),
+            )))
+        })
+    }
+}
+
+impl ServerCertVerifier for SystemTrust {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.store()?
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    // The handshake's signatures need no store: checked as the platform
+    // verifier's own WebPKI verifier does, with the provider's algorithms.
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
 }
 
 pub(in crate::backends) fn client(timing: &Timing) -> reqwest::Client {
