@@ -2,8 +2,16 @@
 //! on a terminal. Numbered options (comma-separated for multi-select), typed
 //! text where the question allows it, an empty line to reject.
 //!
+//! A person's line answers only the prompt that was on screen when it was
+//! entered: each prompt shown gets a number ([`Console::show_prompt`]), each
+//! line the number of the prompt on screen at Enter ([`Entered`]); a line
+//! typed while nothing waited, or for a prompt since replaced, is dropped
+//! and said so. A script's lines (piped input) answer prompts in order, as
+//! they come.
+//!
 //! Over 500 lines: one presenter for every prompt kind's typed input (forms are
-//! in terminal/form.rs, tests in terminal/tests.rs).
+//! in terminal/form.rs, what a typed line means in terminal/typed.rs, tests
+//! in terminal/tests.rs).
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
@@ -12,6 +20,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::mpsc;
+
+use self::typed::{Typed, parse_line};
 
 use crate::app;
 use crate::broker::{BrokerHandle, Human, Pending, Reason, Update, Updates};
@@ -25,6 +35,49 @@ use crate::settings::{EnvDefaults, UrlSource, servers_from_flags};
 
 mod form;
 pub mod line;
+mod typed;
+
+/// A line typed for `watch`.
+pub struct Entered {
+    pub line: String,
+    /// The number of the prompt on screen when it was entered (from
+    /// [`Console::show_prompt`]; 0 before the first). `None`: a script's
+    /// line, which answers the next prompt that needs one.
+    pub at: Option<u64>,
+}
+
+/// Where `watch` writes.
+pub trait Console: Write {
+    /// Writes `text`, which puts a new prompt on screen, and returns the
+    /// number lines entered from then on carry. What was typed before it
+    /// and not entered yet (a line half typed, input not read yet) is
+    /// dropped, so it never reaches this prompt.
+    fn show_prompt(&mut self, text: &str) -> u64;
+}
+
+/// A script's output: its lines carry no prompt number.
+impl Console for std::io::Stdout {
+    fn show_prompt(&mut self, text: &str) -> u64 {
+        let _ = self.write_all(text.as_bytes());
+        0
+    }
+}
+
+/// A script's lines (a pipe, a file), read as they come.
+pub(crate) fn script_lines(
+    input: impl AsyncBufRead + Unpin + Send + 'static,
+) -> mpsc::Receiver<Entered> {
+    let (lines_tx, lines) = mpsc::channel(64);
+    tokio::spawn(async move {
+        let mut input = input.lines();
+        while let Ok(Some(line)) = input.next_line().await {
+            if lines_tx.send(Entered { line, at: None }).await.is_err() {
+                return;
+            }
+        }
+    });
+    lines
+}
 
 /// What to follow and how, for [`watch`].
 pub struct WatchOptions {
@@ -49,8 +102,8 @@ pub struct WatchOptions {
 /// Follows the servers and asks on `output`, reading decisions from `input`.
 pub async fn watch(
     options: WatchOptions,
-    input: impl AsyncBufRead + Unpin + Send + 'static,
-    output: impl Write,
+    input: mpsc::Receiver<Entered>,
+    output: impl Console,
 ) -> Result<(), String> {
     let env = if options.environment {
         app::env_defaults_here(options.servers.is_empty() && options.sandbox_agent.is_none()).await
@@ -92,7 +145,7 @@ pub async fn watch(
     Ok(())
 }
 
-struct Watch<W: Write> {
+struct Watch<W: Console> {
     broker: BrokerHandle,
     out: W,
     queue: VecDeque<Arc<Pending>>,
@@ -106,6 +159,8 @@ struct Watch<W: Write> {
 
 struct Current {
     pending: Arc<Pending>,
+    /// Its number on screen: only lines entered at it answer it.
+    shown: u64,
     /// The answers typed so far.
     draft: Draft,
     /// The question or form field on screen; past the last once the
@@ -152,141 +207,7 @@ impl Current {
     }
 }
 
-/// What a typed line means.
-#[derive(Debug, PartialEq, Eq)]
-enum Typed {
-    Reject,
-    Answer(Vec<String>),
-}
-
-/// Reads one line for a question: numbers pick options, other text is a
-/// typed answer where allowed (`=` before text that would read as numbers),
-/// an empty line rejects.
-fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
-    let line = line.trim();
-    if line.is_empty() {
-        return Ok(Typed::Reject);
-    }
-    if let Some(text) = line.strip_prefix('=') {
-        return match text.trim() {
-            _ if !question.custom => Err(typed_not_allowed(question)),
-            "" => Err(tr!("watch.type_after_equals")),
-            text => Ok(Typed::Answer(vec![text.to_owned()])),
-        };
-    }
-    let count = question.options.len();
-    let looks_numeric = line
-        .chars()
-        .all(|c| c.is_ascii_digit() || c == ',' || c.is_whitespace());
-    if !looks_numeric {
-        // An option's label typed out is that option.
-        if let Some(option) = question
-            .options
-            .iter()
-            .find(|o| o.label.to_lowercase() == line.to_lowercase())
-        {
-            return Ok(Typed::Answer(vec![option.label.clone()]));
-        }
-        if let Some(n) = close_option(question, line) {
-            let label = &question.options[n - 1].label;
-            return Err(match question.custom {
-                true => tr!(
-                    "watch.did_you_mean_typed",
-                    n = n,
-                    label = label,
-                    line = line
-                ),
-                false => tr!("watch.did_you_mean", n = n, label = label),
-            });
-        }
-        return if question.custom {
-            Ok(Typed::Answer(vec![line.to_owned()]))
-        } else {
-            Err(typed_not_allowed(question))
-        };
-    }
-    let range = match count {
-        0 => return Err(tr!("watch.no_options")),
-        1 => "1".to_owned(),
-        n => tr!("watch.range", n = n),
-    };
-    // `1,3`, `1, 3` and `1 3` alike.
-    let numbers: Option<Vec<usize>> = line
-        .split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|n| !n.is_empty())
-        .map(|n| n.parse::<usize>().ok().filter(|n| (1..=count).contains(n)))
-        .collect();
-    let numbers = numbers.filter(|n| !n.is_empty());
-    let hint = match question.custom {
-        true => tr!("watch.equals_hint"),
-        false => String::new(),
-    };
-    match numbers {
-        Some(numbers) if question.multiple || numbers.len() == 1 => Ok(Typed::Answer(
-            numbers
-                .into_iter()
-                .map(|n| question.options[n - 1].label.clone())
-                .collect(),
-        )),
-        Some(_) => Err(tr!("watch.pick_one", range = range, hint = hint)),
-        None if question.multiple => Err(tr!("watch.pick_numbers", range = range, hint = hint)),
-        None => Err(tr!("watch.pick_a_number", range = range, hint = hint)),
-    }
-}
-
-/// The option a typed line was most likely meant to name (a typo, a word
-/// cut short), by number; `None` when none is close.
-fn close_option(question: &Question, line: &str) -> Option<usize> {
-    const LONGEST: usize = 64;
-    let typed: Vec<char> = line.to_lowercase().chars().collect();
-    if typed.len() < 3 || typed.len() > LONGEST {
-        return None;
-    }
-    question
-        .options
-        .iter()
-        .enumerate()
-        .filter_map(|(index, option)| {
-            let label: Vec<char> = option.label.to_lowercase().chars().collect();
-            if label.len() > LONGEST {
-                return None;
-            }
-            let distance = if label.starts_with(&typed) {
-                0
-            } else {
-                edit_distance(&typed, &label)
-            };
-            (distance <= (label.len() / 4).max(1)).then_some((distance, index + 1))
-        })
-        .min()
-        .map(|(_, n)| n)
-}
-
-/// Levenshtein distance: insertions, deletions and substitutions.
-fn edit_distance(a: &[char], b: &[char]) -> usize {
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (diagonal + usize::from(ca != cb))
-                .min(above + 1)
-                .min(row[j] + 1);
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
-
-fn typed_not_allowed(question: &Question) -> String {
-    match question.options.len() {
-        1 => tr!("watch.no_typed_answer_one"),
-        n => tr!("watch.no_typed_answer", n = n),
-    }
-}
-
-impl<W: Write> Watch<W> {
+impl<W: Console> Watch<W> {
     fn new(broker: BrokerHandle, out: W, exit_on_eof: bool) -> Self {
         Watch {
             broker,
@@ -301,21 +222,8 @@ impl<W: Write> Watch<W> {
 
     /// Runs until input ends (see [`WatchOptions::exit_on_eof`]) or the
     /// broker stops.
-    async fn run(
-        mut self,
-        mut updates: Updates,
-        input: impl AsyncBufRead + Unpin + Send + 'static,
-    ) {
-        let (lines_tx, mut lines) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            let mut input = input.lines();
-            while let Ok(Some(line)) = input.next_line().await {
-                if lines_tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        // Lines typed ahead wait here until a prompt needs them.
+    async fn run(mut self, mut updates: Updates, mut lines: mpsc::Receiver<Entered>) {
+        // A script's lines wait here until a prompt needs them.
         let mut typed: VecDeque<String> = VecDeque::new();
         let mut input_open = true;
         loop {
@@ -360,11 +268,28 @@ impl<W: Write> Watch<W> {
                     None => return,
                 },
                 line = lines.recv(), if input_open => match line {
-                    Some(line) => typed.push_back(line),
+                    Some(Entered { line, at: None }) => typed.push_back(line),
+                    Some(Entered { line, at: Some(at) }) => self.entered(&line, at).await,
                     None => input_open = false,
                 },
             }
         }
+    }
+
+    /// A person's line: it answers the prompt on screen only if that prompt
+    /// was there when it was entered and waits for a line.
+    async fn entered(&mut self, line: &str, at: u64) {
+        if self.awaiting_input() && self.current.as_ref().is_some_and(|c| c.shown == at) {
+            return self.line(line).await;
+        }
+        // Enter left the cursor at the start of a line.
+        self.at_prompt = false;
+        let dropped = match &self.current {
+            Some(current) if current.shown != at => tr!("watch.typed_before_prompt"),
+            _ => tr!("watch.typed_while_nothing_waits"),
+        };
+        self.say(format!("  {dropped}"));
+        self.reprompt();
     }
 
     /// A prompt is on screen and not all of its answers are typed yet (after
@@ -477,19 +402,29 @@ impl<W: Write> Watch<W> {
             pending.prompt.origin.session_title.as_ref(),
         );
         let header = tr!("watch.header", what = what, from = from, session = session);
-        self.say(format!("\n── {header} ──"));
+        let mut text = String::new();
+        if std::mem::take(&mut self.at_prompt) {
+            text.push('\n');
+        }
+        text.push_str(&format!("\n── {header} ──\n"));
         if !self.queue.is_empty() {
             let waiting = tr!("watch.waiting", prompts = prompts(self.queue.len()));
-            self.say(format!("({waiting})"));
+            text.push_str(&format!("({waiting})\n"));
         }
-        self.current = Some(Current {
+        let mut current = Current {
             pending,
+            shown: 0,
             draft: Draft::default(),
             at: 0,
             confirm_reject: false,
             allowed: None,
-        });
-        self.prompt();
+        };
+        text.push_str(&current_text(&current));
+        text.push_str("\n> ");
+        current.shown = self.out.show_prompt(&text);
+        let _ = self.out.flush();
+        self.current = Some(current);
+        self.at_prompt = true;
     }
 
     /// After a notice, the prompt line again if input is awaited.
@@ -503,31 +438,7 @@ impl<W: Write> Watch<W> {
 
     fn prompt(&mut self) {
         let Some(current) = &self.current else { return };
-        let mut text = String::new();
-        if current.confirm_reject {
-            text.push_str(&match current.questions().len() {
-                0 => tr!("watch.confirm_reject_form"),
-                n => tr!("watch.confirm_reject_all", n = n),
-            });
-        } else {
-            match &current.pending.prompt.kind {
-                Kind::Questions(questions) => {
-                    let index = current.at;
-                    question_text(&mut text, &questions[index], index, questions.len());
-                }
-                Kind::Permission(permission) => {
-                    prompt_text::permission(&mut text, permission);
-                    for (n, choice) in permission.choices.iter().enumerate() {
-                        let label = prompt_text::choice_label(choice);
-                        text.push_str(&format!("\n  {}. {label}", n + 1));
-                    }
-                    text.push_str(&tr!("watch.permission_how"));
-                }
-                Kind::Form(f) if f.url.is_some() => form::link_text(f, &mut text),
-                Kind::Form(f) if f.fields.is_empty() => form::empty_text(f, &mut text),
-                Kind::Form(f) => form::field_text(f, current.at, &mut text),
-            }
-        }
+        let text = current_text(current);
         let _ = write!(self.out, "{text}\n> ");
         let _ = self.out.flush();
         self.at_prompt = true;
@@ -653,6 +564,37 @@ impl<W: Write> Watch<W> {
             self.prompt();
         }
     }
+}
+
+/// What the prompt line asks now: the question or field on screen, or the
+/// confirmation an empty line asks for.
+fn current_text(current: &Current) -> String {
+    let mut text = String::new();
+    if current.confirm_reject {
+        text.push_str(&match current.questions().len() {
+            0 => tr!("watch.confirm_reject_form"),
+            n => tr!("watch.confirm_reject_all", n = n),
+        });
+    } else {
+        match &current.pending.prompt.kind {
+            Kind::Questions(questions) => {
+                let index = current.at;
+                question_text(&mut text, &questions[index], index, questions.len());
+            }
+            Kind::Permission(permission) => {
+                prompt_text::permission(&mut text, permission);
+                for (n, choice) in permission.choices.iter().enumerate() {
+                    let label = prompt_text::choice_label(choice);
+                    text.push_str(&format!("\n  {}. {label}", n + 1));
+                }
+                text.push_str(&tr!("watch.permission_how"));
+            }
+            Kind::Form(f) if f.url.is_some() => form::link_text(f, &mut text),
+            Kind::Form(f) if f.fields.is_empty() => form::empty_text(f, &mut text),
+            Kind::Form(f) => form::field_text(f, current.at, &mut text),
+        }
+    }
+    text
 }
 
 fn question_text(text: &mut String, question: &Question, index: usize, total: usize) {

@@ -374,3 +374,152 @@ async fn an_acp_sessions_title_reaches_the_extension() {
     assert_eq!(ask["params"]["origin"].get("sessionTitle"), None, "{ask}");
     assert!(client.shutdown().await.success());
 }
+
+/// A permission's one-line choices in `watch`: the number of "Allow once".
+fn allow_once_number(screen: &str) -> String {
+    screen
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_suffix(". Allow once"))
+        .expect("an Allow once choice")
+        .to_owned()
+}
+
+/// Waits until the permission is on screen, then types a line no choice
+/// takes: once `watch` has refused it, everything typed before the prompt
+/// has had its chance to answer. True when the server got nothing by then.
+async fn nothing_answered_once_shown(terminal: &mut Terminal, sim: &Sim) -> bool {
+    terminal.until("── Permission from", 1).await;
+    terminal.keys("99\r").await;
+    let _ = tokio::time::timeout(WAIT, async {
+        while !terminal.screen().contains("pick a number from 1 to") && sim.received().is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    sim.received().is_empty()
+}
+
+/// `1` typed while nothing waits is said to be dropped and never allows the
+/// permission that comes next; the permission stays pending until a line
+/// typed after it was shown answers it. (Fails on the old code: the line
+/// waited and allowed the permission as soon as it arrived.)
+#[tokio::test]
+async fn a_line_typed_before_a_permission_arrives_answers_nothing() {
+    let sim = sim().await;
+    let mut terminal = Terminal::start(&["watch", "--url", &sim.url()]);
+    terminal.until("· default: OpenCode", 1).await;
+    terminal.keys("1\r").await;
+    // Drawn as typed: the line editor has taken it.
+    terminal.until("\x1b[J1", 1).await;
+    let asked = sim
+        .ask_permission(ask_sim::PermissionAsk::bash("rm -rf ~/project"))
+        .unwrap();
+    assert!(
+        nothing_answered_once_shown(&mut terminal, &sim).await,
+        "answered by a line typed before it was shown: {:?}",
+        sim.received()
+    );
+    assert!(
+        terminal
+            .screen()
+            .contains("not sent: no prompt was waiting for this line"),
+        "{}",
+        terminal.screen()
+    );
+    assert_eq!(sim.pending_permissions().len(), 1, "still pending");
+    let once = allow_once_number(&terminal.screen());
+    terminal.keys(&format!("{once}\r")).await;
+    terminal.until("✓ Allowed once", 1).await;
+    assert_eq!(
+        sim.received(),
+        vec![Received::Permission {
+            id: asked.id,
+            reply: "once".into(),
+            message: None
+        }]
+    );
+    terminal.keys("\x04").await;
+    let status = tokio::time::timeout(WAIT, terminal.child.wait())
+        .await
+        .expect("Ctrl-D ends watch")
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Half a line typed before a permission arrives is dropped when it shows:
+/// Enter then sends an empty line (a rejection), never the `1` typed
+/// before. (Fails on the old code: the `1` stayed on the line.)
+#[tokio::test]
+async fn half_a_line_typed_before_a_prompt_never_reaches_it() {
+    let sim = sim().await;
+    let mut terminal = Terminal::start(&["watch", "--url", &sim.url()]);
+    terminal.until("· default: OpenCode", 1).await;
+    terminal.keys("1").await;
+    // The `1` is on the line before the permission is asked.
+    terminal.until("\x1b[J1", 1).await;
+    let asked = sim
+        .ask_permission(ask_sim::PermissionAsk::bash("rm -rf ~/project"))
+        .unwrap();
+    terminal.until("── Permission from", 1).await;
+    terminal.until("rejects and tells the agent why.", 1).await;
+    terminal.keys("\r").await;
+    wait_for(|| !sim.received().is_empty()).await;
+    assert_eq!(
+        sim.received(),
+        vec![Received::Permission {
+            id: asked.id,
+            reply: "reject".into(),
+            message: None
+        }]
+    );
+    terminal.keys("\x04").await;
+    let _ = tokio::time::timeout(WAIT, terminal.child.wait()).await;
+}
+
+/// A line entered while nothing waits is dropped at once, so Ctrl-D after
+/// it still ends `watch`. (Fails on the old code: the line waited for a
+/// prompt, and `watch` with it.)
+#[tokio::test]
+async fn ctrl_d_after_a_line_typed_while_nothing_waits_leaves() {
+    let sim = sim().await;
+    let mut terminal = Terminal::start(&["watch", "--url", &sim.url()]);
+    terminal.until("· default: OpenCode", 1).await;
+    terminal.keys("1\r").await;
+    terminal.until("\x1b[J1", 1).await;
+    terminal.keys("\x04").await;
+    let status = tokio::time::timeout(WAIT, terminal.child.wait())
+        .await
+        .expect("Ctrl-D ends watch")
+        .unwrap();
+    assert!(status.success());
+}
+
+/// A 4,000-character paste is drawn in a few writes, not once per
+/// character (the old code wrote the whole line again for each: 8 MB), and
+/// arrives whole.
+#[tokio::test]
+async fn a_paste_is_not_redrawn_per_character() {
+    let sim = sim().await;
+    let request = sim.ask(
+        None,
+        questions(json!([{"question": "Why?", "header": "Why", "options": []}])),
+    );
+    let mut terminal = Terminal::start(&["watch", "--url", &sim.url()]);
+    terminal.until("[Why] Why?", 1).await;
+    terminal.until("\n> ", 1).await;
+    let before = terminal.screen().len();
+    let pasted: String = (0..4_000)
+        .map(|n| (b'a' + (n % 26) as u8) as char)
+        .collect();
+    terminal.keys(&pasted).await;
+    terminal.until(&pasted, 1).await;
+    terminal.keys("\r").await;
+    wait_for(|| !sim.received().is_empty()).await;
+    let written = terminal.screen().len() - before;
+    eprintln!("a 4,000-character paste wrote {written} bytes to the terminal");
+    assert!(written < 100_000, "{written} bytes for one paste");
+    assert_eq!(sim.received(), vec![reply(&request.id, json!([[pasted]]))]);
+    terminal.keys("\x04").await;
+    let _ = tokio::time::timeout(WAIT, terminal.child.wait()).await;
+}

@@ -18,7 +18,7 @@ mod transport;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -79,12 +79,22 @@ pub use self::transport::Stopped;
 
 /// Serves LSP on stdin/stdout until the client exits or closes stdin.
 pub async fn serve_stdio() -> Stopped {
-    let (service, socket) = LspService::new(Front::new);
-    transport::serve(tokio::io::stdin(), transport::Stdout, service, socket).await
+    let backlog = Arc::new(transport::Backlog::default());
+    let (service, socket) = LspService::new(|client| Front::new(client, backlog.clone()));
+    transport::serve(
+        tokio::io::stdin(),
+        transport::Stdout,
+        service,
+        socket,
+        backlog,
+    )
+    .await
 }
 
 struct Front {
     client: Client,
+    /// What waits for the client, which the presenter waits on.
+    backlog: Arc<transport::Backlog>,
     broker: OnceLock<BrokerHandle>,
     /// Set with the broker: requests that come while `initialized` still
     /// reads settings and discovers wait for it.
@@ -126,9 +136,10 @@ const PULL_TIMEOUT: Duration = Duration::from_secs(3);
 const START_TIMEOUT: Duration = PULL_TIMEOUT.saturating_add(app::DISCOVERY_BOUND);
 
 impl Front {
-    fn new(client: Client) -> Self {
+    fn new(client: Client, backlog: Arc<transport::Backlog>) -> Self {
         Front {
             client,
+            backlog,
             broker: OnceLock::new(),
             started: tokio::sync::watch::Sender::new(false),
             presenter: OnceLock::new(),
@@ -461,6 +472,7 @@ impl LanguageServer for Front {
             let (inputs, inputs_rx) = mpsc::unbounded_channel();
             let presenter = Presenter::new(
                 self.client.clone(),
+                self.backlog.clone(),
                 broker.clone(),
                 self.drafts.clone(),
                 inputs.clone(),

@@ -5,6 +5,7 @@
 //! Over 500 lines: both surfaces' turn-taking (one request at a time,
 //! rotation, pop-up bursts) in one task.
 
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -19,6 +20,7 @@ use tower_lsp_server::ls_types::{CancelParams, MessageType, NumberOrString};
 
 use super::drafts::{Decision, Drafts};
 use super::queue::Queue;
+use super::transport::Backlog;
 use super::{ext, from_proto, plain, to_proto};
 use crate::broker::{BrokerError, BrokerHandle, Human, Pending, Reason, Update, Updates};
 use crate::present::{backend_error, sentences, who};
@@ -88,6 +90,9 @@ pub(crate) struct Kinds {
 
 pub(crate) struct Presenter {
     client: Client,
+    /// Each message to the client waits here while the client is behind
+    /// (`transport/backlog.rs`); updates meanwhile coalesce in the broker.
+    backlog: Arc<Backlog>,
     broker: BrokerHandle,
     drafts: Drafts,
     inputs: mpsc::UnboundedSender<Input>,
@@ -103,8 +108,11 @@ pub(crate) struct Presenter {
 }
 
 impl Presenter {
+    // Each is one thing the presenter is handed once, by `initialized`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         client: Client,
+        backlog: Arc<Backlog>,
         broker: BrokerHandle,
         drafts: Drafts,
         inputs: mpsc::UnboundedSender<Input>,
@@ -114,6 +122,7 @@ impl Presenter {
     ) -> Self {
         Presenter {
             client,
+            backlog,
             broker,
             drafts,
             inputs,
@@ -165,6 +174,7 @@ impl Presenter {
                 if let Some(shown) = self.shown.take_if(|s| s.key == resolution.key)
                     && !shown.answered
                 {
+                    self.backlog.reserve().await;
                     self.client
                         .send_notification::<Cancel>(CancelParams {
                             id: NumberOrString::Number(shown.id as i32),
@@ -172,6 +182,7 @@ impl Presenter {
                         .await;
                 }
                 if self.extension {
+                    self.backlog.reserve().await;
                     self.client
                         .send_notification::<ext::Resolved>(to_proto::resolved_params(
                             &resolution,
@@ -184,6 +195,7 @@ impl Presenter {
                     self.pop_up(MessageType::INFO, said()).await;
                 }
                 if matches!(resolution.reason, Reason::Policy | Reason::Timeout) {
+                    self.backlog.reserve().await;
                     self.client
                         .log_message(MessageType::INFO, format!("ask-lsp: {}", said()))
                         .await;
@@ -193,6 +205,7 @@ impl Presenter {
             Update::Status(status) => {
                 self.several_servers = status.servers.len() > 1;
                 if self.extension {
+                    self.backlog.reserve().await;
                     self.client
                         .send_notification::<ext::Status>(to_proto::status_params(&status))
                         .await;
@@ -205,6 +218,7 @@ impl Presenter {
                         .await
                 }
                 None => {
+                    self.backlog.reserve().await;
                     self.client
                         .log_message(
                             MessageType::INFO,
@@ -231,9 +245,11 @@ impl Presenter {
         }
         if self.pop_ups.shown < POP_UP_BURST {
             self.pop_ups.shown += 1;
+            self.backlog.reserve().await;
             self.client.show_message(level, message).await;
             return;
         }
+        self.backlog.reserve().await;
         self.client.log_message(level, message).await;
         self.pop_ups.held_back += 1;
         if self.pop_ups.held_back == 1 {
@@ -251,6 +267,7 @@ impl Presenter {
         if held_back > 0 {
             self.pop_ups.window_start = Some(tokio::time::Instant::now());
             self.pop_ups.shown = 1;
+            self.backlog.reserve().await;
             self.client
                 .show_message(
                     MessageType::WARNING,
@@ -342,6 +359,7 @@ impl Presenter {
     /// Sends a request with an id we know, so it can be cancelled later.
     async fn send_request(&self, method: &'static str, params: impl serde::Serialize) -> i64 {
         let params = serde_json::to_value(params).expect("wire types serialize");
+        self.backlog.reserve().await;
         let Id::Number(id) = self.client.next_request_id() else {
             unreachable!("tower-lsp-server numbers its requests")
         };
@@ -399,6 +417,7 @@ impl Presenter {
                 Ok(Some(human)) => self.decide(key, human),
                 Ok(None) => self.defer(key).await,
                 Err(e) => {
+                    self.backlog.reserve().await;
                     self.client
                         .show_message(
                             MessageType::ERROR,
@@ -470,6 +489,7 @@ impl Presenter {
 
     /// A decision on a prompt was refused or could not be sent.
     async fn not_sent(&mut self, key: &str, error: String, gone: bool) {
+        self.backlog.reserve().await;
         self.client
             .show_message(MessageType::ERROR, format!("ask-lsp: {error}"))
             .await;
@@ -500,12 +520,14 @@ impl Presenter {
         }
         let key = shown.key.clone();
         self.shown = None;
+        self.backlog.reserve().await;
         self.client
             .send_notification::<Cancel>(CancelParams {
                 id: NumberOrString::Number(id as i32),
             })
             .await;
         self.queue.move_back(&key);
+        self.backlog.reserve().await;
         self.client
             .log_message(
                 MessageType::INFO,

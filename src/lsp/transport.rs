@@ -9,7 +9,8 @@
 //! output and our error responses, goes through one writer task, so frames
 //! never interleave.
 //!
-//! The framing itself is in [`frames`].
+//! The framing itself is in [`frames`]; what may wait for a client that
+//! does not read, in [`backlog`].
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,8 +26,10 @@ use tokio::task::JoinHandle;
 use tower_lsp_server::jsonrpc::{Id, Request, Response};
 use tower_lsp_server::{ClientSocket, LanguageServer, LspService, Server};
 
+pub(crate) use self::backlog::Backlog;
 use self::frames::{Frame, Frames};
 
+mod backlog;
 mod frames;
 
 /// Largest message body accepted.
@@ -72,13 +75,22 @@ struct Shared {
 
 /// Where frames for the client go.
 pub(super) trait Output: Send + 'static {
-    /// Writes each body as one frame until every sender is gone.
-    fn spawn(self, bodies: mpsc::Receiver<Vec<u8>>) -> JoinHandle<std::io::Result<()>>;
+    /// Writes each body as one frame until every sender is gone, telling
+    /// `backlog` what it wrote.
+    fn spawn(
+        self,
+        bodies: mpsc::Receiver<Vec<u8>>,
+        backlog: Arc<Backlog>,
+    ) -> JoinHandle<std::io::Result<()>>;
 }
 
 impl<O: AsyncWrite + Unpin + Send + 'static> Output for O {
-    fn spawn(self, bodies: mpsc::Receiver<Vec<u8>>) -> JoinHandle<std::io::Result<()>> {
-        tokio::spawn(write_frames(self, bodies))
+    fn spawn(
+        self,
+        bodies: mpsc::Receiver<Vec<u8>>,
+        backlog: Arc<Backlog>,
+    ) -> JoinHandle<std::io::Result<()>> {
+        tokio::spawn(write_frames(self, bodies, backlog))
     }
 }
 
@@ -89,7 +101,11 @@ impl<O: AsyncWrite + Unpin + Send + 'static> Output for O {
 pub(super) struct Stdout;
 
 impl Output for Stdout {
-    fn spawn(self, mut bodies: mpsc::Receiver<Vec<u8>>) -> JoinHandle<std::io::Result<()>> {
+    fn spawn(
+        self,
+        mut bodies: mpsc::Receiver<Vec<u8>>,
+        backlog: Arc<Backlog>,
+    ) -> JoinHandle<std::io::Result<()>> {
         tokio::task::spawn_blocking(move || {
             use std::io::Write as _;
             let mut stdout = std::io::stdout().lock();
@@ -97,12 +113,15 @@ impl Output for Stdout {
             while let Some(body) = bodies.blocking_recv() {
                 // What queued up meanwhile goes out in the same write.
                 let mut next = Some(body);
+                let mut written = 0;
                 while let Some(body) = next {
                     push_frame(&mut frames, &body);
+                    written += body.len();
                     next = bodies.try_recv().ok();
                 }
                 stdout.write_all(&frames)?;
                 stdout.flush()?;
+                backlog.written(written);
                 frames.clear();
                 frames.shrink_to(PIPE);
             }
@@ -111,12 +130,14 @@ impl Output for Stdout {
     }
 }
 
-/// Serves `service` over `input`/`output` until `exit` or the end of input.
+/// Serves `service` over `input`/`output` until `exit` or the end of input;
+/// `backlog` is shared with the presenter.
 pub(super) async fn serve<S, I>(
     input: I,
     output: impl Output,
     service: LspService<S>,
     socket: ClientSocket,
+    backlog: Arc<Backlog>,
 ) -> Stopped
 where
     S: LanguageServer,
@@ -129,7 +150,11 @@ where
         ..Shared::default()
     });
     let (out_tx, out_rx) = mpsc::channel(QUEUE);
-    let mut writer = output.spawn(out_rx);
+    let mut writer = output.spawn(out_rx, backlog.clone());
+    let out_tx = ToClient {
+        frames: out_tx,
+        backlog,
+    };
     let (in_tx, in_rx) = mpsc::channel(QUEUE);
     let (to_server, server_in) = tokio::io::duplex(PIPE);
     let (server_out, from_server) = tokio::io::duplex(PIPE);
@@ -213,15 +238,36 @@ fn failed(reason: String) -> Stopped {
 async fn write_frames(
     mut output: impl AsyncWrite + Unpin,
     mut bodies: mpsc::Receiver<Vec<u8>>,
+    backlog: Arc<Backlog>,
 ) -> std::io::Result<()> {
     let mut frame = Vec::new();
     while let Some(body) = bodies.recv().await {
         push_frame(&mut frame, &body);
         output.write_all(&frame).await?;
         output.flush().await?;
+        backlog.written(body.len());
         frame.clear();
     }
     Ok(())
+}
+
+/// The writer's queue, bounded in bytes as well as in frames.
+#[derive(Clone)]
+struct ToClient {
+    frames: mpsc::Sender<Vec<u8>>,
+    backlog: Arc<Backlog>,
+}
+
+impl ToClient {
+    async fn send(&self, body: Vec<u8>) -> Result<(), mpsc::error::SendError<Vec<u8>>> {
+        self.backlog.queue_bytes(body.len()).await;
+        let len = body.len();
+        let sent = self.frames.send(body).await;
+        if sent.is_err() {
+            self.backlog.written(len);
+        }
+        sent
+    }
 }
 
 fn push_frame(frames: &mut Vec<u8>, body: &[u8]) {
@@ -255,7 +301,7 @@ enum Ended {
 async fn read_client(
     input: impl AsyncRead + Unpin,
     to_server: mpsc::Sender<Vec<u8>>,
-    to_client: mpsc::Sender<Vec<u8>>,
+    to_client: ToClient,
     shared: Arc<Shared>,
 ) -> Ended {
     let mut frames = Frames::client(input);
@@ -357,7 +403,7 @@ async fn pass(
 }
 
 async fn reply(
-    to_client: &mpsc::Sender<Vec<u8>>,
+    to_client: &ToClient,
     refusal: &Refusal,
 ) -> Result<(), mpsc::error::SendError<Vec<u8>>> {
     let (code, kind) = if refusal.parse {
@@ -397,7 +443,7 @@ struct CancelId {
 /// client that asked to shut down.
 async fn forward(
     from_server: DuplexStream,
-    to_client: mpsc::Sender<Vec<u8>>,
+    to_client: ToClient,
     to_server: mpsc::WeakSender<Vec<u8>>,
     shared: Arc<Shared>,
 ) {
@@ -408,6 +454,9 @@ async fn forward(
             continue;
         };
         let is_request = peek.method.is_some();
+        if is_request {
+            to_client.backlog.taken();
+        }
         if is_request
             && shared.shutdown_asked.load(Ordering::SeqCst)
             && let Some(id) = peek.id
