@@ -31,7 +31,10 @@ use crate::settings::{BackendKind, ServerKind, ServerSpec, UrlSource};
 
 mod claude;
 mod codex;
+mod copilot;
 pub(crate) mod instances;
+mod once;
+mod qwen;
 
 /// The most a hook input may be: Claude's is a few KiB; more is not one.
 pub(crate) const MAX_INPUT: usize = 1 << 20;
@@ -312,6 +315,8 @@ pub(crate) enum Refusal {
     UnknownAgent { agent: String },
     NotClaudeInput { detail: String },
     NotCodexInput { detail: String },
+    NotQwenInput { detail: String },
+    NotCopilotInput { detail: String },
     OtherEvent { event: String },
     AskUserQuestion,
     TooLong,
@@ -330,6 +335,12 @@ impl std::fmt::Display for Refusal {
             }
             Refusal::NotCodexInput { detail } => {
                 write!(f, "not a Codex PermissionRequest: {detail}")
+            }
+            Refusal::NotQwenInput { detail } => {
+                write!(f, "not a Qwen Code PermissionRequest: {detail}")
+            }
+            Refusal::NotCopilotInput { detail } => {
+                write!(f, "not a GitHub Copilot CLI PermissionRequest: {detail}")
             }
             Refusal::OtherEvent { event } => {
                 write!(f, "hook event {event:?} is not PermissionRequest")
@@ -352,6 +363,8 @@ fn request_prompt(line: &[u8]) -> Result<(Prompt, Agent), Refusal> {
     match request.agent.as_str() {
         "claude" => claude::prompt(request.input.get()),
         "codex" => codex::prompt(request.input.get()),
+        "qwen" => qwen::prompt(request.input.get()),
+        "copilot" => copilot::prompt(request.input.get()),
         other => Err(Refusal::UnknownAgent {
             agent: crate::text::for_display(other, 40).into_owned(),
         }),
@@ -366,6 +379,8 @@ enum Agent {
         suggestions: Option<Value>,
     },
     Codex,
+    Qwen,
+    Copilot,
 }
 
 impl Agent {
@@ -373,6 +388,8 @@ impl Agent {
         match self {
             Agent::Claude { .. } => "claude",
             Agent::Codex => "codex",
+            Agent::Qwen => "qwen",
+            Agent::Copilot => "copilot",
         }
     }
 }
@@ -383,6 +400,7 @@ fn decision(reply: &Reply, agent: Agent) -> Value {
     match agent {
         Agent::Claude { suggestions } => claude::decision(reply, suggestions),
         Agent::Codex => codex::decision(reply),
+        Agent::Qwen | Agent::Copilot => once::decision(reply),
     }
 }
 
