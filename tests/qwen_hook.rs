@@ -283,7 +283,7 @@ async fn qwen_code_runs_what_the_editor_allows_and_hears_why_it_rejects() {
 async fn without_an_answer_from_the_editor_qwen_code_asks_in_its_own_dialog() {
     let Some(qwen) = qwen_bin() else { return };
     let setup = Setup::new(qwen).await;
-    let Some(tmux) = setup.interactive("ASK_LSP_HOOK_TIMEOUT_MS=1500").await else {
+    let Some(tmux) = setup.interactive("ASK_LSP_HOOK_TIMEOUT_MS=3000").await else {
         return;
     };
     let project = setup.project();
