@@ -249,7 +249,7 @@ async fn hook_started(runtime: &Path, agent: &str) {
     while running_hook(runtime, agent).is_none() {
         assert!(
             tokio::time::Instant::now() < deadline,
-            "the agent never ran `ask-lsp hook {agent}`"
+            "`ask-lsp hook {agent}` never seen waiting (not run, or it decided nothing at once)"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
