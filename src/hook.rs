@@ -51,7 +51,7 @@ async fn decide(
     input: impl Read,
     output: &mut impl std::io::Write,
 ) -> Result<(), NoDecision> {
-    if !["claude", "codex"].contains(&agent) {
+    if !["claude", "codex", "qwen", "copilot"].contains(&agent) {
         return Err(NoDecision::UnsupportedAgent {
             agent: agent.to_owned(),
         });
@@ -166,9 +166,10 @@ async fn exchange(stream: UnixStream, request: &[u8]) -> Result<Value, NoDecisio
     serde_json::from_slice(&line).map_err(NoDecision::MalformedAnswer)
 }
 
-/// ask-lsp's answer as the agent's hook output (Claude's and Codex's have
-/// one shape; Codex takes no `updatedPermissions`). Only an explicit allow
-/// or deny decides; anything else is an error (no decision).
+/// ask-lsp's answer as the agent's hook output (Claude's, Codex's and
+/// Qwen Code's have one shape, GitHub Copilot CLI's is the bare decision;
+/// only Claude takes `updatedPermissions`). Only an explicit allow or deny
+/// decides; anything else is an error (no decision).
 fn hook_output(agent: &str, answer: &Value) -> Result<Value, NoDecision> {
     let mut decision = serde_json::Map::new();
     match answer.get("behavior").and_then(Value::as_str) {
@@ -207,6 +208,9 @@ fn hook_output(agent: &str, answer: &Value) -> Result<Value, NoDecision> {
             );
         }
     }
+    if agent == "copilot" {
+        return Ok(Value::Object(decision));
+    }
     Ok(json!({
         "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}
     }))
@@ -232,7 +236,7 @@ mod tests {
         assert!(claude_output(&json!({})).is_err());
         assert!(claude_output(&json!({"behavior": "ask"})).is_err());
         assert!(claude_output(&json!({"error": "malformed"})).is_err());
-        for agent in ["claude", "codex"] {
+        for agent in ["claude", "codex", "qwen", "copilot"] {
             assert!(hook_output(agent, &json!({})).is_err());
             assert!(hook_output(agent, &json!({"behavior": "ask"})).is_err());
         }
@@ -269,5 +273,26 @@ mod tests {
                 ["decision"],
             json!({"behavior": "deny", "message": "use make"})
         );
+    }
+
+    #[test]
+    fn qwen_gets_claudes_shape_and_copilot_the_bare_decision_neither_stored_rules() {
+        let rules = json!([{"type": "addRules"}]);
+        let allow = json!({"behavior": "allow", "updatedPermissions": rules});
+        let deny = json!({"behavior": "deny", "message": "use make"});
+        assert_eq!(
+            hook_output("qwen", &allow).unwrap(),
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                   "decision": {"behavior": "allow"}}})
+        );
+        assert_eq!(
+            hook_output("qwen", &deny).unwrap()["hookSpecificOutput"]["decision"],
+            deny
+        );
+        assert_eq!(
+            hook_output("copilot", &allow).unwrap(),
+            json!({"behavior": "allow"})
+        );
+        assert_eq!(hook_output("copilot", &deny).unwrap(), deny);
     }
 }

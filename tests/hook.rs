@@ -330,7 +330,7 @@ async fn why_the_hook_decided_nothing_is_said_in_the_persons_language() {
             &zh,
             &["hook", "gemini"],
             b"{}".as_slice(),
-            "不支持的代理 \"gemini\"（应为 claude 或 codex）",
+            "不支持的代理 \"gemini\"（应为 claude、codex、qwen 或 copilot）",
         ),
         (
             &english,

@@ -104,6 +104,20 @@ fn refusal(why: &Refusal) -> String {
                 detail = shown(detail)
             )
         }
+        Refusal::NotQwenInput { detail } => {
+            tr!(
+                "hook.refusal.not_input",
+                agent = "Qwen Code",
+                detail = shown(detail)
+            )
+        }
+        Refusal::NotCopilotInput { detail } => {
+            tr!(
+                "hook.refusal.not_input",
+                agent = "GitHub Copilot CLI",
+                detail = shown(detail)
+            )
+        }
         Refusal::OtherEvent { event } => {
             tr!("hook.refusal.other_event", event = format!("{event:?}"))
         }
@@ -129,6 +143,8 @@ mod tests {
             },
             Refusal::NotClaudeInput { detail: detail() },
             Refusal::NotCodexInput { detail: detail() },
+            Refusal::NotQwenInput { detail: detail() },
+            Refusal::NotCopilotInput { detail: detail() },
             Refusal::OtherEvent {
                 event: "PreToolUse".into(),
             },

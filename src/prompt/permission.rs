@@ -64,6 +64,8 @@ pub(crate) enum PermissionTitle {
 pub(crate) enum Asker {
     ClaudeCode,
     Codex,
+    QwenCode,
+    Copilot,
 }
 
 impl std::fmt::Display for Asker {
@@ -71,6 +73,8 @@ impl std::fmt::Display for Asker {
         f.write_str(match self {
             Asker::ClaudeCode => "Claude Code",
             Asker::Codex => "Codex",
+            Asker::QwenCode => "Qwen Code",
+            Asker::Copilot => "GitHub Copilot CLI",
         })
     }
 }

@@ -35,7 +35,10 @@ mod claude_ends;
 pub(crate) use claude_ends::NEWS as CLAUDE_NEWS;
 mod claude_question;
 mod codex;
+mod copilot;
 pub(crate) mod instances;
+mod once;
+mod qwen;
 
 /// The most a hook input may be: Claude's is a few KiB; more is not one.
 pub(crate) const MAX_INPUT: usize = 1 << 20;
@@ -356,6 +359,8 @@ pub(crate) enum Refusal {
     UnknownAgent { agent: String },
     NotClaudeInput { detail: String },
     NotCodexInput { detail: String },
+    NotQwenInput { detail: String },
+    NotCopilotInput { detail: String },
     OtherEvent { event: String },
     AskUserQuestion,
     TooLong,
@@ -374,6 +379,12 @@ impl std::fmt::Display for Refusal {
             }
             Refusal::NotCodexInput { detail } => {
                 write!(f, "not a Codex PermissionRequest: {detail}")
+            }
+            Refusal::NotQwenInput { detail } => {
+                write!(f, "not a Qwen Code PermissionRequest: {detail}")
+            }
+            Refusal::NotCopilotInput { detail } => {
+                write!(f, "not a GitHub Copilot CLI PermissionRequest: {detail}")
             }
             Refusal::OtherEvent { event } => {
                 write!(f, "hook event {event:?} is not PermissionRequest")
@@ -429,6 +440,8 @@ fn request_prompt(line: &[u8]) -> Result<(Prompt, Agent), Refusal> {
     match request.agent.as_str() {
         "claude" => claude::prompt(request.input.get()),
         "codex" => codex::prompt(request.input.get()),
+        "qwen" => qwen::prompt(request.input.get()),
+        "copilot" => copilot::prompt(request.input.get()),
         other => Err(Refusal::UnknownAgent {
             agent: crate::text::for_display(other, 40).into_owned(),
         }),
@@ -449,6 +462,8 @@ enum Agent {
         texts: Vec<String>,
     },
     Codex,
+    Qwen,
+    Copilot,
 }
 
 impl Agent {
@@ -456,6 +471,8 @@ impl Agent {
         match self {
             Agent::Claude { .. } | Agent::ClaudeQuestion { .. } => "claude",
             Agent::Codex => "codex",
+            Agent::Qwen => "qwen",
+            Agent::Copilot => "copilot",
         }
     }
 }
@@ -469,6 +486,7 @@ fn decision(reply: &Reply, agent: Agent) -> Value {
             claude_question::decision(reply, tool_input, &texts)
         }
         Agent::Codex => codex::decision(reply),
+        Agent::Qwen | Agent::Copilot => once::decision(reply),
     }
 }
 
