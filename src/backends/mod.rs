@@ -207,8 +207,11 @@ pub(crate) enum BackendError {
     Stream { server: String, message: String },
     #[error("{server}: no event or heartbeat for {after:?}")]
     Stalled { server: String, after: Duration },
-    /// `ask-lsp hook`'s socket could not be opened.
-    #[error("hook socket: {message}")]
+    /// `ask-lsp hook`'s socket could not be opened: said with the fix, for
+    /// until then every hook prompt stays in the agent's terminal.
+    #[error(
+        "hook socket: {message}. Until this is fixed, every prompt of Claude Code and Codex stays in their own terminal: the socket directory must be yours and closed to others (`chmod 700` it, remove it if it is another user's, or set XDG_RUNTIME_DIR to a directory of yours), then restart the editor; `ask-lsp status --hooks` checks it"
+    )]
     HookSocket { message: String },
     /// Nobody listens for the events any more (shutting down).
     #[error("closed")]

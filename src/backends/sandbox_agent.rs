@@ -80,8 +80,12 @@ struct State {
 
 enum Held {
     Asked(Prompt),
-    /// Unshowable: never declined from history (it may be answered already).
-    Refused(String),
+    /// Unshowable: declined once the history is over, unless a later event
+    /// of it closed it (an agent must never wait for a form nobody sees).
+    Refused {
+        response: Value,
+        reason: String,
+    },
 }
 
 /// What a reply to one agent request needs.
@@ -290,7 +294,7 @@ impl SandboxAgent {
                 if state.open.len() < MAX_OPEN {
                     let id = format!("{}@{event_id}", id_text(&route.rpc_id));
                     state.open.push((id.clone(), route));
-                    state.held.push((id, Held::Refused(reason)));
+                    state.held.push((id, Held::Refused { response, reason }));
                 }
                 return Ok(true);
             }
@@ -368,25 +372,35 @@ impl SandboxAgent {
         {
             quiet = SETTLE;
         }
-        let mut state = self.state.lock().expect("not poisoned");
-        state.replaying = false;
-        let mut pending = Vec::new();
-        for (id, held) in std::mem::take(&mut state.held) {
-            match held {
-                Held::Asked(prompt) => pending.push(prompt),
-                Held::Refused(reason) => {
-                    state.open.retain(|(open, _)| *open != id);
-                    let _ = sink.send(BackendEvent::Invalid {
-                        error: format!(
-                            "an agent's form from before ask-lsp started cannot be shown ({reason}); \
-                             ask-lsp did not decline it, since the server's history cannot say whether it was answered"
-                        ),
-                    });
+        let mut refused = Vec::new();
+        {
+            let mut state = self.state.lock().expect("not poisoned");
+            state.replaying = false;
+            let mut pending = Vec::new();
+            for (id, held) in std::mem::take(&mut state.held) {
+                match held {
+                    Held::Asked(prompt) => pending.push(prompt),
+                    // Still open: asked before ask-lsp started, or live in
+                    // its first second (not yet told from history). Declined
+                    // as a live one is: if it was answered already, the
+                    // server refuses the second answer.
+                    Held::Refused { response, reason } => {
+                        state.open.retain(|(open, _)| *open != id);
+                        refused.push((response, reason));
+                    }
                 }
             }
+            // Under the lock: before any later event about them.
+            let _ = sink.send(BackendEvent::Snapshot(pending.into()));
         }
-        // Under the lock: before any later event about them.
-        let _ = sink.send(BackendEvent::Snapshot(pending.into()));
+        for (response, reason) in refused {
+            self.refuse(
+                response,
+                format!("{reason}; asked before ask-lsp was following"),
+                sink,
+            )
+            .await;
+        }
     }
 }
 
