@@ -333,10 +333,7 @@ pub(crate) use crate::backends::hook::instances::Reach as HookReach;
 
 #[cfg(unix)]
 pub(crate) fn hook_reach() -> HookReach {
-    crate::backends::hook::instances::reach(crate::backends::hook::socket_dir(
-        hook_socket_dir(),
-        false,
-    ))
+    crate::backends::hook::instances::reach(hook_socket_dir())
 }
 
 /// What `ask-lsp hook` needs to hand a request over: the instances to ask
@@ -347,6 +344,7 @@ pub(crate) mod hook_client {
     use std::io;
     use std::path::{Path, PathBuf};
 
+    pub(crate) use crate::backends::hook::instances::{is_ask_lsp, named_by_ask_lsp};
     pub(crate) use crate::backends::hook::{CLAUDE_NEWS, MAX_INPUT, Refusal, same_user};
 
     /// Those whose workspace holds `cwd`, then the others.

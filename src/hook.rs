@@ -20,7 +20,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use crate::app::hook_client::{CLAUDE_NEWS, MAX_INPUT, Refusal, instances, same_user};
+use crate::app::hook_client::{
+    CLAUDE_NEWS, MAX_INPUT, Refusal, instances, is_ask_lsp, named_by_ask_lsp, same_user,
+};
 use crate::present::no_decision::NoDecision;
 
 /// Below the agents' hook timeout as docs/hook.md configures it (60 s).
@@ -135,11 +137,26 @@ async fn tell(cwd: Option<&Path>, request: &[u8]) {
     while told.next().await.is_some() {}
 }
 
-/// A connection to an instance of this user's, or `None`.
+/// A connection to an ask-lsp of this user's, or `None`: a socket another
+/// process listens on (a stand-in claiming a workspace) gets no request.
 async fn connect(socket: &Path) -> Option<UnixStream> {
+    if !named_by_ask_lsp(socket) {
+        tracing::warn!(
+            "{} is not named by this ask-lsp executable; skipped",
+            socket.display()
+        );
+        return None;
+    }
     let stream = UnixStream::connect(socket).await.ok()?;
     if !same_user(&stream) {
         tracing::warn!("{} belongs to another user; skipped", socket.display());
+        return None;
+    }
+    if !is_ask_lsp(&stream, socket) {
+        tracing::warn!(
+            "{} is not served by this ask-lsp executable; skipped",
+            socket.display()
+        );
         return None;
     }
     Some(stream)
@@ -239,6 +256,60 @@ mod tests {
         for agent in ["claude", "codex", "qwen", "copilot"] {
             assert!(hook_output(agent, &json!({})).is_err());
             assert!(hook_output(agent, &json!({"behavior": "ask"})).is_err());
+        }
+    }
+
+    /// What `ask-lsp hook codex` makes of each answer line an instance
+    /// could send (a real one sends only whole allow or deny lines): only a
+    /// whole, explicit allow or deny decides. (A stand-in listener cannot
+    /// be an instance any more: the hook asks only this ask-lsp executable.)
+    #[tokio::test]
+    async fn only_a_whole_explicit_answer_line_decides_for_codex() {
+        let request = b"{\"agent\":\"codex\",\"input\":{}}\n";
+        let decided = |answer: &'static [u8]| async move {
+            let (ours, theirs) = UnixStream::pair().unwrap();
+            let served = tokio::spawn(async move {
+                let (read, mut write) = theirs.into_split();
+                let mut line = Vec::new();
+                BufReader::new(read)
+                    .read_until(b'\n', &mut line)
+                    .await
+                    .unwrap();
+                write.write_all(answer).await.unwrap();
+                line
+            });
+            let decision = exchange(ours, request)
+                .await
+                .and_then(|answer| hook_output("codex", &answer));
+            assert_eq!(served.await.unwrap(), request, "the request, whole");
+            decision
+                .ok()
+                .map(|d| d["hookSpecificOutput"]["decision"].clone())
+        };
+        assert_eq!(
+            decided(b"{\"behavior\":\"allow\"}\n").await,
+            Some(json!({"behavior": "allow"}))
+        );
+        assert_eq!(
+            decided(b"{\"behavior\":\"deny\",\"message\":\"use make\"}\n").await,
+            Some(json!({"behavior": "deny", "message": "use make"}))
+        );
+        for bad in [
+            b"{\"behavior\":\"allow\"}".as_slice(),
+            b"{\"behavior\":\"all",
+            b"{\"behavior\":\"Allow\"}\n",
+            b"{\"behavior\":\"allow-once\"}\n",
+            b"{\"error\":\"malformed request\"}\n",
+            b"{}\n",
+            b"allow\n",
+            b"",
+        ] {
+            assert_eq!(
+                decided(bad).await,
+                None,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 

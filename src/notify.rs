@@ -249,6 +249,7 @@ mod tests {
                 tool_call: None,
                 agent: agent.map(Into::into),
                 session_title: None,
+                requester: None,
             },
             kind: Kind::Questions(vec![Question {
                 header: header.into(),

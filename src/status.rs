@@ -262,6 +262,9 @@ fn write_hooks(reach: &HookReach, out: &mut impl std::io::Write) -> std::io::Res
             )
         )?,
     }
+    if let Some(dir) = &reach.unusable {
+        writeln!(out, "  {}", tr!("hook.socket_dir_fix", dir = dir))?;
+    }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
@@ -289,7 +292,18 @@ fn write_hooks(reach: &HookReach, out: &mut impl std::io::Write) -> std::io::Res
             workspace = workspace,
             reached = reached
         );
-        writeln!(out, "  {line}")?;
+        match &listener.other_executable {
+            Some(executable) => writeln!(
+                out,
+                "  {}",
+                tr!(
+                    "status.other_executable",
+                    line = line,
+                    executable = executable
+                )
+            )?,
+            None => writeln!(out, "  {line}")?,
+        }
     }
     Ok(())
 }

@@ -368,9 +368,12 @@ async fn headless_codex_exec_never_asks_and_refuses_by_itself() {
     assert!(client.shutdown().await.success());
 }
 
-/// An ask-lsp stand-in that reads the request and answers `answer` (then
-/// closes): what `ask-lsp hook codex` prints for it.
-async fn hook_output_for(answer: &'static [u8]) -> (String, String, Value) {
+/// An ask-lsp stand-in (any process of the person's can bind a socket named
+/// like an instance's) gets no request from `ask-lsp hook codex`: only this
+/// ask-lsp executable is asked (docs/hook.md, "Trust"). What the hook makes
+/// of each answer line is unit-tested in src/hook.rs.
+#[tokio::test]
+async fn a_stand_in_listener_gets_no_request_from_codex() {
     let runtime = tempfile::tempdir().unwrap();
     let sockets = runtime.path().join("ask-lsp");
     std::fs::create_dir(&sockets).unwrap();
@@ -384,17 +387,6 @@ async fn hook_output_for(answer: &'static [u8]) -> (String, String, Value) {
         sockets.join(format!("ask-lsp-{}.sock", std::process::id())),
     )
     .unwrap();
-    let served = tokio::spawn(async move {
-        let (stream, _) = listener.accept().await.unwrap();
-        let (read, mut write) = stream.into_split();
-        let mut line = String::new();
-        tokio::io::BufReader::new(read)
-            .read_line(&mut line)
-            .await
-            .unwrap();
-        write.write_all(answer).await.unwrap();
-        serde_json::from_str::<Value>(&line).unwrap()
-    });
     let mut hook = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
         .args(["hook", "codex", "--timeout-ms", "5000"])
         .env("XDG_RUNTIME_DIR", runtime.path())
@@ -412,49 +404,12 @@ async fn hook_output_for(answer: &'static [u8]) -> (String, String, Value) {
     let mut stdin = hook.stdin.take().unwrap();
     stdin.write_all(input.to_string().as_bytes()).await.unwrap();
     drop(stdin);
-    let sent = tokio::time::timeout(Duration::from_secs(10), served)
+    let out = tokio::time::timeout(Duration::from_secs(30), hook.wait_with_output())
         .await
-        .expect("the hook asks ask-lsp")
+        .expect("the hook exits")
         .unwrap();
-    let out = hook.wait_with_output().await.unwrap();
     assert!(out.status.success(), "{out:?}");
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-        sent,
-    )
-}
-
-/// Only a whole, explicit allow or deny line decides; a cut, malformed or
-/// unknown answer prints nothing (Codex then asks in its own dialog).
-#[tokio::test]
-async fn only_a_whole_explicit_answer_decides_for_codex() {
-    let (stdout, _, sent) = hook_output_for(b"{\"behavior\":\"allow\"}\n").await;
-    assert_eq!(sent["agent"], "codex");
-    assert_eq!(sent["input"]["tool_input"]["command"], "rm -rf /p");
-    assert_eq!(
-        serde_json::from_str::<Value>(&stdout).unwrap(),
-        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
-               "decision": {"behavior": "allow"}}})
-    );
-    let (stdout, _, _) =
-        hook_output_for(b"{\"behavior\":\"deny\",\"message\":\"use make\"}\n").await;
-    assert_eq!(
-        serde_json::from_str::<Value>(&stdout).unwrap()["hookSpecificOutput"]["decision"],
-        json!({"behavior": "deny", "message": "use make"})
-    );
-    for bad in [
-        b"{\"behavior\":\"allow\"}".as_slice(),
-        b"{\"behavior\":\"all",
-        b"{\"behavior\":\"Allow\"}\n",
-        b"{\"behavior\":\"allow-once\"}\n",
-        b"{\"error\":\"malformed request\"}\n",
-        b"{}\n",
-        b"allow\n",
-        b"",
-    ] {
-        let (stdout, stderr, _) = hook_output_for(bad).await;
-        assert_eq!(stdout, "", "{:?}", String::from_utf8_lossy(bad));
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    }
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    let accepted = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
+    assert!(accepted.is_err(), "the stand-in was connected to");
 }

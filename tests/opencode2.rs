@@ -743,3 +743,24 @@ async fn comment_heartbeats_keep_the_stream_and_silence_replaces_it() {
         vec![form_reply(&form, json!({"q0": "SQLite"}))]
     );
 }
+
+/// A tool call id with an escape sequence and a bell reaches extension
+/// clients neutralised (`origin.toolCallID`, as every id shown), while the
+/// reply still goes back for the request as the server named it.
+#[tokio::test]
+async fn a_tool_call_id_reaches_clients_neutralised() {
+    let sim = sim2().await;
+    let mut client = client(&sim).await;
+    let mut request = bash("echo hi");
+    request["source"]["callID"] = json!("call_\u{1b}]0;owned\u{7}");
+    sim.ask_permission(request, true);
+    let ask = client.next_method("askQuestions/ask").await;
+    let call = ask["params"]["origin"]["toolCallID"].as_str().unwrap();
+    assert_eq!(call, "call_␛]0;owned␇");
+    assert!(!call.chars().any(char::is_control), "{call:?}");
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "choice": "once"}))
+        .await;
+    let resolved = client.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["reason"], "answeredHere", "{resolved}");
+}

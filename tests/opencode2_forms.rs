@@ -349,3 +349,32 @@ async fn a_described_route_gone_after_an_upgrade_has_doc_read_again() {
     assert_eq!(upgraded.doc_reads(), 1);
     assert_eq!(upgraded.connections(), 1);
 }
+
+/// A server without the state route (between generations, no `/doc`): the
+/// reply fails (503), the check of the form's state meets the JSON 404 of a
+/// missing route, which says nothing of the form. The reply is not claimed
+/// sent: the person is told and asked again (docs/opencode2.md: a missing
+/// route counts as no answer).
+#[tokio::test]
+async fn a_missing_state_route_is_no_answer_and_the_reply_is_not_claimed_sent() {
+    let sim = Sim2::start(Options {
+        profile: Profile::Requests,
+        doc: false,
+        missing_routes: vec!["/api/session/{session}/form/{id}/state"],
+        ..Options::default()
+    })
+    .await
+    .expect("sim listens");
+    let mut client = client(&sim).await;
+    let form = sim.ask_questions(None, &database());
+    let ask = client.next_method("askQuestions/ask").await;
+    sim.fail_replies(1);
+    client.answer(&ask, json!([["SQLite"]])).await;
+    let shown = client.next_method("window/showMessage").await;
+    let said = shown["params"]["message"].as_str().unwrap_or_default();
+    assert!(said.contains("server error 503"), "{shown}");
+    let again = client.next_method("askQuestions/ask").await;
+    assert_eq!(again["params"]["requestID"], json!(id(&form)));
+    assert_eq!(sim.received(), vec![], "the server took nothing");
+    assert_eq!(sim.pending_forms(), vec![id(&form)]);
+}

@@ -89,12 +89,12 @@ pub(crate) enum Problem {
     /// The question behind a running tool could not be looked up.
     ToolLookup(BackendError),
     /// An ACP agent's form that cannot be shown, and what became of the
-    /// decline ask-lsp sent.
-    AgentFormRefused { detail: String, declined: Declined },
-    /// An ACP agent's form from before ask-lsp started that cannot be
-    /// shown: not declined, since the history cannot say whether it was
-    /// answered.
-    EarlyAgentFormRefused { detail: String },
+    /// decline ask-lsp sent; `early`: asked before ask-lsp was following.
+    AgentFormRefused {
+        detail: String,
+        declined: Declined,
+        early: bool,
+    },
 }
 
 /// Where a prompt that cannot be answered from here can be.
@@ -265,7 +265,8 @@ pub(crate) enum BackendError {
         server: String,
         after: Duration,
     },
-    /// `ask-lsp hook`'s socket could not be opened.
+    /// `ask-lsp hook`'s socket could not be opened: said with the fix, for
+    /// until then every hook prompt stays in the agent's terminal.
     HookSocket {
         message: String,
     },

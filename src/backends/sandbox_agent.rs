@@ -80,8 +80,12 @@ struct State {
 
 enum Held {
     Asked(Prompt),
-    /// Unshowable: never declined from history (it may be answered already).
-    Refused(String),
+    /// Unshowable: declined once the history is over, unless a later event
+    /// of it closed it (an agent must never wait for a form nobody sees).
+    Refused {
+        response: Value,
+        reason: String,
+    },
 }
 
 /// What a reply to one agent request needs.
@@ -200,7 +204,8 @@ impl SandboxAgent {
     }
 
     /// Declines a request ask-lsp cannot show and tells the person why.
-    async fn refuse(&self, response: Value, reason: String, sink: &EventSink) -> bool {
+    /// `early`: asked before ask-lsp was following (replayed history).
+    async fn refuse(&self, response: Value, reason: String, early: bool, sink: &EventSink) -> bool {
         let declined = match self.post(&response).await {
             Ok(answered) if (200..300).contains(&answered.status) => Declined::Yes,
             Ok(answered) => Declined::Refused(answered.status),
@@ -209,6 +214,7 @@ impl SandboxAgent {
         sink.send(BackendEvent::Problem(Problem::AgentFormRefused {
             detail: reason,
             declined,
+            early,
         }))
         .is_ok()
     }
@@ -289,7 +295,7 @@ impl SandboxAgent {
                 if state.open.len() < MAX_OPEN {
                     let id = format!("{}@{event_id}", id_text(&route.rpc_id));
                     state.open.push((id.clone(), route));
-                    state.held.push((id, Held::Refused(reason)));
+                    state.held.push((id, Held::Refused { response, reason }));
                 }
                 return Ok(true);
             }
@@ -367,22 +373,30 @@ impl SandboxAgent {
         {
             quiet = SETTLE;
         }
-        let mut state = self.state.lock().expect("not poisoned");
-        state.replaying = false;
-        let mut pending = Vec::new();
-        for (id, held) in std::mem::take(&mut state.held) {
-            match held {
-                Held::Asked(prompt) => pending.push(prompt),
-                Held::Refused(reason) => {
-                    state.open.retain(|(open, _)| *open != id);
-                    let _ = sink.send(BackendEvent::Problem(Problem::EarlyAgentFormRefused {
-                        detail: reason,
-                    }));
+        let mut refused = Vec::new();
+        {
+            let mut state = self.state.lock().expect("not poisoned");
+            state.replaying = false;
+            let mut pending = Vec::new();
+            for (id, held) in std::mem::take(&mut state.held) {
+                match held {
+                    Held::Asked(prompt) => pending.push(prompt),
+                    // Still open: asked before ask-lsp started, or live in
+                    // its first second (not yet told from history). Declined
+                    // as a live one is: if it was answered already, the
+                    // server refuses the second answer.
+                    Held::Refused { response, reason } => {
+                        state.open.retain(|(open, _)| *open != id);
+                        refused.push((response, reason));
+                    }
                 }
             }
+            // Under the lock: before any later event about them.
+            let _ = sink.send(BackendEvent::Snapshot(pending.into()));
         }
-        // Under the lock: before any later event about them.
-        let _ = sink.send(BackendEvent::Snapshot(pending.into()));
+        for (response, reason) in refused {
+            self.refuse(response, reason, true, sink).await;
+        }
     }
 }
 
@@ -433,7 +447,7 @@ impl Follow for SandboxAgent {
             Flow::while_open(match self.handle(event, sink) {
                 Ok(go_on) => go_on,
                 Err(Post::Decline { response, reason }) => {
-                    self.refuse(response, reason, sink).await
+                    self.refuse(response, reason, false, sink).await
                 }
                 Err(Post::Complete { id, rpc_id }) => self.complete(id, rpc_id, sink).await,
             })

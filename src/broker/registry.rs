@@ -142,8 +142,9 @@ impl Registry {
         let mut servers: Vec<ServerStatus> = self
             .servers
             .values()
-            // The hook socket is not an agent server the person configured.
-            .filter(|s| !matches!(s.spec.backend, BackendKind::Hook { .. }))
+            // The hook socket is not an agent server the person configured;
+            // it is listed only when it cannot listen (the person must act).
+            .filter(|s| !matches!(s.spec.backend, BackendKind::Hook { .. }) || s.error.is_some())
             .map(|s| ServerStatus {
                 name: s.spec.name.to_string(),
                 kind: s.backend.source().kind,

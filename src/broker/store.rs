@@ -234,6 +234,7 @@ pub(crate) mod tests {
                     tool_call: call.map(str::to_owned),
                     agent: None,
                     session_title: None,
+                    requester: None,
                 },
                 kind: Kind::Questions(vec![Question {
                     header: "H".into(),

@@ -144,6 +144,7 @@ fn prompt(id: &str) -> Prompt {
             tool_call: Some(format!("call_{id}")),
             agent: None,
             session_title: None,
+            requester: None,
         },
         kind: Kind::Questions(vec![Question {
             header: "Database".into(),

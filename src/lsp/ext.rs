@@ -100,6 +100,11 @@ pub(crate) struct Origin {
         skip_serializing_if = "Option::is_none"
     )]
     pub session_title: Option<String>,
+    /// What ask-lsp knows of a local requester (a hook request's sender,
+    /// and its directory when outside the workspace), in the person's
+    /// language.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requester: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -339,8 +339,8 @@ impl Presenter {
     }
 
     async fn send_message_request(&self, pending: &Pending, question: usize) -> i64 {
-        let server = self
-            .several_servers
+        // A local requester is always said: a process, not a server.
+        let server = (self.several_servers || pending.prompt.origin.requester.is_some())
             .then(|| who::server_and_project(&pending.server, &pending.prompt));
         // A session is named where the server titles it (an id alone is noise).
         let session = (pending.prompt.origin.session_title.as_ref())

@@ -64,7 +64,7 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
     ext::AskParams {
         key: pending.key.clone(),
         server: pending.server.to_string(),
-        request_id: prompt.id.clone(),
+        request_id: text::for_display(&prompt.id, text::DISPLAY_ID_CHARS).into_owned(),
         session_id: text::for_display(&prompt.session, text::DISPLAY_ID_CHARS).into_owned(),
         kind,
         title: who::title(&pending.title),
@@ -77,13 +77,16 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
                 .map(|d| text::one_line(d).into_owned()),
         },
         origin: ext::Origin {
-            tool_call_id: prompt.origin.tool_call.clone(),
+            // Kept raw for matching the tool call's end; shown neutralised.
+            tool_call_id: (prompt.origin.tool_call.as_deref())
+                .map(|call| text::for_display(call, text::DISPLAY_ID_CHARS).into_owned()),
             agent: prompt.origin.agent.clone(),
             session_title: prompt
                 .origin
                 .session_title
                 .as_ref()
                 .map(|title| title.as_str().to_owned()),
+            requester: who::requester(prompt),
         },
         questions,
         permission,

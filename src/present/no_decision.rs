@@ -124,6 +124,7 @@ fn refusal(why: &Refusal) -> String {
         Refusal::AskUserQuestion => tr!("hook.refusal.ask_user_question"),
         Refusal::TooLong => tr!("hook.refusal.too_long"),
         Refusal::BashWithoutCommand => tr!("hook.refusal.bash_without_command"),
+        Refusal::Busy { readers } => tr!("hook.refusal.busy", readers = readers),
     }
 }
 
@@ -151,6 +152,7 @@ mod tests {
             Refusal::AskUserQuestion,
             Refusal::TooLong,
             Refusal::BashWithoutCommand,
+            Refusal::Busy { readers: 16 },
         ]
     }
 

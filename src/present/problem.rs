@@ -44,22 +44,33 @@ pub(crate) fn problem(problem: &Problem) -> String {
             tr!("problem.no_new_engine_listing", route = route)
         }
         Problem::ToolLookup(error) => tr!("problem.tool_lookup", error = backend_error(error)),
-        Problem::AgentFormRefused { detail, declined } => match declined {
-            Declined::Yes => tr!("problem.agent_form.declined", detail = detail),
-            Declined::Refused(status) => tr!(
-                "problem.agent_form.decline_refused",
-                detail = detail,
-                status = status
-            ),
-            Declined::Failed(error) => tr!(
-                "problem.agent_form.decline_failed",
-                detail = detail,
-                error = backend_error(error)
-            ),
-        },
-        Problem::EarlyAgentFormRefused { detail } => {
-            tr!("problem.agent_form.early", detail = detail)
+        Problem::AgentFormRefused {
+            detail,
+            declined,
+            early,
+        } => {
+            let detail = match early {
+                true => format!("{detail}; {}", tr!("problem.agent_form.before_start")),
+                false => detail.clone(),
+            };
+            agent_form_refused(&detail, declined)
         }
+    }
+}
+
+fn agent_form_refused(detail: &str, declined: &Declined) -> String {
+    match declined {
+        Declined::Yes => tr!("problem.agent_form.declined", detail = detail),
+        Declined::Refused(status) => tr!(
+            "problem.agent_form.decline_refused",
+            detail = detail,
+            status = status
+        ),
+        Declined::Failed(error) => tr!(
+            "problem.agent_form.decline_failed",
+            detail = detail,
+            error = backend_error(error)
+        ),
     }
 }
 
@@ -132,16 +143,23 @@ mod tests {
             Problem::AgentFormRefused {
                 detail: detail(),
                 declined: Declined::Yes,
+                early: false,
             },
             Problem::AgentFormRefused {
                 detail: detail(),
                 declined: Declined::Refused(500),
+                early: false,
             },
             Problem::AgentFormRefused {
                 detail: detail(),
                 declined: Declined::Failed(BackendError::Closed),
+                early: false,
             },
-            Problem::EarlyAgentFormRefused { detail: detail() },
+            Problem::AgentFormRefused {
+                detail: detail(),
+                declined: Declined::Yes,
+                early: true,
+            },
         ]
     }
 
@@ -154,9 +172,8 @@ mod tests {
             let english = in_locale(Locale::En, || super::problem(&problem));
             let chinese = in_locale(Locale::ZhCn, || super::problem(&problem));
             assert_translated(&english, &chinese, &mut seen);
-            if let Problem::FormUnshowable { detail }
-            | Problem::AgentFormRefused { detail, .. }
-            | Problem::EarlyAgentFormRefused { detail } = &problem
+            if let Problem::FormUnshowable { detail } | Problem::AgentFormRefused { detail, .. } =
+                &problem
             {
                 assert!(chinese.contains(detail.as_str()), "{chinese}");
             }

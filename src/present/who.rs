@@ -5,12 +5,47 @@ use super::i18n::tr;
 use crate::prompt::{Kind, Prompt, SessionTitle, Title};
 use crate::text::{self, DISPLAY_ID_CHARS, for_display};
 
-/// "server · /the/project" (the server alone when it does not say).
+/// "server · /the/project" (the server alone when it does not say), then
+/// what ask-lsp knows of a local requester ([`requester`]).
 pub(crate) fn server_and_project(server: &str, prompt: &Prompt) -> String {
-    match &prompt.directory {
+    let from = match &prompt.directory {
         Some(directory) => format!("{server} · {}", text::one_line(directory)),
         None => server.to_owned(),
+    };
+    match requester(prompt) {
+        Some(requester) => format!("{from} · {requester}"),
+        None => from,
     }
+}
+
+/// "sent by pid 4242 (/usr/bin/ask-lsp) ← pid 4200 (/usr/bin/node)", and
+/// where the agent runs when that is outside this workspace: what the
+/// hook socket's peer credentials say, not what the request claims.
+pub(crate) fn requester(prompt: &Prompt) -> Option<String> {
+    let requester = prompt.origin.requester.as_ref()?;
+    let chain = requester
+        .processes
+        .iter()
+        .map(|p| match &p.executable {
+            Some(executable) => tr!("who.process", pid = p.pid, executable = executable),
+            None => tr!("who.process_unknown", pid = p.pid),
+        })
+        .collect::<Vec<_>>()
+        .join(" ← ");
+    let mut said = Vec::new();
+    if requester.outside_workspace {
+        said.push(match &prompt.directory {
+            Some(directory) => tr!(
+                "who.outside_workspace",
+                directory = text::one_line(directory)
+            ),
+            None => tr!("who.outside_nowhere"),
+        });
+    }
+    if !chain.is_empty() {
+        said.push(tr!("who.sent_by", chain = chain));
+    }
+    (!said.is_empty()).then(|| said.join(" · "))
 }
 
 /// "session “Fix the login bug” (ses_dfc881d0bffe…)", or "session ses_…"

@@ -82,6 +82,27 @@ pub(crate) struct Origin {
     pub agent: Option<String>,
     /// The session's title, when the server says.
     pub session_title: Option<SessionTitle>,
+    /// A local process that asked (a hook request), as ask-lsp knows it.
+    pub requester: Option<Box<Requester>>,
+}
+
+/// What ask-lsp itself knows of the local process that sent a request (the
+/// hook socket's peer credentials), not what the request claims.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Requester {
+    /// The sender, then its parents, nearest first: pid and executable.
+    pub processes: Vec<Process>,
+    /// The request's directory is not in this instance's workspace: no
+    /// rule of the workspace decides it; the person does.
+    pub outside_workspace: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Process {
+    pub pid: u32,
+    /// Its executable's path as the kernel gives it (`/proc/<pid>/exe`),
+    /// neutralised by [`Prompt::into_checked`]; `None` when unreadable.
+    pub executable: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -298,6 +319,13 @@ impl Prompt {
         if let Some(agent) = &mut self.origin.agent {
             check_len("origin", agent, limits::ID_LEN)?;
             *agent = one_line(agent).into_owned();
+        }
+        if let Some(requester) = &mut self.origin.requester {
+            for process in &mut requester.processes {
+                if let Some(path) = &mut process.executable {
+                    *path = for_display(path, DISPLAY_MESSAGE_CHARS).into_owned();
+                }
+            }
         }
         let kind = std::mem::replace(&mut self.kind, Kind::Questions(Vec::new()));
         self.kind = match kind {

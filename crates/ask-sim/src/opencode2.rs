@@ -53,6 +53,11 @@ pub struct Options {
     pub profile: Profile,
     /// Whether `GET /doc` describes the routes (OpenAPI), as 1.18.34's does.
     pub doc: bool,
+    /// Form routes of the profile it does not serve (paths as in
+    /// `forms::routes`, e.g. `/api/session/{session}/form/{id}/state`): a
+    /// server between generations. They answer the JSON 404 of any
+    /// missing route.
+    pub missing_routes: Vec<&'static str>,
 }
 
 /// The generations of upstream's form routes (docs/opencode2.md).
@@ -79,6 +84,7 @@ impl Default for Options {
             directory: "/sim/project".into(),
             profile: Profile::default(),
             doc: true,
+            missing_routes: Vec::new(),
         }
     }
 }
@@ -188,7 +194,8 @@ impl Sim2 {
             reply_faults: Default::default(),
             doc_reads: Default::default(),
         });
-        let routes = forms::routes(inner.options.profile);
+        let mut routes = forms::routes(inner.options.profile);
+        routes.retain(|(path, _, _)| !inner.options.missing_routes.contains(path));
         let doc = forms::openapi(&routes);
         let mut app = Router::new()
             .route("/api/info", get(info))

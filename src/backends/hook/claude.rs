@@ -104,6 +104,7 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), Refusal> {
             tool_call: None,
             agent: Some("claude".into()),
             session_title: None,
+            requester: None,
         },
         kind: Kind::Permission(Box::new(Permission {
             action: input.tool_name,

@@ -83,6 +83,7 @@ pub(super) fn prompt(
             tool_call: None,
             agent: Some("claude".into()),
             session_title: None,
+            requester: None,
         },
         kind: Kind::Questions(questions),
     };

@@ -87,6 +87,7 @@ fn codex_prompt(input: CodexInput) -> Result<Prompt, Refusal> {
             tool_call: None,
             agent: Some("codex".into()),
             session_title: None,
+            requester: None,
         },
         kind: Kind::Permission(Box::new(Permission {
             action: input.tool_name,

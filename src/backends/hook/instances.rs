@@ -68,9 +68,20 @@ struct Info {
     last_agent: Option<String>,
 }
 
+/// An instance's description: opened without waiting (a FIFO planted in
+/// its place would block the open, and a reader, for good) and without
+/// following a link, read only when a regular file, and bounded.
 fn info(path: &Path) -> Info {
+    use std::os::unix::fs::OpenOptionsExt;
     let mut text = Vec::new();
-    let read = std::fs::File::open(path).and_then(|f| f.take(MAX_INFO).read_to_end(&mut text));
+    let read = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+        .and_then(|file| match file.metadata()?.is_file() {
+            true => file.take(MAX_INFO).read_to_end(&mut text),
+            false => Err(io::ErrorKind::InvalidInput.into()),
+        });
     match read {
         Ok(_) => serde_json::from_slice::<Info>(&text).unwrap_or_default(),
         Err(_) => Info::default(),
@@ -89,6 +100,11 @@ pub(crate) struct Reach {
     pub directory: Option<String>,
     /// Why hooks can reach no instance here, if so.
     pub error: Option<String>,
+    /// The socket directory, when it is there but refused (another user's,
+    /// open to others, not a directory): every prompt then stays in the
+    /// agent's terminal until it is fixed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unusable: Option<String>,
     pub listeners: Vec<Listener>,
 }
 
@@ -101,19 +117,25 @@ pub(crate) struct Listener {
     pub requests: u64,
     pub last_request_ms: Option<u64>,
     pub last_agent: Option<String>,
+    /// The executable it runs, when it is not this one's: a hook does not
+    /// ask it (docs/hook.md, "Trust").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_executable: Option<String>,
 }
 
-/// The instances `ask-lsp hook` would find now, as it finds them (live,
-/// this user's sockets), the most recently started first.
-pub(crate) fn reach(dir: io::Result<PathBuf>) -> Reach {
+/// The instances `ask-lsp hook` would find now in `dir`, as it finds them
+/// (live, this user's sockets), the most recently started first.
+pub(crate) fn reach(dir: PathBuf) -> Reach {
     let shown = |path: &Path| {
         crate::text::for_display(&path.to_string_lossy(), crate::text::DISPLAY_MESSAGE_CHARS)
             .into_owned()
     };
-    let dir = match dir {
+    let dir = match super::socket_dir(dir.clone(), false) {
         Ok(dir) => dir,
         Err(e) => {
             return Reach {
+                // There but refused: the person can fix it (status says how).
+                unusable: (e.kind() != io::ErrorKind::NotFound).then(|| shown(&dir)),
                 directory: None,
                 error: Some(format!("no ask-lsp listens for hooks ({e})")),
                 listeners: Vec::new(),
@@ -136,16 +158,98 @@ pub(crate) fn reach(dir: io::Result<PathBuf>) -> Reach {
                 last_agent: found.last_agent.map(|a| {
                     crate::text::for_display(&a, crate::text::DISPLAY_ID_CHARS).into_owned()
                 }),
+                other_executable: (!runs_this_executable(pid)).then(|| {
+                    std::fs::read_link(format!("/proc/{pid}/exe"))
+                        .map_or_else(|_| "?".to_owned(), |exe| shown(&exe))
+                }),
             })
         })
         .collect();
     Reach {
+        unusable: None,
         directory: Some(shown(&dir)),
         error: listeners
             .is_empty()
             .then(|| "no ask-lsp listens for hooks".to_owned()),
         listeners,
     }
+}
+
+/// Whether one of `roots` holds the request's `directory` (none: not
+/// held), both resolved through links.
+pub(super) fn holds_directory(roots: &[PathBuf], directory: Option<&str>) -> bool {
+    let Some(directory) = directory.map(Path::new).filter(|d| d.is_absolute()) else {
+        return false;
+    };
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+    let roots: Vec<PathBuf> = roots.iter().map(|r| real(r)).collect();
+    holds(&roots, &real(directory))
+}
+
+/// Whether the listener at the other end of `stream`, connected through
+/// `socket`, is an ask-lsp of this user's: the process that listens
+/// (SO_PEERCRED) is the one the socket is named by, and runs the same
+/// executable file as this process. What that buys against another process
+/// of the same user is in docs/security.md.
+pub(crate) fn is_ask_lsp(stream: &tokio::net::UnixStream, socket: &Path) -> bool {
+    let Some(pid) = stream.peer_cred().ok().and_then(|cred| cred.pid()) else {
+        return false;
+    };
+    socket.file_name().and_then(socket_pid) == Some(pid) && runs_this_executable(pid)
+}
+
+/// Whether the process `socket` is named by runs this executable: checked
+/// before connecting, so a stand-in is not even connected to (the
+/// connection's own check, [`is_ask_lsp`], still decides).
+pub(crate) fn named_by_ask_lsp(socket: &Path) -> bool {
+    socket
+        .file_name()
+        .and_then(socket_pid)
+        .is_some_and(runs_this_executable)
+}
+
+/// Whether process `pid` runs the same executable file as this process.
+fn runs_this_executable(pid: i32) -> bool {
+    let ours = std::fs::metadata("/proc/self/exe");
+    let theirs = std::fs::metadata(format!("/proc/{pid}/exe"));
+    matches!((ours, theirs), (Ok(a), Ok(b)) if a.dev() == b.dev() && a.ino() == b.ino())
+}
+
+/// What the kernel says of the process that sent a request and of its
+/// parents (a hook's parent is the agent): pid and executable, nearest
+/// first, four at most.
+pub(super) fn requester(pid: Option<i32>, outside_workspace: bool) -> crate::prompt::Requester {
+    let mut processes = Vec::new();
+    let mut next = pid;
+    while let Some(pid) = next.filter(|p| *p > 1)
+        && processes.len() < 4
+    {
+        let executable = std::fs::read_link(format!("/proc/{pid}/exe"))
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned());
+        processes.push(crate::prompt::Process {
+            pid: pid as u32,
+            executable,
+        });
+        next = parent(pid);
+    }
+    crate::prompt::Requester {
+        processes,
+        outside_workspace,
+    }
+}
+
+/// The parent of `pid`, from `/proc/<pid>/stat` (after the command name,
+/// which may hold anything: the last `)` ends it).
+fn parent(pid: i32) -> Option<i32> {
+    let mut stat = String::new();
+    std::fs::File::open(format!("/proc/{pid}/stat"))
+        .ok()?
+        .take(4096)
+        .read_to_string(&mut stat)
+        .ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Whether one of `roots` holds `cwd`.

@@ -46,6 +46,11 @@ pub(crate) const MAX_INPUT: usize = 1 << 20;
 const MAX_REQUEST: usize = MAX_INPUT + 1024;
 /// A connection that has not sent its request by then is dropped.
 const REQUEST_WITHIN: Duration = Duration::from_secs(5);
+/// Connections whose request is being read at once; one more is refused
+/// (`busy`), not queued. A hook sends its request at once, so this is
+/// reached only by a flood; request bytes in flight stay under
+/// `READERS * MAX_REQUEST` (16 MiB), whatever the number of connections.
+const READERS: usize = 16;
 /// The registry's name for the hook socket.
 pub(crate) const HOOK_SERVER: &str = "hook";
 
@@ -231,29 +236,43 @@ impl HookListener {
         Ok((listener, cleanup))
     }
 
-    async fn serve(self: Arc<Self>, stream: UnixStream, sink: EventSink) {
+    async fn serve(
+        self: Arc<Self>,
+        stream: UnixStream,
+        sink: EventSink,
+        reading: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) {
         if !same_user(&stream) {
             tracing::warn!("hook socket: a connection from another user was refused");
             return;
         }
+        let sender = stream.peer_cred().ok().and_then(|cred| cred.pid());
         let (read, mut write) = stream.into_split();
         let mut read = BufReader::new(read);
-        let mut line = Vec::new();
-        let request = tokio::time::timeout(
-            REQUEST_WITHIN,
-            (&mut read)
-                .take(MAX_REQUEST as u64 + 1)
-                .read_until(b'\n', &mut line),
-        )
-        .await;
-        let prompt = match request {
-            Ok(Ok(_)) if line.ends_with(b"\n") => parse(&line),
-            Ok(Ok(_)) if line.len() > MAX_REQUEST => Err(Refusal::TooLarge),
-            _ => Err(Refusal::Incomplete),
+        let prompt = match reading {
+            Some(permit) => {
+                // Reserved whole: a request never grows (and copies) its
+                // buffer, and untouched pages cost nothing.
+                let mut line = Vec::with_capacity(MAX_REQUEST + 1);
+                let request = tokio::time::timeout(
+                    REQUEST_WITHIN,
+                    (&mut read)
+                        .take(MAX_REQUEST as u64 + 1)
+                        .read_until(b'\n', &mut line),
+                )
+                .await;
+                let prompt = match request {
+                    Ok(Ok(_)) if line.ends_with(b"\n") => parse(&line),
+                    Ok(Ok(_)) if line.len() > MAX_REQUEST => Err(Refusal::TooLarge),
+                    _ => Err(Refusal::Incomplete),
+                };
+                drop((line, permit));
+                prompt
+            }
+            None => Err(Refusal::Busy { readers: READERS }),
         };
-        drop(line);
         self.note_request(prompt.as_ref().ok().map(Parsed::agent_name));
-        let (prompt, agent, call) = match prompt {
+        let (mut prompt, agent, call) = match prompt {
             Ok(Parsed::Asks(prompt, agent, call)) => (*prompt, agent, call),
             Ok(Parsed::Ended(ended)) => {
                 self.withdraw(|waits| ended.ends(waits), &sink);
@@ -267,6 +286,9 @@ impl HookListener {
                 return;
             }
         };
+        let outside_workspace =
+            !instances::holds_directory(&self.roots, prompt.directory.as_deref());
+        prompt.origin.requester = Some(Box::new(instances::requester(sender, outside_workspace)));
         // Claude asks one thing at a time per session: an older prompt of
         // the session is no longer waited for, and must not hold the
         // editor's slot.
@@ -355,16 +377,34 @@ struct Request {
 pub(crate) enum Refusal {
     TooLarge,
     Incomplete,
-    Malformed { detail: String },
-    UnknownAgent { agent: String },
-    NotClaudeInput { detail: String },
-    NotCodexInput { detail: String },
-    NotQwenInput { detail: String },
-    NotCopilotInput { detail: String },
-    OtherEvent { event: String },
+    Malformed {
+        detail: String,
+    },
+    UnknownAgent {
+        agent: String,
+    },
+    NotClaudeInput {
+        detail: String,
+    },
+    NotCodexInput {
+        detail: String,
+    },
+    NotQwenInput {
+        detail: String,
+    },
+    NotCopilotInput {
+        detail: String,
+    },
+    OtherEvent {
+        event: String,
+    },
     AskUserQuestion,
     TooLong,
     BashWithoutCommand,
+    /// As many connections as it reads at once are being read.
+    Busy {
+        readers: usize,
+    },
 }
 
 impl std::fmt::Display for Refusal {
@@ -392,6 +432,9 @@ impl std::fmt::Display for Refusal {
             Refusal::AskUserQuestion => write!(f, "AskUserQuestion is left to Claude Code"),
             Refusal::TooLong => write!(f, "the session id or directory is too long"),
             Refusal::BashWithoutCommand => write!(f, "a Bash request without its command"),
+            Refusal::Busy { readers } => {
+                write!(f, "busy: already reading {readers} hook requests")
+            }
         }
     }
 }
@@ -574,6 +617,9 @@ impl Backend for HookListener {
                     };
                     tracing::warn!("{error}; `ask-lsp hook` cannot reach this instance");
                     let _ = sink.send(BackendEvent::Disconnected { error });
+                    // Not returning: the registry stops forwarding events
+                    // once `run` ends, and this one is for the person.
+                    std::future::pending::<()>().await;
                     return;
                 }
             };
@@ -581,11 +627,13 @@ impl Backend for HookListener {
             // Connections live inside this task: stopping it closes them,
             // and each hook then falls back to the agent's own prompt.
             let mut connections = JoinSet::new();
+            let readers = Arc::new(tokio::sync::Semaphore::new(READERS));
             loop {
                 tokio::select! {
                     accepted = listener.accept() => match accepted {
                         Ok((stream, _)) => {
-                            connections.spawn(self.clone().serve(stream, sink.clone()));
+                            let reading = readers.clone().try_acquire_owned().ok();
+                            connections.spawn(self.clone().serve(stream, sink.clone(), reading));
                         }
                         Err(e) => {
                             tracing::warn!("hook socket: {e}");

@@ -80,6 +80,7 @@ pub(super) fn prompt(request: Request) -> Result<Prompt, Refusal> {
             tool_call: None,
             agent: Some(request.agent.into()),
             session_title: None,
+            requester: None,
         },
         kind: Kind::Permission(Box::new(Permission {
             action: request.tool,

@@ -188,6 +188,7 @@ impl FormInfo {
             tool_call: self.metadata.tool.as_ref().and_then(|t| t.id.clone()),
             agent: None,
             session_title: None,
+            requester: None,
         };
         let message = [self.title.as_deref(), self.metadata.message.as_deref()]
             .into_iter()

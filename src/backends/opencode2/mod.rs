@@ -659,8 +659,15 @@ impl OpenCode2 {
         let id = text::url_segment(&prompt.id).ok()?;
         let session = text::url_segment(&prompt.session).ok()?;
         let state = self.form_routes().state;
+        // Only a route `/doc` names says by its 404 that the form is gone;
+        // a guessed one may be missing (docs/opencode2.md).
+        let guessed = !matches!(
+            *self.description.lock().expect("not poisoned"),
+            Description::Read(Some(_))
+        );
         let (path, status) = match (&prompt.kind, state) {
             (Kind::Permission(_), _) => (format!("/api/session/{session}/permission/{id}"), ""),
+            (_, StateCheck::None) => return None,
             (_, StateCheck::Detail) => (
                 format!("/api/session/{session}/form/{id}"),
                 "/data/state/status",
@@ -672,6 +679,7 @@ impl OpenCode2 {
         };
         // Only the server's word counts: a JSON "not found", or a state.
         match self.call(self.request(reqwest::Method::GET, &path)).await {
+            Err(BackendError::NotFound { .. }) if guessed && !status.is_empty() => None,
             Err(BackendError::NotFound { .. }) => Some(false),
             Err(_) => None,
             Ok(_) if matches!(prompt.kind, Kind::Permission(_)) => Some(true),

@@ -49,6 +49,8 @@ pub(super) enum StateCheck {
     Detail,
     /// `GET /api/session/{s}/form/{id}/state`.
     Route,
+    /// The description names neither: a form's state cannot be read.
+    None,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,8 +102,10 @@ impl FormRoutes {
             },
             state: if paths.has(STATE) {
                 StateCheck::Route
-            } else {
+            } else if paths.has_method(FORM, "get") {
                 StateCheck::Detail
+            } else {
+                StateCheck::None
             },
         }
     }

@@ -171,6 +171,7 @@ impl PermissionRequest {
                 tool_call: self.source.and_then(|s| s.call_id),
                 agent: None,
                 session_title: None,
+                requester: None,
             },
             kind: Kind::Permission(Box::new(Permission {
                 action: self.action,

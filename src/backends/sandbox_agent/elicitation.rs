@@ -167,6 +167,7 @@ pub(super) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Ref
                 tool_call: text("toolCallId"),
                 agent: None,
                 session_title: None,
+                requester: None,
             },
         ),
         // Request-scoped (outside a session): no session to name.

@@ -181,6 +181,7 @@ pub(super) fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serd
                     tool_call: tool.as_ref().and_then(|t| t.tool_call_id.clone()),
                     agent: None,
                     session_title: None,
+                    requester: None,
                 },
                 kind: Kind::Permission(Box::new(Permission {
                     action: tool

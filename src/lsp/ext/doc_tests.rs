@@ -134,6 +134,7 @@ fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
         tool_call_id: None,
         agent: None,
         session_title: None,
+        requester: None,
     };
     let question = Question {
         question: "q".into(),
@@ -235,6 +236,7 @@ fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
             (
                 json(Origin {
                     session_title: Some("t".into()),
+                    requester: Some("r".into()),
                     ..origin.clone()
                 }),
                 json(&origin),

@@ -23,6 +23,7 @@ use serde_json::Value;
 use crate::prompt::{
     Answer, FieldKind, FieldValue, Form, FormValues, Kind, Prompt, Question, Reply,
 };
+mod paths;
 mod permission;
 
 use self::permission::{PermissionRule, RawPermissionRule, compile_permission, permission_rule};
@@ -273,6 +274,17 @@ impl Policies {
     }
 
     pub fn decide(&self, scope: &Scope<'_>, prompt: &Prompt) -> Decision {
+        // A request from a directory this workspace does not hold (a hook
+        // that found no instance holding it) is not this workspace's rules'
+        // to decide, nor to time out: the person decides.
+        if prompt
+            .origin
+            .requester
+            .as_ref()
+            .is_some_and(|r| r.outside_workspace)
+        {
+            return Decision::Forward { timeout: None };
+        }
         let policy = self.policy_for(scope);
         let questions = match &prompt.kind {
             Kind::Questions(questions) => questions,
@@ -280,7 +292,8 @@ impl Policies {
             // Only a person or a rule that names it may allow a permission:
             // modes that pick answers by themselves forward it instead.
             Kind::Permission(permission) => {
-                return match permission_rule(&policy.permissions, permission) {
+                let directory = prompt.directory.as_deref();
+                return match permission_rule(&policy.permissions, permission, directory) {
                     Some(Decision::Forward { .. }) => Decision::Forward {
                         timeout: policy.timeout,
                     },

@@ -4,6 +4,7 @@
 use regex::Regex;
 use serde::Deserialize;
 
+use super::paths::stays_inside;
 use super::{Decision, PolicyError, error, regex_source};
 use crate::prompt::{Effect, Permission};
 use crate::text;
@@ -32,6 +33,8 @@ pub(super) struct PermissionRule {
 struct PermissionMatcher {
     source: String,
     regex: Regex,
+    /// Written with `*`: its text before the first one names a directory.
+    wildcard: bool,
 }
 
 /// Text that chains, substitutes or redirects commands: an allow rule never
@@ -81,10 +84,12 @@ fn subjects(permission: &Permission) -> Vec<&str> {
 
 /// The permission decision of `rules`, if one applies: any reject rule that
 /// fits any subject wins; else the first allow rule that fits every subject
-/// or forward rule that fits any.
+/// or forward rule that fits any. `directory` is the prompt's: where a
+/// relative path lands.
 pub(super) fn permission_rule(
     rules: &[PermissionRule],
     permission: &Permission,
+    directory: Option<&str>,
 ) -> Option<Decision> {
     let all = subjects(permission);
     let rules = rules.iter().filter(|r| r.names_action(permission));
@@ -111,6 +116,20 @@ pub(super) fn permission_rule(
     // `git status` stand for `git status; rm -rf ~`. A control, escape, bidi
     // or invisible character anywhere sends it to the person, who is shown it.
     let plain = all.iter().all(|s| text::is_plain(s));
+    // A path with `..`, or through a link out of the rule's directory, is
+    // the person's to allow (paths.rs).
+    let stays = |rule: &PermissionRule| {
+        let wildcard = rule.matcher.as_ref().filter(|m| m.wildcard);
+        all.iter().all(|s| {
+            stays_inside(
+                &permission.action,
+                s,
+                wildcard.map(|m| m.source.as_str()),
+                directory,
+                |resolved| rule.fits(resolved),
+            )
+        })
+    };
     let fits_every = |rule: &PermissionRule| {
         plain
             && (rule.matcher.is_none()
@@ -118,6 +137,7 @@ pub(super) fn permission_rule(
                     && all
                         .iter()
                         .all(|s| !SHELL_CHAINING.iter().any(|c| s.contains(c)) && rule.fits(s))))
+            && stays(rule)
     };
     let rule = rules.clone().find(|r| match r.decision {
         PermissionDecision::Allow => fits_every(r),
@@ -203,6 +223,7 @@ pub(super) fn compile_permission(
             Some(PermissionMatcher {
                 source: pattern.to_owned(),
                 regex,
+                wildcard: regex_source(pattern).is_none() && pattern.contains('*'),
             })
         }
     };

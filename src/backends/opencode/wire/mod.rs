@@ -213,6 +213,7 @@ impl QuestionRequest {
                 tool_call: self.tool.map(|t| t.call_id),
                 agent: None,
                 session_title: None,
+                requester: None,
             },
             kind: Kind::Questions(
                 self.questions
@@ -297,6 +298,7 @@ impl PermissionRequest {
                 tool_call: self.tool.map(|t| t.call_id),
                 agent: None,
                 session_title: None,
+                requester: None,
             },
             kind: Kind::Permission(Box::new(Permission {
                 action: self.permission,
