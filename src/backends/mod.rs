@@ -7,6 +7,8 @@
 //! event-stream loop with reconnect, backoff and stall watchdog, and the SSE
 //! decoder.
 
+#[cfg(unix)]
+pub(crate) mod codex;
 pub(crate) mod generation;
 #[cfg(unix)]
 pub(crate) mod hook;
@@ -210,6 +212,14 @@ pub(crate) enum BackendError {
     /// `ask-lsp hook`'s socket could not be opened.
     #[error("hook socket: {message}")]
     HookSocket { message: String },
+    /// No Codex app-server daemon runs for the Codex home `home` (none
+    /// started, one started with `--no-daemon`, or one that stopped).
+    #[error("no Codex daemon for {home}")]
+    NoCodexDaemon { home: String },
+    /// The Codex daemon's socket is not the person's alone (`what` says
+    /// which path and why): not followed.
+    #[error("Codex daemon not followed: {what} is not a socket of this user's closed to others")]
+    CodexSocketRefused { what: String },
     /// Nobody listens for the events any more (shutting down).
     #[error("closed")]
     Closed,

@@ -110,6 +110,7 @@ fn refusal(why: &Refusal) -> String {
         Refusal::AskUserQuestion => tr!("hook.refusal.ask_user_question"),
         Refusal::TooLong => tr!("hook.refusal.too_long"),
         Refusal::BashWithoutCommand => tr!("hook.refusal.bash_without_command"),
+        Refusal::FollowedByDaemon => tr!("hook.refusal.followed_by_daemon"),
     }
 }
 
@@ -135,6 +136,7 @@ mod tests {
             Refusal::AskUserQuestion,
             Refusal::TooLong,
             Refusal::BashWithoutCommand,
+            Refusal::FollowedByDaemon,
         ]
     }
 

@@ -316,6 +316,9 @@ pub(crate) enum Refusal {
     AskUserQuestion,
     TooLong,
     BashWithoutCommand,
+    /// This ask-lsp follows the Codex daemon running the thread: its own
+    /// request for a person comes next, two-way (src/backends/codex/).
+    FollowedByDaemon,
 }
 
 impl std::fmt::Display for Refusal {
@@ -337,6 +340,9 @@ impl std::fmt::Display for Refusal {
             Refusal::AskUserQuestion => write!(f, "AskUserQuestion is left to Claude Code"),
             Refusal::TooLong => write!(f, "the session id or directory is too long"),
             Refusal::BashWithoutCommand => write!(f, "a Bash request without its command"),
+            Refusal::FollowedByDaemon => {
+                write!(f, "left to the Codex daemon this ask-lsp follows")
+            }
         }
     }
 }
