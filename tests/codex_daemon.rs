@@ -224,6 +224,8 @@ async fn accepts_and_declines(var: &str) {
     let Some(tmux) = setup.interactive("").await else {
         return;
     };
+    // Codex installs and starts its daemon at its first start (seconds).
+    daemon_status_once(&mut client, true).await;
 
     let allowed = setup.project().join("allowed");
     let seen = setup.received().await.len();
@@ -298,6 +300,8 @@ async fn answered_in_the_terminal(var: &str) {
     let Some(tmux) = setup.interactive("").await else {
         return;
     };
+    // Codex installs and starts its daemon at its first start (seconds).
+    daemon_status_once(&mut client, true).await;
     let target = setup.project().join("in-terminal");
     tmux.type_line(&format!("RUN: touch {}", target.display()))
         .await;
@@ -334,6 +338,8 @@ async fn question_answered_in_the_editor(var: &str) {
     let Some(tmux) = setup.interactive("").await else {
         return;
     };
+    // Codex installs and starts its daemon at its first start (seconds).
+    daemon_status_once(&mut client, true).await;
     let seen = setup.received().await.len();
     tmux.type_line("ASK: Which database should I use?").await;
     let ask = next_daemon_prompt(&mut client).await;
@@ -378,6 +384,8 @@ async fn file_change_as_a_diff(var: &str) {
     let Some(tmux) = setup.interactive("").await else {
         return;
     };
+    // Codex installs and starts its daemon at its first start (seconds).
+    daemon_status_once(&mut client, true).await;
     let declined = setup.project().join("declined.txt");
     tmux.type_line("PATCH: declined.txt not wanted").await;
     let ask = next_daemon_prompt(&mut client).await;
@@ -444,7 +452,7 @@ async fn daemon_status(client: &mut LspClient) -> Value {
 
 /// The daemon's entry once it is `connected` (or has said why not).
 async fn daemon_status_once(client: &mut LspClient, connected: bool) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
     loop {
         let status = daemon_status(client).await;
         if status["connected"] == json!(connected) && (connected || !status["error"].is_null()) {

@@ -182,7 +182,10 @@ impl CodexDaemon {
     async fn follow(&self, sink: &EventSink) -> BackendError {
         let mut stream = match discovery::connect(&self.home).await {
             Ok(stream) => stream,
-            Err(why) => return self.unfollowed(why),
+            Err(why) => {
+                tracing::debug!(home = %self.home.display(), "no Codex daemon followed: {why:?}");
+                return self.unfollowed(why);
+            }
         };
         let broken = |e: std::io::Error| BackendError::Stream {
             server: self.label(),
