@@ -145,6 +145,27 @@ default_mode_request_user_input = true
         Some(tmux)
     }
 
+    /// Starts Codex's daemon for this home (`codex app-server daemon
+    /// start`), as Codex's terminal UI does at its first start: the UI then
+    /// joins it. Started first so that its install (seconds on a busy
+    /// machine) is over before the UI runs.
+    async fn start_daemon(&self) {
+        let out = tokio::time::timeout(
+            Duration::from_secs(120),
+            Command::new(&self.codex)
+                .args(["app-server", "daemon", "start"])
+                .env("CODEX_HOME", self.home())
+                .env("HOME", self.home())
+                .stdin(Stdio::null())
+                .kill_on_drop(true)
+                .output(),
+        )
+        .await
+        .expect("the daemon starts")
+        .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+
     async fn received(&self) -> Vec<Value> {
         let body = common::http_client()
             .get(format!("http://127.0.0.1:{}/received", self.api_port))
@@ -221,11 +242,11 @@ async fn accepts_and_declines(var: &str) {
     let setup = Setup::new(codex, "").await;
     let sim = sim().await;
     let mut client = setup.editor(&sim).await;
+    setup.start_daemon().await;
+    daemon_status_once(&mut client, true).await;
     let Some(tmux) = setup.interactive("").await else {
         return;
     };
-    // Codex installs and starts its daemon at its first start (seconds).
-    daemon_status_once(&mut client, true).await;
 
     let allowed = setup.project().join("allowed");
     let seen = setup.received().await.len();
@@ -297,11 +318,11 @@ async fn answered_in_the_terminal(var: &str) {
     let setup = Setup::new(codex, "").await;
     let sim = sim().await;
     let mut client = setup.editor(&sim).await;
+    setup.start_daemon().await;
+    daemon_status_once(&mut client, true).await;
     let Some(tmux) = setup.interactive("").await else {
         return;
     };
-    // Codex installs and starts its daemon at its first start (seconds).
-    daemon_status_once(&mut client, true).await;
     let target = setup.project().join("in-terminal");
     tmux.type_line(&format!("RUN: touch {}", target.display()))
         .await;
@@ -335,11 +356,11 @@ async fn question_answered_in_the_editor(var: &str) {
     let setup = Setup::new(codex, "").await;
     let sim = sim().await;
     let mut client = setup.editor(&sim).await;
+    setup.start_daemon().await;
+    daemon_status_once(&mut client, true).await;
     let Some(tmux) = setup.interactive("").await else {
         return;
     };
-    // Codex installs and starts its daemon at its first start (seconds).
-    daemon_status_once(&mut client, true).await;
     let seen = setup.received().await.len();
     tmux.type_line("ASK: Which database should I use?").await;
     let ask = next_daemon_prompt(&mut client).await;
@@ -381,11 +402,11 @@ async fn file_change_as_a_diff(var: &str) {
     let setup = Setup::new(codex, "").await;
     let sim = sim().await;
     let mut client = setup.editor(&sim).await;
+    setup.start_daemon().await;
+    daemon_status_once(&mut client, true).await;
     let Some(tmux) = setup.interactive("").await else {
         return;
     };
-    // Codex installs and starts its daemon at its first start (seconds).
-    daemon_status_once(&mut client, true).await;
     let declined = setup.project().join("declined.txt");
     tmux.type_line("PATCH: declined.txt not wanted").await;
     let ask = next_daemon_prompt(&mut client).await;
@@ -393,7 +414,7 @@ async fn file_change_as_a_diff(var: &str) {
     assert_eq!(
         permission["diff"],
         format!(
-            "--- /dev/null\n+++ {}\n@@ -0,0 +1,1 @@\n+not wanted\n",
+            "--- /dev/null\n+++ {}\n@@ -0,0 +1,1 @@\n+not wanted",
             declined.display()
         ),
         "{ask}"
@@ -414,7 +435,7 @@ async fn file_change_as_a_diff(var: &str) {
         ask["params"]["permission"]["diff"]
             .as_str()
             .unwrap()
-            .ends_with("+hello\n"),
+            .ends_with("+hello"),
         "{ask}"
     );
     client
