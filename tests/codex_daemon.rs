@@ -42,6 +42,8 @@ const NEXT: &str = "ASK_LSP_CODEX_NEXT_BIN";
 
 /// Codex's dialog for a command it wants to run outside its sandbox.
 const CODEX_DIALOG: &str = "Would you like to run the following command?";
+/// Codex's dialog for a file change.
+const EDIT_DIALOG: &str = "Would you like to make the following edits?";
 
 /// A mock Responses API, a project, a `CODEX_HOME` and a runtime dir of its
 /// own. The daemon Codex starts for that home is stopped when dropped.
@@ -252,6 +254,9 @@ async fn accepts_and_declines(var: &str) {
     let seen = setup.received().await.len();
     tmux.type_line(&format!("RUN: touch {}", allowed.display()))
         .await;
+    // Codex asks in its own dialog at the same time (waited for first: the
+    // turn can take seconds on a busy machine).
+    tmux.wait_for(CODEX_DIALOG).await;
     let ask = next_daemon_prompt(&mut client).await;
     let params = &ask["params"];
     assert_eq!(
@@ -268,8 +273,6 @@ async fn accepts_and_declines(var: &str) {
         .collect();
     assert!(choices.contains(&&json!("accept")), "{params}");
     assert!(choices.contains(&&json!("decline")), "{params}");
-    // Codex asks in its own dialog at the same time.
-    tmux.wait_for(CODEX_DIALOG).await;
     client
         .respond(
             &ask["id"],
@@ -287,6 +290,7 @@ async fn accepts_and_declines(var: &str) {
     let seen = setup.received().await.len();
     tmux.type_line(&format!("RUN: touch {}", declined.display()))
         .await;
+    tmux.wait_for(CODEX_DIALOG).await;
     let ask = next_daemon_prompt(&mut client).await;
     client
         .respond(
@@ -326,8 +330,8 @@ async fn answered_in_the_terminal(var: &str) {
     let target = setup.project().join("in-terminal");
     tmux.type_line(&format!("RUN: touch {}", target.display()))
         .await;
-    let ask = next_daemon_prompt(&mut client).await;
     tmux.wait_for(CODEX_DIALOG).await;
+    let ask = next_daemon_prompt(&mut client).await;
     let pressed = tokio::time::Instant::now();
     tmux.keys(&["y"]);
     let cancel = client.next_method("$/cancelRequest").await;
@@ -363,6 +367,7 @@ async fn question_answered_in_the_editor(var: &str) {
     };
     let seen = setup.received().await.len();
     tmux.type_line("ASK: Which database should I use?").await;
+    tmux.wait_for("Postgres").await;
     let ask = next_daemon_prompt(&mut client).await;
     let questions = &ask["params"]["questions"];
     assert_eq!(questions[0]["question"], "Which database should I use?");
@@ -409,6 +414,7 @@ async fn file_change_as_a_diff(var: &str) {
     };
     let declined = setup.project().join("declined.txt");
     tmux.type_line("PATCH: declined.txt not wanted").await;
+    tmux.wait_for(EDIT_DIALOG).await;
     let ask = next_daemon_prompt(&mut client).await;
     let permission = &ask["params"]["permission"];
     assert_eq!(
@@ -430,6 +436,7 @@ async fn file_change_as_a_diff(var: &str) {
 
     let accepted = setup.project().join("notes.txt");
     tmux.type_line("PATCH: notes.txt hello").await;
+    tmux.wait_for(EDIT_DIALOG).await;
     let ask = next_daemon_prompt(&mut client).await;
     assert!(
         ask["params"]["permission"]["diff"]
@@ -537,7 +544,9 @@ timeout = 60
         .await;
     wait_for(|| allowed.exists()).await;
     // Nothing came from a daemon.
-    client.expect_quiet(Duration::from_millis(500)).await;
+    for message in client.drain(Duration::from_millis(500)).await {
+        assert_ne!(message["method"], "askQuestions/ask", "{message}");
+    }
     let status = daemon_status(&mut client).await;
     assert_eq!(status["connected"], json!(false), "{status}");
     drop(tmux);
@@ -551,6 +560,7 @@ timeout = 60
     let twice = setup.project().join("once");
     tmux.type_line(&format!("RUN: touch {}", twice.display()))
         .await;
+    tmux.wait_for(CODEX_DIALOG).await;
     let ask = next_daemon_prompt(&mut client).await;
     client
         .respond(
