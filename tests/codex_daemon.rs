@@ -135,6 +135,12 @@ default_mode_request_user_input = true
     /// Codex's terminal UI in tmux, asking before it leaves its read-only
     /// sandbox; `flags` are added to its command line.
     async fn interactive(&self, flags: &str) -> Option<Tmux> {
+        self.interactive_in(flags, &self.project()).await
+    }
+
+    /// [`Setup::interactive`] with `cwd` as Codex's working directory (its
+    /// parent names the tmux server: a second one at once needs another).
+    async fn interactive_in(&self, flags: &str, cwd: &Path) -> Option<Tmux> {
         let command = format!(
             "env CODEX_HOME={home} HOME={home} XDG_RUNTIME_DIR={runtime} {codex} \
              -a on-request -s read-only {flags}",
@@ -142,7 +148,7 @@ default_mode_request_user_input = true
             runtime = self.runtime().display(),
             codex = self.codex.display(),
         );
-        let tmux = Tmux::start(&command, &self.project(), Duration::from_secs(60))?;
+        let tmux = Tmux::start(&command, cwd, Duration::from_secs(60))?;
         tmux.wait_for("Ask Codex to do anything").await;
         Some(tmux)
     }
@@ -478,6 +484,39 @@ async fn daemon_status(client: &mut LspClient) -> Value {
         .unwrap_or_else(|| panic!("{status}"))
 }
 
+/// Types `line` into Codex and submits it; Enter again if Codex took it as
+/// part of a paste (the line still in its input, nothing after it).
+async fn submit(tmux: &Tmux, line: &str) {
+    tmux.type_line(line).await;
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let screen = tmux.screen();
+        let lines: Vec<&str> = screen.lines().collect();
+        let Some(last) = lines.iter().rposition(|l| l.trim_start().starts_with('›')) else {
+            return;
+        };
+        let unsent = lines[last].contains(line)
+            && !lines[last + 1..].iter().any(|l| l.trim_start().starts_with('•'));
+        if !unsent {
+            return;
+        }
+        tmux.keys(&["Enter"]);
+    }
+}
+
+/// Whether an `ask-lsp hook codex` of this build runs.
+fn hook_running() -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        args.first() == Some(&env!("CARGO_BIN_EXE_ask-lsp").as_bytes())
+            && args.get(1) == Some(&b"hook".as_slice())
+    })
+}
+
 /// The daemon's entry once it is `connected` (or has said why not).
 async fn daemon_status_once(client: &mut LspClient, connected: bool) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
@@ -532,8 +571,13 @@ timeout = 60
     );
 
     let allowed = setup.project().join("by-hook");
-    tmux.type_line(&format!("RUN: touch {}", allowed.display()))
-        .await;
+    submit(&tmux, &format!("RUN: touch {}", allowed.display())).await;
+    // The turn can take seconds on a busy machine: the hook runs first.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while !hook_running() {
+        assert!(tokio::time::Instant::now() < deadline, "{}", tmux.screen());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let ask = client.next_method("askQuestions/ask").await;
     assert_eq!(ask["params"]["server"], "hook", "{ask}");
     client
@@ -553,13 +597,18 @@ timeout = 60
 
     // The same Codex on its daemon: the hook leaves the request to the
     // daemon follower, which shows it once.
-    let Some(tmux) = setup.interactive("--dangerously-bypass-hook-trust").await else {
+    setup.start_daemon().await;
+    daemon_status_once(&mut client, true).await;
+    let sub = setup.project().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let Some(tmux) = setup
+        .interactive_in("--dangerously-bypass-hook-trust", &sub)
+        .await
+    else {
         return;
     };
-    daemon_status_once(&mut client, true).await;
     let twice = setup.project().join("once");
-    tmux.type_line(&format!("RUN: touch {}", twice.display()))
-        .await;
+    submit(&tmux, &format!("RUN: touch {}", twice.display())).await;
     tmux.wait_for(CODEX_DIALOG).await;
     let ask = next_daemon_prompt(&mut client).await;
     client

@@ -131,6 +131,8 @@ struct Thread {
     cwd: Option<String>,
     /// A `thread/resume` is on its way or succeeded.
     resumed: bool,
+    /// Counted in [`FOLLOWED`].
+    noted: bool,
 }
 
 struct Route {
@@ -297,7 +299,7 @@ impl CodexDaemon {
         state.listing = false;
         state.resumes_pending = 0;
         for (id, thread) in state.threads.drain() {
-            if thread.ours == Some(true) && thread.resumed {
+            if thread.noted {
                 note_followed(&id, false);
             }
         }
@@ -405,6 +407,33 @@ impl CodexDaemon {
                 }
                 Vec::new()
             }
+            "thread/started" => {
+                // A new thread of the workspace: the hook leaves its
+                // requests to this follower from now on (its first turn's
+                // status change resumes it; the resume replays what it asks).
+                let Some(thread) = params.get("thread") else {
+                    return Vec::new();
+                };
+                let id = thread.get("id").and_then(Value::as_str).unwrap_or_default();
+                let cwd = thread.get("cwd").and_then(Value::as_str).unwrap_or_default();
+                let ephemeral = thread.get("ephemeral").and_then(Value::as_bool) == Some(true);
+                if ephemeral
+                    || !id_within(id)
+                    || !self.in_workspace(cwd)
+                    || (state.threads.len() >= MAX_THREADS && !state.threads.contains_key(id))
+                {
+                    return Vec::new();
+                }
+                let known = state.threads.entry(id.to_owned()).or_default();
+                known.ours = Some(true);
+                known.cwd = Some(cwd.to_owned());
+                known.title = thread.get("name").and_then(Value::as_str).and_then(SessionTitle::new);
+                if !known.noted {
+                    known.noted = true;
+                    note_followed(id, true);
+                }
+                Vec::new()
+            }
             "thread/name/updated" => {
                 if let Some(thread) = text("threadId")
                     && let Some(known) = state.threads.get_mut(thread)
@@ -463,8 +492,7 @@ impl CodexDaemon {
                 }
                 if method != "turn/completed"
                     && let Some(known) = state.threads.remove(thread)
-                    && known.ours == Some(true)
-                    && known.resumed
+                    && known.noted
                 {
                     note_followed(thread, false);
                 }
@@ -506,10 +534,12 @@ impl CodexDaemon {
                             known.ours = Some(ours);
                             known.title = title.clone();
                             known.cwd = Some(cwd.to_owned());
+                            if ours && !known.noted {
+                                known.noted = true;
+                                note_followed(thread, true);
+                            }
                         }
-                        if ours {
-                            note_followed(thread, true);
-                        } else {
+                        if !ours {
                             // Its traffic is not ours to read.
                             send(json!({"jsonrpc": "2.0", "id": "unsubscribe",
                                         "method": "thread/unsubscribe",
