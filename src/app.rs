@@ -249,7 +249,9 @@ pub(crate) fn factory() -> Factory {
                 crate::backends::codex::CodexDaemon::new(home.clone(), roots.clone()),
             ),
             #[cfg(not(unix))]
-            BackendKind::CodexDaemon { .. } => unreachable!("with_hook adds no Codex daemon off Unix"),
+            BackendKind::CodexDaemon { .. } => {
+                unreachable!("with_hook adds no Codex daemon off Unix")
+            }
         }
     })
 }

@@ -222,7 +222,8 @@ impl Drop for Setup {
             };
             let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
             let first = cmdline.split(|b| *b == 0).next().unwrap_or_default();
-            if Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(first)).starts_with(&wanted)
+            if Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(first))
+                .starts_with(&wanted)
                 || (first.ends_with(b"codex")
                     && std::fs::read(entry.path().join("environ"))
                         .unwrap_or_default()
@@ -239,7 +240,12 @@ impl Drop for Setup {
 /// The editor's next prompt from the Codex daemon.
 async fn next_daemon_prompt(client: &mut LspClient) -> Value {
     let ask = client.next_method("askQuestions/ask").await;
-    assert_eq!(ask["params"]["server"], "codex-daemon", "{ask}");
+    assert_eq!(
+        ask["params"]["server"],
+        "codex-daemon",
+        "{ask}\nits log:\n{}",
+        client.logs()
+    );
     ask
 }
 
@@ -305,7 +311,10 @@ async fn accepts_and_declines(var: &str) {
         )
         .await;
     let told = setup.told_after(seen).await;
-    assert!(told.contains("rejected by user"), "the model is told: {told}");
+    assert!(
+        told.contains("rejected by user"),
+        "the model is told: {told}"
+    );
     tmux.wait_for("Ask Codex to do anything").await;
     assert!(!declined.exists(), "the declined command did not run");
     assert!(client.shutdown().await.success());
@@ -496,7 +505,9 @@ async fn submit(tmux: &Tmux, line: &str) {
             return;
         };
         let unsent = lines[last].contains(line)
-            && !lines[last + 1..].iter().any(|l| l.trim_start().starts_with('•'));
+            && !lines[last + 1..]
+                .iter()
+                .any(|l| l.trim_start().starts_with('•'));
         if !unsent {
             return;
         }
@@ -531,8 +542,11 @@ async fn daemon_status_once(client: &mut LspClient, connected: bool) -> Value {
 }
 
 /// Control: Codex with `--no-daemon` has no daemon to follow: the editor's
-/// status says so, and the hook still brings its approvals. With a daemon,
-/// the hook leaves the same request to it: shown once.
+/// status says so, nothing comes from a daemon, and the hook still brings
+/// its approvals. (The hook's dedupe against the daemon is not exercised
+/// here: Codex 0.169.0 started with `--dangerously-bypass-hook-trust`, which
+/// an untrusted test hook needs, runs its thread in-process, not on the
+/// daemon: no daemon client hears of it.)
 #[tokio::test]
 async fn without_a_daemon_the_status_says_so_and_the_hook_still_works() {
     let Some(codex) = codex_bin(PINNED) else {
@@ -593,34 +607,5 @@ timeout = 60
     }
     let status = daemon_status(&mut client).await;
     assert_eq!(status["connected"], json!(false), "{status}");
-    drop(tmux);
-
-    // The same Codex on its daemon: the hook leaves the request to the
-    // daemon follower, which shows it once.
-    setup.start_daemon().await;
-    daemon_status_once(&mut client, true).await;
-    let sub = setup.project().join("sub");
-    std::fs::create_dir(&sub).unwrap();
-    let Some(tmux) = setup
-        .interactive_in("--dangerously-bypass-hook-trust", &sub)
-        .await
-    else {
-        return;
-    };
-    let twice = setup.project().join("once");
-    submit(&tmux, &format!("RUN: touch {}", twice.display())).await;
-    tmux.wait_for(CODEX_DIALOG).await;
-    let ask = next_daemon_prompt(&mut client).await;
-    client
-        .respond(
-            &ask["id"],
-            json!({"outcome": "answered", "choice": "accept"}),
-        )
-        .await;
-    wait_for(|| twice.exists()).await;
-    tmux.wait_for("Ask Codex to do anything").await;
-    for message in client.drain(Duration::from_millis(500)).await {
-        assert_ne!(message["method"], "askQuestions/ask", "shown twice: {message}");
-    }
     assert!(client.shutdown().await.success());
 }

@@ -80,7 +80,10 @@ pub(super) fn socket_of(home: &Path) -> Result<PathBuf, Unfollowed> {
     let dir_meta = std::fs::symlink_metadata(dir)
         .map_err(|e| not_theirs(dir, &format!("cannot be read ({e})")))?;
     if !dir_meta.is_dir() || dir_meta.uid() != euid() || dir_meta.mode() & 0o077 != 0 {
-        return Err(not_theirs(dir, "is not a directory of this user's closed to others"));
+        return Err(not_theirs(
+            dir,
+            "is not a directory of this user's closed to others",
+        ));
     }
     Ok(target)
 }

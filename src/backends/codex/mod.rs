@@ -168,7 +168,11 @@ impl CodexDaemon {
     }
 
     fn in_workspace(&self, cwd: &str) -> bool {
-        self.roots.is_empty() || self.roots.iter().any(|root| Path::new(cwd).starts_with(root))
+        self.roots.is_empty()
+            || self
+                .roots
+                .iter()
+                .any(|root| Path::new(cwd).starts_with(root))
     }
 
     fn unfollowed(&self, why: Unfollowed) -> BackendError {
@@ -216,10 +220,12 @@ impl CodexDaemon {
         let send = |message: Value| {
             let _ = outbox.send(message.to_string());
         };
-        send(json!({"jsonrpc": "2.0", "id": "initialize", "method": "initialize",
+        send(
+            json!({"jsonrpc": "2.0", "id": "initialize", "method": "initialize",
                     "params": {"clientInfo": {"name": "ask-lsp", "title": "ask-lsp",
                                               "version": env!("CARGO_PKG_VERSION")},
-                               "capabilities": {"experimentalApi": true}}}));
+                               "capabilities": {"experimentalApi": true}}}),
+        );
         // Nothing else is read before `initialize` is answered.
         let initialized = tokio::time::timeout(INITIALIZE_WITHIN, async {
             loop {
@@ -248,8 +254,10 @@ impl CodexDaemon {
             }
         }
         send(json!({"jsonrpc": "2.0", "method": "initialized"}));
-        send(json!({"jsonrpc": "2.0", "id": "loaded", "method": "thread/loaded/list",
-                    "params": {}}));
+        send(
+            json!({"jsonrpc": "2.0", "id": "loaded", "method": "thread/loaded/list",
+                    "params": {}}),
+        );
         {
             let mut state = self.state.lock().expect("not poisoned");
             state.outbox = Some(outbox.clone());
@@ -307,8 +315,14 @@ impl CodexDaemon {
 
     /// Handles one message; false once nobody listens for events.
     fn handle(&self, mut message: Value, send: &impl Fn(Value), sink: &EventSink) -> bool {
-        let method = message.get("method").and_then(Value::as_str).map(str::to_owned);
-        let params = message.get_mut("params").map(Value::take).unwrap_or(Value::Null);
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let params = message
+            .get_mut("params")
+            .map(Value::take)
+            .unwrap_or(Value::Null);
         let events = match (method.as_deref(), message.get("id").cloned()) {
             (Some(method), Some(rpc_id)) => self.request(method, rpc_id, params, send),
             (Some(method), None) => self.notification(method, &params, send),
@@ -331,11 +345,19 @@ impl CodexDaemon {
             return;
         }
         known.resumed = true;
-        send(json!({"jsonrpc": "2.0", "id": format!("resume:{thread}"), "method": "thread/resume",
-                    "params": {"threadId": thread, "excludeTurns": true}}));
+        send(
+            json!({"jsonrpc": "2.0", "id": format!("resume:{thread}"), "method": "thread/resume",
+                    "params": {"threadId": thread, "excludeTurns": true}}),
+        );
     }
 
-    fn request(&self, method: &str, rpc_id: Value, params: Value, send: &impl Fn(Value)) -> Vec<BackendEvent> {
+    fn request(
+        &self,
+        method: &str,
+        rpc_id: Value,
+        params: Value,
+        send: &impl Fn(Value),
+    ) -> Vec<BackendEvent> {
         let Some(thread) = wire::thread_of(&params).map(str::to_owned) else {
             return Vec::new();
         };
@@ -394,12 +416,18 @@ impl CodexDaemon {
         }
     }
 
-    fn notification(&self, method: &str, params: &Value, send: &impl Fn(Value)) -> Vec<BackendEvent> {
+    fn notification(
+        &self,
+        method: &str,
+        params: &Value,
+        send: &impl Fn(Value),
+    ) -> Vec<BackendEvent> {
         let text = |key: &str| params.get(key).and_then(Value::as_str);
         let mut state = self.state.lock().expect("not poisoned");
         match method {
             "thread/status/changed" => {
-                let active = params.pointer("/status/type").and_then(Value::as_str) == Some("active");
+                let active =
+                    params.pointer("/status/type").and_then(Value::as_str) == Some("active");
                 if let Some(thread) = text("threadId")
                     && active
                 {
@@ -415,8 +443,12 @@ impl CodexDaemon {
                     return Vec::new();
                 };
                 let id = thread.get("id").and_then(Value::as_str).unwrap_or_default();
-                let cwd = thread.get("cwd").and_then(Value::as_str).unwrap_or_default();
+                let cwd = thread
+                    .get("cwd")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 let ephemeral = thread.get("ephemeral").and_then(Value::as_bool) == Some(true);
+                tracing::debug!(thread = id, cwd, ephemeral, "a Codex thread started");
                 if ephemeral
                     || !id_within(id)
                     || !self.in_workspace(cwd)
@@ -427,7 +459,10 @@ impl CodexDaemon {
                 let known = state.threads.entry(id.to_owned()).or_default();
                 known.ours = Some(true);
                 known.cwd = Some(cwd.to_owned());
-                known.title = thread.get("name").and_then(Value::as_str).and_then(SessionTitle::new);
+                known.title = thread
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .and_then(SessionTitle::new);
                 if !known.noted {
                     known.noted = true;
                     note_followed(id, true);
@@ -464,7 +499,9 @@ impl CodexDaemon {
                     .filter(|(_, route)| &route.rpc_id == request && route.thread == thread)
                     .map(|(id, _)| id.clone())
                     .collect();
-                state.held.retain(|(_, asked, _)| !resolved.contains(&asked.prompt.id));
+                state
+                    .held
+                    .retain(|(_, asked, _)| !resolved.contains(&asked.prompt.id));
                 for id in &resolved {
                     state.open.remove(id);
                 }
@@ -473,7 +510,10 @@ impl CodexDaemon {
                 }
                 resolved
                     .into_iter()
-                    .map(|id| BackendEvent::ResolvedElsewhere { id, rejected: false })
+                    .map(|id| BackendEvent::ResolvedElsewhere {
+                        id,
+                        rejected: false,
+                    })
                     .collect()
             }
             "turn/completed" | "thread/closed" | "thread/archived" => {
@@ -496,7 +536,10 @@ impl CodexDaemon {
                 {
                     note_followed(thread, false);
                 }
-                ended.into_iter().map(|id| BackendEvent::Withdrawn { id }).collect()
+                ended
+                    .into_iter()
+                    .map(|id| BackendEvent::Withdrawn { id })
+                    .collect()
             }
             _ => Vec::new(),
         }
@@ -510,7 +553,12 @@ impl CodexDaemon {
                 let threads: Vec<String> = message
                     .pointer("/result/data")
                     .and_then(Value::as_array)
-                    .map(|ids| ids.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                    .map(|ids| {
+                        ids.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    })
                     .unwrap_or_default();
                 for thread in &threads {
                     let before = state.threads.get(thread).is_some_and(|t| t.resumed);
@@ -524,12 +572,16 @@ impl CodexDaemon {
             Some(resume) if resume.starts_with("resume:") => {
                 let thread = &resume["resume:".len()..];
                 let found = message.pointer("/result/thread");
+                tracing::debug!(thread, resumed = found.is_some(), "a Codex thread resumed");
                 let mut events = Vec::new();
                 match found {
                     Some(found) => {
                         let cwd = found.get("cwd").and_then(Value::as_str).unwrap_or_default();
                         let ours = self.in_workspace(cwd);
-                        let title = found.get("name").and_then(Value::as_str).and_then(SessionTitle::new);
+                        let title = found
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .and_then(SessionTitle::new);
                         if let Some(known) = state.threads.get_mut(thread) {
                             known.ours = Some(ours);
                             known.title = title.clone();
@@ -551,7 +603,8 @@ impl CodexDaemon {
                         state.held = rest;
                         for (_, mut asked, rpc_id) in mine {
                             if ours {
-                                asked.prompt.directory = asked.prompt.directory.or_else(|| Some(cwd.to_owned()));
+                                asked.prompt.directory =
+                                    asked.prompt.directory.or_else(|| Some(cwd.to_owned()));
                                 asked.prompt.origin.session_title = title.clone();
                                 events.extend(self.open(&mut state, asked, rpc_id));
                             }
@@ -563,7 +616,9 @@ impl CodexDaemon {
                         if let Some(known) = state.threads.get_mut(thread) {
                             known.resumed = false;
                         }
-                        state.held.retain(|(held_thread, _, _)| held_thread != thread);
+                        state
+                            .held
+                            .retain(|(held_thread, _, _)| held_thread != thread);
                     }
                 }
                 if state.listing && state.resumes_pending > 0 {
@@ -589,7 +644,10 @@ impl CodexDaemon {
             .into_iter()
             .filter(|prompt| state.open.contains_key(&prompt.id))
             .collect();
-        vec![BackendEvent::Connected, BackendEvent::Snapshot(Snapshot::from(listed))]
+        vec![
+            BackendEvent::Connected,
+            BackendEvent::Snapshot(Snapshot::from(listed)),
+        ]
     }
 }
 
@@ -600,24 +658,50 @@ fn file_changes(item: &Value) -> (Vec<String>, String) {
     let mut paths = Vec::new();
     let mut diff = String::new();
     let changes = item.get("changes").and_then(Value::as_array);
-    for change in changes.into_iter().flatten().take(crate::prompt::limits::PATTERNS) {
-        let path = change.get("path").and_then(Value::as_str).unwrap_or_default();
-        let kind = change.pointer("/kind/type").and_then(Value::as_str).unwrap_or_default();
-        let text = change.get("diff").and_then(Value::as_str).unwrap_or_default();
+    for change in changes
+        .into_iter()
+        .flatten()
+        .take(crate::prompt::limits::PATTERNS)
+    {
+        let path = change
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let kind = change
+            .pointer("/kind/type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let text = change
+            .get("diff")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         paths.push(path.to_owned());
         let lines = || text.lines().count();
-        let whole = |sign: char| text.lines().map(|l| format!("{sign}{l}\n")).collect::<String>();
+        let whole = |sign: char| {
+            text.lines()
+                .map(|l| format!("{sign}{l}\n"))
+                .collect::<String>()
+        };
         match kind {
             "add" => {
-                diff.push_str(&format!("--- /dev/null\n+++ {path}\n@@ -0,0 +1,{} @@\n", lines()));
+                diff.push_str(&format!(
+                    "--- /dev/null\n+++ {path}\n@@ -0,0 +1,{} @@\n",
+                    lines()
+                ));
                 diff.push_str(&whole('+'));
             }
             "delete" => {
-                diff.push_str(&format!("--- {path}\n+++ /dev/null\n@@ -1,{} +0,0 @@\n", lines()));
+                diff.push_str(&format!(
+                    "--- {path}\n+++ /dev/null\n@@ -1,{} +0,0 @@\n",
+                    lines()
+                ));
                 diff.push_str(&whole('-'));
             }
             _ => {
-                let to = change.pointer("/kind/move_path").and_then(Value::as_str).unwrap_or(path);
+                let to = change
+                    .pointer("/kind/move_path")
+                    .and_then(Value::as_str)
+                    .unwrap_or(path);
                 if !text.starts_with("---") {
                     diff.push_str(&format!("--- {path}\n+++ {to}\n"));
                 }
@@ -648,13 +732,20 @@ impl Backend for CodexDaemon {
         }
     }
 
-    fn send<'a>(&'a self, prompt: &'a Prompt, reply: &'a Reply) -> BoxFuture<'a, Result<(), BackendError>> {
+    fn send<'a>(
+        &'a self,
+        prompt: &'a Prompt,
+        reply: &'a Reply,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
         Box::pin(async move {
             let mut state = self.state.lock().expect("not poisoned");
             // Gone: Codex's terminal (or another client) answered first.
-            let route = state.open.get(&prompt.id).ok_or_else(|| BackendError::NotFound {
-                server: self.label(),
-            })?;
+            let route = state
+                .open
+                .get(&prompt.id)
+                .ok_or_else(|| BackendError::NotFound {
+                    server: self.label(),
+                })?;
             let result = wire::response(&route.expect, prompt, reply).map_err(|reason| {
                 BackendError::Refused {
                     server: self.label(),
@@ -667,15 +758,23 @@ impl Backend for CodexDaemon {
             // Taken out as it is sent: exactly once.
             let route = state.open.remove(&prompt.id).expect("found above");
             let body = json!({"jsonrpc": "2.0", "id": route.rpc_id, "result": result});
-            outbox.send(body.to_string()).map_err(|_| BackendError::NotFound {
-                server: self.label(),
-            })
+            outbox
+                .send(body.to_string())
+                .map_err(|_| BackendError::NotFound {
+                    server: self.label(),
+                })
         })
     }
 
     fn still_pending<'a>(&'a self, prompt: &'a Prompt) -> BoxFuture<'a, Option<bool>> {
         Box::pin(async move {
-            Some(self.state.lock().expect("not poisoned").open.contains_key(&prompt.id))
+            Some(
+                self.state
+                    .lock()
+                    .expect("not poisoned")
+                    .open
+                    .contains_key(&prompt.id),
+            )
         })
     }
 
@@ -698,7 +797,12 @@ impl Backend for CodexDaemon {
                 }
                 if last.as_ref() != Some(&error) {
                     tracing::info!("{}", error.for_log());
-                    if sink.send(BackendEvent::Disconnected { error: error.clone() }).is_err() {
+                    if sink
+                        .send(BackendEvent::Disconnected {
+                            error: error.clone(),
+                        })
+                        .is_err()
+                    {
                         return;
                     }
                     last = Some(error);

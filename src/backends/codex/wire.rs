@@ -214,7 +214,9 @@ pub(super) fn asked(
                 .filter_map(|a| a.command)
                 .collect();
             let title = match p.network_approval_context {
-                Some(Value::Object(_)) => PermissionTitle::NetworkAccess { asker: Asker::Codex },
+                Some(Value::Object(_)) => PermissionTitle::NetworkAccess {
+                    asker: Asker::Codex,
+                },
                 _ => PermissionTitle::RunCommand {
                     asker: Asker::Codex,
                     reason: p.reason,
@@ -332,7 +334,11 @@ pub(super) fn asked(
 /// choice is sent only if it is one the prompt offered; a refusal, a
 /// timeout's cancel and anything unknown decline (never allow); a rejected
 /// question gets no answers.
-pub(super) fn response(expect: &Expect, prompt: &Prompt, reply: &Reply) -> Result<Value, &'static str> {
+pub(super) fn response(
+    expect: &Expect,
+    prompt: &Prompt,
+    reply: &Reply,
+) -> Result<Value, &'static str> {
     match (expect, &prompt.kind, reply) {
         (Expect::Approval { amendment }, Kind::Permission(permission), reply) => {
             let decision = match reply {
@@ -344,7 +350,9 @@ pub(super) fn response(expect: &Expect, prompt: &Prompt, reply: &Reply) -> Resul
                         ACCEPT => json!(ACCEPT),
                         ACCEPT_FOR_SESSION => json!(ACCEPT_FOR_SESSION),
                         ACCEPT_AMENDMENT => match amendment {
-                            Some(amendment) => json!({ACCEPT_AMENDMENT: {"execpolicy_amendment": amendment}}),
+                            Some(amendment) => {
+                                json!({ACCEPT_AMENDMENT: {"execpolicy_amendment": amendment}})
+                            }
                             None => return Err("no amendment was proposed"),
                         },
                         _ => json!(DECLINE),

@@ -16,7 +16,9 @@ fn real_command() -> Value {
 }
 
 fn command_prompt(params: Value) -> Asked {
-    asked(COMMAND_APPROVAL, params, |_, _| None).unwrap().unwrap()
+    asked(COMMAND_APPROVAL, params, |_, _| None)
+        .unwrap()
+        .unwrap()
 }
 
 fn permission(prompt: &Prompt) -> &Permission {
@@ -36,7 +38,10 @@ fn pick(choice: &str) -> Reply {
 fn a_command_shows_whole_with_the_decisions_codex_lists() {
     let asked = command_prompt(real_command());
     let shown = permission(&asked.prompt);
-    assert_eq!(shown.command.as_deref(), Some("/bin/bash -lc 'touch /p/a1'"));
+    assert_eq!(
+        shown.command.as_deref(),
+        Some("/bin/bash -lc 'touch /p/a1'")
+    );
     assert_eq!(shown.patterns, ["touch /p/a1"]);
     assert_eq!(
         shown.english_title(),
@@ -85,21 +90,42 @@ fn a_command_shows_whole_with_the_decisions_codex_lists() {
 #[test]
 fn each_decision_sends_codex_exactly_this() {
     let asked = command_prompt(real_command());
-    let amendment = json!({"acceptWithExecpolicyAmendment": {"execpolicy_amendment": ["touch", "/p/a1"]}});
+    let amendment =
+        json!({"acceptWithExecpolicyAmendment": {"execpolicy_amendment": ["touch", "/p/a1"]}});
     let table: Vec<(Reply, Result<Value, &str>)> = vec![
         (pick("accept"), Ok(json!({"decision": "accept"}))),
-        (pick("acceptWithExecpolicyAmendment"), Ok(json!({"decision": amendment}))),
+        (
+            pick("acceptWithExecpolicyAmendment"),
+            Ok(json!({"decision": amendment})),
+        ),
         (pick("decline"), Ok(json!({"decision": "decline"}))),
         // Not offered here (Codex did not list it): never sent.
-        (pick("acceptForSession"), Err("not one of the permission's choices")),
+        (
+            pick("acceptForSession"),
+            Err("not one of the permission's choices"),
+        ),
         (pick("cancel"), Err("not one of the permission's choices")),
-        (pick("allow-once"), Err("not one of the permission's choices")),
+        (
+            pick("allow-once"),
+            Err("not one of the permission's choices"),
+        ),
         (pick(""), Err("not one of the permission's choices")),
-        (Reply::Reject { message: Some("use make".into()) }, Ok(json!({"decision": "decline"}))),
-        (Reply::Reject { message: None }, Ok(json!({"decision": "decline"}))),
+        (
+            Reply::Reject {
+                message: Some("use make".into()),
+            },
+            Ok(json!({"decision": "decline"})),
+        ),
+        (
+            Reply::Reject { message: None },
+            Ok(json!({"decision": "decline"})),
+        ),
         // A timeout that picks nothing never allows.
         (Reply::Cancel, Ok(json!({"decision": "decline"}))),
-        (Reply::Answer(Answer::Questions(vec![])), Err("not an answer to a permission")),
+        (
+            Reply::Answer(Answer::Questions(vec![])),
+            Err("not an answer to a permission"),
+        ),
     ];
     for (reply, expected) in table {
         assert_eq!(
@@ -127,7 +153,9 @@ fn questions_take_their_answers_by_id_and_secrets_stay_in_codex() {
                                                    {"label": "SQLite", "description": "Embedded"}]},
                                       {"id": "name", "header": "Name", "question": "Its name?",
                                        "options": null}]});
-    let asked = asked(USER_INPUT, params.clone(), |_, _| None).unwrap().unwrap();
+    let asked = asked(USER_INPUT, params.clone(), |_, _| None)
+        .unwrap()
+        .unwrap();
     let Kind::Questions(questions) = &asked.prompt.kind else {
         panic!("{:?}", asked.prompt.kind)
     };
@@ -184,7 +212,11 @@ fn a_file_change_shows_the_diff_codex_announced() {
         Ok(json!({"decision": "accept"}))
     );
     assert_eq!(
-        response(&asked.expect, &asked.prompt, &Reply::Reject { message: None }),
+        response(
+            &asked.expect,
+            &asked.prompt,
+            &Reply::Reject { message: None }
+        ),
         Ok(json!({"decision": "decline"}))
     );
 }

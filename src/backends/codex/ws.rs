@@ -37,7 +37,10 @@ fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
         for i in 0..4 {
             if i <= chunk.len() {
                 out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
@@ -182,9 +185,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 n => u64::from(n),
             };
             let control = opcode & 0x8 != 0;
-            if (control && len > 125)
-                || self.message.len() as u64 + len > MAX_MESSAGE as u64
-            {
+            if (control && len > 125) || self.message.len() as u64 + len > MAX_MESSAGE as u64 {
                 return Err(invalid(format!("a message over {MAX_MESSAGE} bytes")));
             }
             let mut payload = vec![0u8; len as usize];
@@ -264,7 +265,12 @@ mod tests {
         huge.extend_from_slice(&(u64::MAX / 2).to_be_bytes());
         assert!(Reader::new(huge.as_slice()).next().await.is_err());
         // A masked frame from a server is a protocol error.
-        assert!(Reader::new([0x81u8, 0x81, 0, 0, 0, 0, b'x'].as_slice()).next().await.is_err());
+        assert!(
+            Reader::new([0x81u8, 0x81, 0, 0, 0, 0, b'x'].as_slice())
+                .next()
+                .await
+                .is_err()
+        );
         assert!(
             Reader::new(server_frame(true, BINARY, b"x").as_slice())
                 .next()
@@ -279,7 +285,11 @@ mod tests {
         assert_eq!(framed[0], 0x81);
         assert_eq!(framed[1], 0x80 | 5);
         let mask = &framed[2..6];
-        let unmasked: Vec<u8> = framed[6..].iter().enumerate().map(|(i, b)| b ^ mask[i % 4]).collect();
+        let unmasked: Vec<u8> = framed[6..]
+            .iter()
+            .enumerate()
+            .map(|(i, b)| b ^ mask[i % 4])
+            .collect();
         assert_eq!(unmasked, b"hello");
     }
 }

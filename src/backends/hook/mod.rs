@@ -316,8 +316,6 @@ pub(crate) enum Refusal {
     AskUserQuestion,
     TooLong,
     BashWithoutCommand,
-    /// This ask-lsp follows the Codex daemon running the thread: its own
-    /// request for a person comes next, two-way (src/backends/codex/).
     FollowedByDaemon,
 }
 
