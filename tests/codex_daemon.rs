@@ -381,11 +381,11 @@ async fn question_answered_in_the_editor(var: &str) {
         return;
     };
     let seen = setup.received().await.len();
-    tmux.type_line("ASK: Which database should I use?").await;
+    tmux.type_line("ASK: Which database should I use").await;
     tmux.wait_for("Postgres").await;
     let ask = next_daemon_prompt(&mut client).await;
     let questions = &ask["params"]["questions"];
-    assert_eq!(questions[0]["question"], "Which database should I use?");
+    assert_eq!(questions[0]["question"], "Which database should I use");
     assert_eq!(questions[0]["header"], "Database");
     let labels: Vec<&Value> = questions[0]["options"]
         .as_array()
