@@ -45,6 +45,10 @@ pub(crate) struct Environment {
     /// `$XDG_RUNTIME_DIR`: where the hook sockets live.
     #[cfg(unix)]
     runtime_dir: Option<PathBuf>,
+    /// `$CODEX_HOME`, else `~/.codex`: whose Codex daemon is followed,
+    /// unless `$ASK_LSP_CODEX=0` (docs/codex.md).
+    #[cfg(unix)]
+    codex_home: Option<PathBuf>,
     /// `$ASK_LSP_LOG` is set.
     log: bool,
     /// `$ASK_LSP_HOOK_TIMEOUT_MS`, unparsed (the command line says what is wrong).
@@ -90,6 +94,13 @@ impl Environment {
             hook: std::env::var("ASK_LSP_HOOK").map_or(true, |v| v != "0"),
             #[cfg(unix)]
             runtime_dir: path("XDG_RUNTIME_DIR").map(PathBuf::from),
+            #[cfg(unix)]
+            codex_home: match std::env::var("ASK_LSP_CODEX").is_ok_and(|v| v == "0") {
+                true => None,
+                false => path("CODEX_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| path("HOME").map(|home| PathBuf::from(home).join(".codex"))),
+            },
             log: std::env::var_os("ASK_LSP_LOG").is_some(),
             hook_timeout_ms: std::env::var("ASK_LSP_HOOK_TIMEOUT_MS").ok(),
             current_dir: std::env::current_dir().ok(),
@@ -176,16 +187,31 @@ pub(crate) async fn env_defaults_here(nothing_named: bool) -> EnvDefaults {
 }
 
 /// `servers` and, on Unix unless `$ASK_LSP_HOOK=0`, the hook socket for
-/// this workspace (docs/hook.md).
+/// this workspace (docs/hook.md); and the daemon of the person's Codex
+/// when Codex has been used from its home (docs/codex.md).
 pub(crate) fn with_hook(servers: Vec<ServerSpec>, roots: Vec<PathBuf>) -> Vec<ServerSpec> {
     #[cfg(unix)]
-    if environment().hook {
+    {
         let mut servers = servers;
-        servers.push(crate::backends::hook::spec(roots));
-        return servers;
+        if let Some(home) = &environment().codex_home
+            && crate::backends::codex::used(home)
+        {
+            servers.push(crate::backends::codex::spec(
+                "codex-daemon".into(),
+                home.clone(),
+                roots.clone(),
+            ));
+        }
+        if environment().hook {
+            servers.push(crate::backends::hook::spec(roots));
+        }
+        servers
     }
-    let _ = roots;
-    servers
+    #[cfg(not(unix))]
+    {
+        let _ = roots;
+        servers
+    }
 }
 
 /// The real backends, by configured kind.
@@ -204,6 +230,14 @@ pub(crate) fn factory() -> Factory {
             )),
             #[cfg(not(unix))]
             BackendKind::Hook { .. } => unreachable!("with_hook adds no hook socket off Unix"),
+            #[cfg(unix)]
+            BackendKind::CodexDaemon { home, roots } => Arc::new(
+                crate::backends::codex::CodexDaemon::new(home.clone(), roots.clone()),
+            ),
+            #[cfg(not(unix))]
+            BackendKind::CodexDaemon { .. } => {
+                unreachable!("with_hook adds no Codex daemon off Unix")
+            }
         }
     })
 }

@@ -34,6 +34,7 @@ const FLOORS: &[&[&str]] = &[
         "backends/opencode2",
         "backends/sandbox_agent",
         "backends/hook",
+        "backends/codex",
     ],
     // What two adapters read.
     &["backends/shared"],

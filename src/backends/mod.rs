@@ -7,6 +7,8 @@
 //! event-stream loop with reconnect, backoff and stall watchdog, and the SSE
 //! decoder.
 
+#[cfg(unix)]
+pub(crate) mod codex;
 pub(crate) mod generation;
 #[cfg(unix)]
 pub(crate) mod hook;
@@ -269,6 +271,16 @@ pub(crate) enum BackendError {
     /// until then every hook prompt stays in the agent's terminal.
     HookSocket {
         message: String,
+    },
+    /// No Codex app-server daemon runs for the Codex home `home` (none
+    /// started, one started with `--no-daemon`, or one that stopped).
+    NoCodexDaemon {
+        home: String,
+    },
+    /// The Codex daemon's socket is not the person's alone (`what` says
+    /// which path and why): not followed.
+    CodexSocketRefused {
+        what: String,
     },
     /// Nobody listens for the events any more (shutting down).
     Closed,

@@ -94,6 +94,10 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
             tr!("backend.stalled", server = server, after = duration(*after))
         }
         BackendError::HookSocket { message } => tr!("backend.hook_socket", message = message),
+        BackendError::NoCodexDaemon { home } => tr!("backend.no_codex_daemon", home = home),
+        BackendError::CodexSocketRefused { what } => {
+            tr!("backend.codex_socket_refused", what = what)
+        }
         BackendError::Closed => tr!("backend.closed"),
     }
 }

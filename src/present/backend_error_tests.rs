@@ -44,6 +44,12 @@ fn errors() -> Vec<BackendError> {
         BackendError::HookSocket {
             message: "permission denied".into(),
         },
+        BackendError::NoCodexDaemon {
+            home: "/home/me/.codex".into(),
+        },
+        BackendError::CodexSocketRefused {
+            what: "/tmp/codex-daemon-1000/abc".into(),
+        },
         BackendError::Closed,
     ];
     for advice in [AuthAdvice::OpenCodePassword, AuthAdvice::SandboxAgentToken] {
@@ -111,13 +117,15 @@ fn variant(error: &BackendError) -> usize {
         BackendError::HookSocket { .. } => 14,
         BackendError::Closed => 15,
         BackendError::Stalled { .. } => 16,
+        BackendError::NoCodexDaemon { .. } => 17,
+        BackendError::CodexSocketRefused { .. } => 18,
     }
 }
 
 #[test]
 fn the_samples_cover_every_variant() {
     let covered: BTreeSet<usize> = errors().iter().map(variant).collect();
-    assert_eq!(covered, (0..17).collect());
+    assert_eq!(covered, (0..19).collect());
 }
 
 /// `Display` is what logs and `status --json` keep: English from the

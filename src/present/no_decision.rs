@@ -125,6 +125,7 @@ fn refusal(why: &Refusal) -> String {
         Refusal::TooLong => tr!("hook.refusal.too_long"),
         Refusal::BashWithoutCommand => tr!("hook.refusal.bash_without_command"),
         Refusal::Busy { readers } => tr!("hook.refusal.busy", readers = readers),
+        Refusal::FollowedByDaemon => tr!("hook.refusal.followed_by_daemon"),
     }
 }
 
@@ -153,6 +154,7 @@ mod tests {
             Refusal::TooLong,
             Refusal::BashWithoutCommand,
             Refusal::Busy { readers: 16 },
+            Refusal::FollowedByDaemon,
         ]
     }
 

@@ -289,7 +289,10 @@ pub(crate) fn choice_title(choice: &PermissionChoice) -> String {
                 false => tr!("choice.title", does = does, label = label),
             }
         }
-        ChoiceLabel::Effect { .. } | ChoiceLabel::Adds { .. } => choice_label(choice),
+        ChoiceLabel::Effect { .. }
+        | ChoiceLabel::Adds { .. }
+        | ChoiceLabel::ForSession
+        | ChoiceLabel::StartingWith { .. } => choice_label(choice),
     }
 }
 
@@ -309,6 +312,8 @@ pub(crate) fn choice_label(choice: &PermissionChoice) -> String {
         ChoiceLabel::Adds { rules } => {
             tr!("choice.adds", does = effect(choice.effect), rules = rules)
         }
+        ChoiceLabel::ForSession => tr!("choice.for_session"),
+        ChoiceLabel::StartingWith { prefix } => tr!("choice.starting_with", prefix = prefix),
     }
 }
 

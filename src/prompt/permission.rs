@@ -104,6 +104,14 @@ pub(crate) enum ChoiceLabel {
     Adds {
         rules: String,
     },
+    /// Allowed now and for the rest of the agent's session (Codex's
+    /// `acceptForSession`).
+    ForSession,
+    /// Allowed now, and from now on every command that starts with
+    /// `prefix` (Codex's proposed exec-policy amendment).
+    StartingWith {
+        prefix: String,
+    },
 }
 
 impl From<String> for ChoiceLabel {
@@ -201,6 +209,10 @@ impl Permission {
                 ChoiceLabel::Adds { rules } => {
                     *rules = line("choice label", rules, limits::LABEL_LEN)?
                 }
+                ChoiceLabel::ForSession => {}
+                ChoiceLabel::StartingWith { prefix } => {
+                    *prefix = line("choice label", prefix, limits::LABEL_LEN)?
+                }
             }
         }
         Ok(self)
@@ -272,6 +284,10 @@ impl PermissionChoice {
                 patterns: Some(patterns),
             } => format!("{does} ({patterns})"),
             ChoiceLabel::Adds { rules } => format!("{does} (adds {rules})"),
+            ChoiceLabel::ForSession => "Allow for this session".into(),
+            ChoiceLabel::StartingWith { prefix } => {
+                format!("Allow, and from now on commands that start with `{prefix}`")
+            }
         }
     }
 }

@@ -75,6 +75,9 @@ pub(crate) enum ServerKind {
     /// `ask-lsp hook`'s socket (never configured).
     #[serde(rename = "hook")]
     Hook,
+    /// Codex's app-server daemon (src/backends/codex/).
+    #[serde(rename = "codex-daemon")]
+    CodexDaemon,
 }
 
 impl ServerKind {
@@ -84,6 +87,7 @@ impl ServerKind {
             ServerKind::OpenCode | ServerKind::OpenCode1 | ServerKind::OpenCode2 => "opencode",
             ServerKind::SandboxAgent => "sandbox-agent",
             ServerKind::Hook => "hook",
+            ServerKind::CodexDaemon => "codex-daemon",
         }
     }
 
@@ -92,7 +96,10 @@ impl ServerKind {
         match self {
             ServerKind::OpenCode1 => Some("1"),
             ServerKind::OpenCode2 => Some("2"),
-            ServerKind::OpenCode | ServerKind::SandboxAgent | ServerKind::Hook => None,
+            ServerKind::OpenCode
+            | ServerKind::SandboxAgent
+            | ServerKind::Hook
+            | ServerKind::CodexDaemon => None,
         }
     }
 
@@ -104,6 +111,7 @@ impl ServerKind {
             ServerKind::OpenCode2 => "OpenCode 2.x",
             ServerKind::SandboxAgent => "sandbox-agent (ACP)",
             ServerKind::Hook => "ask-lsp hook socket",
+            ServerKind::CodexDaemon => "Codex daemon",
         }
     }
 }
@@ -133,6 +141,12 @@ pub enum BackendKind {
     /// The socket `ask-lsp hook` reaches this instance on; `roots` say which
     /// workspace it serves (src/backends/hook.rs).
     Hook {
+        roots: Vec<std::path::PathBuf>,
+    },
+    /// The daemon of the Codex whose home is `home`, for the threads of
+    /// `roots` (src/backends/codex/).
+    CodexDaemon {
+        home: std::path::PathBuf,
         roots: Vec<std::path::PathBuf>,
     },
 }

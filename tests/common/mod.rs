@@ -52,6 +52,9 @@ impl LspClient {
             // No hook of the person's own Claude Code reaches a test's
             // instance (tests/hook.rs turns it on in a runtime dir of its own).
             .env("ASK_LSP_HOOK", "0")
+            // Nor the daemon of the person's own Codex (tests/codex_daemon.rs
+            // points CODEX_HOME at one of its own).
+            .env("ASK_LSP_CODEX", "0")
             // English, whatever the language of the person running the
             // tests (a test that wants another passes LANG or a setting).
             .env_remove("LC_ALL")

@@ -40,6 +40,11 @@ fn codex_prompt(input: CodexInput) -> Result<Prompt, Refusal> {
         });
     }
     routable(&input.session_id, input.cwd.as_deref())?;
+    // The daemon's own request follows when the hook decides nothing: the
+    // same prompt, answerable both ways, shown once.
+    if crate::backends::codex::follows(&input.session_id) {
+        return Err(Refusal::FollowedByDaemon);
+    }
     let field = |name: &str| input.tool_input.get(name).and_then(Value::as_str);
     // The command Codex runs once allowed, whole and raw (rules match it).
     let command = match input.tool_name.as_str() {

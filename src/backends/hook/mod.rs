@@ -405,6 +405,7 @@ pub(crate) enum Refusal {
     Busy {
         readers: usize,
     },
+    FollowedByDaemon,
 }
 
 impl std::fmt::Display for Refusal {
@@ -434,6 +435,9 @@ impl std::fmt::Display for Refusal {
             Refusal::BashWithoutCommand => write!(f, "a Bash request without its command"),
             Refusal::Busy { readers } => {
                 write!(f, "busy: already reading {readers} hook requests")
+            }
+            Refusal::FollowedByDaemon => {
+                write!(f, "left to the Codex daemon this ask-lsp follows")
             }
         }
     }
