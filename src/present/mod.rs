@@ -17,4 +17,5 @@ pub(crate) mod invalid;
 pub(crate) mod no_decision;
 pub(crate) mod prompt_text;
 pub(crate) mod sentences;
+pub(crate) mod stores;
 pub(crate) mod who;

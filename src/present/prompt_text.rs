@@ -289,7 +289,7 @@ pub(crate) fn choice_title(choice: &PermissionChoice) -> String {
                 false => tr!("choice.title", does = does, label = label),
             }
         }
-        ChoiceLabel::Effect { .. } | ChoiceLabel::Adds { .. } => choice_label(choice),
+        ChoiceLabel::Effect { .. } | ChoiceLabel::Stores(_) => choice_label(choice),
     }
 }
 
@@ -306,9 +306,7 @@ pub(crate) fn choice_label(choice: &PermissionChoice) -> String {
             does = effect(choice.effect),
             patterns = patterns
         ),
-        ChoiceLabel::Adds { rules } => {
-            tr!("choice.adds", does = effect(choice.effect), rules = rules)
-        }
+        ChoiceLabel::Stores(stores) => super::stores::stores_label(stores),
     }
 }
 
@@ -355,6 +353,9 @@ pub(crate) fn title_words(action: &str, title: &PermissionTitle) -> String {
             reason: None,
         } => tr!("permission.run_command", asker = asker),
         PermissionTitle::NetworkAccess { asker } => tr!("permission.network", asker = asker),
+        PermissionTitle::EditFile { asker, path, note } => {
+            super::stores::edit_title(*asker, path, *note)
+        }
     }
 }
 

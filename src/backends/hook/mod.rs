@@ -30,6 +30,8 @@ use crate::prompt::{ChoiceLabel, Effect, PermissionChoice, Prompt, Reply};
 use crate::settings::{BackendKind, ServerKind, ServerSpec, UrlSource};
 
 mod claude;
+mod claude_edit;
+mod claude_suggestions;
 mod codex;
 pub(crate) mod instances;
 
@@ -238,7 +240,7 @@ impl HookListener {
         )
         .await;
         let prompt = match request {
-            Ok(Ok(_)) if line.ends_with(b"\n") => request_prompt(&line),
+            Ok(Ok(_)) if line.ends_with(b"\n") => request_prompt(&line, &self.roots),
             Ok(Ok(_)) if line.len() > MAX_REQUEST => Err(Refusal::TooLarge),
             _ => Err(Refusal::Incomplete),
         };
@@ -342,7 +344,7 @@ impl std::fmt::Display for Refusal {
 }
 
 /// The prompt a request asks, with what its agent's decision needs.
-fn request_prompt(line: &[u8]) -> Result<(Prompt, Agent), Refusal> {
+fn request_prompt(line: &[u8], roots: &[PathBuf]) -> Result<(Prompt, Agent), Refusal> {
     let request: Request = serde_json::from_slice(line).map_err(|e| Refusal::Malformed {
         detail: e.to_string(),
     })?;
@@ -350,7 +352,7 @@ fn request_prompt(line: &[u8]) -> Result<(Prompt, Agent), Refusal> {
         return Err(Refusal::TooLarge);
     }
     match request.agent.as_str() {
-        "claude" => claude::prompt(request.input.get()),
+        "claude" => claude::prompt(request.input.get(), roots),
         "codex" => codex::prompt(request.input.get()),
         other => Err(Refusal::UnknownAgent {
             agent: crate::text::for_display(other, 40).into_owned(),
@@ -361,9 +363,9 @@ fn request_prompt(line: &[u8]) -> Result<(Prompt, Agent), Refusal> {
 /// What a decision in an agent's terms needs beside the reply.
 #[derive(Debug)]
 enum Agent {
-    /// Claude's `permission_suggestions`, given back for "always".
+    /// What each of Claude's "always" choices stores, by choice id.
     Claude {
-        suggestions: Option<Value>,
+        suggested: claude_suggestions::Suggested,
     },
     Codex,
 }
@@ -381,7 +383,7 @@ impl Agent {
 /// in its own dialog).
 fn decision(reply: &Reply, agent: Agent) -> Value {
     match agent {
-        Agent::Claude { suggestions } => claude::decision(reply, suggestions),
+        Agent::Claude { suggested } => claude::decision(reply, &suggested),
         Agent::Codex => codex::decision(reply),
     }
 }
