@@ -32,13 +32,17 @@ pub struct StatusOptions {
 /// Writes every server's state to `out`; true when all of them answered.
 pub async fn status(options: StatusOptions, mut out: impl Write) -> Result<bool, String> {
     let nothing_named = options.servers.is_empty() && options.sandbox_agent.is_none();
-    let servers = servers_from_flags(
-        options.servers,
-        options.directory,
-        options.sandbox_agent,
-        &app::env_defaults_here(nothing_named).await,
-    )
-    .map_err(|e| e.to_string())?;
+    // `--hooks` alone speaks of hooks only: no default server is probed.
+    let servers = match options.hooks && nothing_named {
+        true => Vec::new(),
+        false => servers_from_flags(
+            options.servers,
+            options.directory,
+            options.sandbox_agent,
+            &app::env_defaults_here(nothing_named).await,
+        )
+        .map_err(|e| e.to_string())?,
+    };
     let reports = futures_util::future::join_all(servers.iter().map(probe)).await;
     let all_reachable = reports.iter().all(|r| r.error.is_none());
     #[cfg(unix)]

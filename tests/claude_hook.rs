@@ -123,12 +123,21 @@ impl Setup {
         self.run_with(command, &[])
     }
 
+    /// `claude -p` given `prompt` as it is (`WRITE: <path> ||| <content>`).
+    fn run_write(&self, prompt: &str) -> Child {
+        self.claude_p(prompt, &[])
+    }
+
     fn run_with(&self, command: &str, env: &[(&str, &str)]) -> Child {
+        self.claude_p(&format!("RUN: {command}"), env)
+    }
+
+    fn claude_p(&self, prompt: &str, env: &[(&str, &str)]) -> Child {
         Command::new(&self.claude)
             .envs(env.iter().copied())
             .args(["-p", "--output-format", "json", "--settings"])
             .arg(self.dir.path().join("settings.json"))
-            .arg(format!("RUN: {command}"))
+            .arg(prompt)
             .current_dir(self.project())
             .env("HOME", self.dir.path().join("home"))
             .env("XDG_RUNTIME_DIR", self.runtime())
@@ -297,11 +306,12 @@ async fn without_ask_lsp_claude_code_falls_back_to_its_own_handling() {
     );
 }
 
-/// "Always" stores Claude Code's own suggestions (headless: the working
-/// directory and acceptEdits, for the session): the next command of the kind
-/// runs without a second prompt.
+/// Claude Code's suggestions (headless, 2.1.332: the working directory and
+/// acceptEdits, both for the session) are one choice each, in words, the
+/// mode change marked broad. Choosing it stores acceptEdits: the next
+/// command of the kind runs without a second prompt.
 #[tokio::test]
-async fn always_is_not_asked_again_in_the_session() {
+async fn the_broad_accept_edits_choice_says_so_and_is_not_asked_again() {
     let Some(claude) = claude_bin() else { return };
     let setup = Setup::new(claude).await;
     let sim = sim().await;
@@ -316,19 +326,37 @@ async fn always_is_not_asked_again_in_the_session() {
         second.display()
     ));
     let ask = client.next_method("askQuestions/ask").await;
-    let always = &ask["params"]["permission"]["choices"][1];
-    assert_eq!(always["id"], "allow-always", "{ask}");
+    let choices = ask["params"]["permission"]["choices"].as_array().unwrap();
+    let ids: Vec<&str> = choices.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.first(), Some(&"allow-once"), "{ask}");
+    assert_eq!(ids.last(), Some(&"reject"), "{ask}");
+    let mode = choices
+        .iter()
+        .find(|c| c["label"].as_str().unwrap().contains("\"setMode\""))
+        .unwrap_or_else(|| panic!("{ask}"));
+    let label = mode["label"].as_str().unwrap();
+    let exact = label.split(" — stores ").nth(1).unwrap();
+    let exact: Value = serde_json::from_str(exact).unwrap();
+    assert_eq!(
+        exact,
+        json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"})
+    );
     assert!(
-        always["label"]
+        label.starts_with("Broad: allow, and accept every file edit in this session — stores "),
+        "{label}"
+    );
+    // The broad one comes after the narrow one (the directory).
+    assert!(
+        choices[1]["label"]
             .as_str()
             .unwrap()
-            .contains("\"type\":\"addDirectories\""),
-        "{always}"
+            .contains("\"addDirectories\""),
+        "{ask}"
     );
     client
         .respond(
             &ask["id"],
-            json!({"outcome": "answered", "choice": "allow-always"}),
+            json!({"outcome": "answered", "choice": mode["id"]}),
         )
         .await;
     let result = finished(run).await;
@@ -340,6 +368,70 @@ async fn always_is_not_asked_again_in_the_session() {
         true
     );
     client.expect_quiet(Duration::from_millis(300)).await;
+    assert!(client.shutdown().await.success());
+}
+
+/// With "allow once" instead, the next command is asked again.
+#[tokio::test]
+async fn allow_once_is_asked_again() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let (first, second) = (setup.project().join("one"), setup.project().join("two"));
+    let run = setup.run(&format!(
+        "touch {} ||| touch {}",
+        first.display(),
+        second.display()
+    ));
+    for _ in 0..2 {
+        let ask = client.next_method("askQuestions/ask").await;
+        client
+            .respond(
+                &ask["id"],
+                json!({"outcome": "answered", "choice": "allow-once"}),
+            )
+            .await;
+    }
+    let result = finished(run).await;
+    assert_eq!(result["permission_denials"], json!([]), "{result}");
+    assert!(first.exists() && second.exists(), "{result}");
+    assert!(client.shutdown().await.success());
+}
+
+/// A Write reaches the editor as a unified diff with its path in the title.
+#[tokio::test]
+async fn a_write_reaches_the_editor_as_a_diff_with_its_path() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let file = setup.project().join("notes.txt");
+    let path = file.display().to_string();
+    let run = setup.run_write(&format!("WRITE: {path} ||| hello from claude"));
+    let ask = client.next_method("askQuestions/ask").await;
+    let permission = &ask["params"]["permission"];
+    assert_eq!(permission["action"], "Write", "{ask}");
+    assert_eq!(
+        permission["title"],
+        format!("Claude Code asks to edit {path}")
+    );
+    assert_eq!(
+        permission["diff"],
+        format!(
+            "Index: {path}\n--- {path}\n+++ {path}\n@@ -0,0 +1 @@\n+hello from claude\n\\ No newline at end of file"
+        ),
+        "{ask}"
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
+    let result = finished(run).await;
+    assert_eq!(result["permission_denials"], json!([]), "{result}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "hello from claude");
     assert!(client.shutdown().await.success());
 }
 

@@ -184,13 +184,19 @@ async fn the_editor_allows_once_rejects_with_a_message_and_allows_always() {
     feed(&mut hook, input.to_string().as_bytes()).await;
     let ask = client.next_method("askQuestions/ask").await;
     let always = &ask["params"]["permission"]["choices"][1];
-    assert_eq!(always["id"], "allow-always");
-    // Shown exactly as Claude Code will store it.
-    assert_eq!(always["label"], format!("Allow always (adds {})", rules()));
+    assert_eq!(always["id"], "always-0");
+    // In words, beside exactly what Claude Code will store.
+    assert_eq!(
+        always["label"],
+        format!(
+            "Allow, and always allow commands starting with `touch` in this project (your local settings) — stores {}",
+            rules()[0]
+        )
+    );
     client
         .respond(
             &ask["id"],
-            json!({"outcome": "answered", "choice": "allow-always"}),
+            json!({"outcome": "answered", "choice": "always-0"}),
         )
         .await;
     let (stdout, _) = finish(hook).await;
@@ -200,6 +206,113 @@ async fn the_editor_allows_once_rejects_with_a_message_and_allows_always() {
     );
     // The agent server of the editor was never touched.
     assert!(sim.received().is_empty());
+    assert!(client.shutdown().await.success());
+}
+
+/// Claude Code's suggestions for `touch x` (2.1.332: a directory and
+/// acceptEdits for the session) are one choice each, in words: the mode
+/// change is marked broad and comes after the narrow one, and choosing it
+/// stores exactly that one update, never the directory with it.
+#[tokio::test]
+async fn each_claude_suggestion_is_its_own_choice_and_stores_exactly_itself() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let mut client = runtime.editor(&sim, None).await;
+    let directory = json!({"type": "addDirectories", "directories": ["/srv/data"],
+                           "destination": "session"});
+    let mode = json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"});
+    let mut input = bash("touch x", "/p");
+    input["permission_suggestions"] = json!([mode, directory]);
+    for (choice, stored) in [("always-0", &mode), ("always-1", &directory)] {
+        let mut hook = runtime.hook(&["claude"]);
+        feed(&mut hook, input.to_string().as_bytes()).await;
+        let ask = client.next_method("askQuestions/ask").await;
+        let choices = &ask["params"]["permission"]["choices"];
+        assert_eq!(
+            choices,
+            &json!([
+                {"id": "allow-once", "label": "Allow once", "effect": "allowOnce"},
+                {"id": "always-1", "effect": "allowAlways", "label": format!(
+                    "Allow, and let Claude Code use /srv/data in this session — stores {directory}")},
+                {"id": "always-0", "effect": "allowAlways", "label": format!(
+                    "Broad: allow, and accept every file edit in this session — stores {mode}")},
+                {"id": "reject", "label": "Reject", "effect": "rejectOnce"},
+            ])
+        );
+        client
+            .respond(&ask["id"], json!({"outcome": "answered", "choice": choice}))
+            .await;
+        let (stdout, _) = finish(hook).await;
+        assert_eq!(
+            decision(&stdout),
+            json!({"behavior": "allow", "updatedPermissions": [stored]})
+        );
+        client.next_method("askQuestions/resolved").await;
+    }
+    assert!(client.shutdown().await.success());
+}
+
+/// A Write is a unified diff of the project's file beside the new content,
+/// its path in the title; a file outside the project is not read.
+#[tokio::test]
+async fn a_claude_write_is_a_diff_of_the_project_file_with_its_path() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let root = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(root.path()).unwrap();
+    let project = root.join("project");
+    std::fs::create_dir(&project).unwrap();
+    let mut client = runtime.editor(&sim, Some(&project)).await;
+    let file = project.join("notes.txt");
+    std::fs::write(&file, "keep\nold\n").unwrap();
+    let outside = root.join("secret.txt");
+    std::fs::write(&outside, "do not read\n").unwrap();
+    let write = |path: &Path| {
+        json!({"session_id": "5f0c", "cwd": "/elsewhere", "hook_event_name": "PermissionRequest",
+               "tool_name": "Write", "tool_input": {"file_path": path, "content": "keep\nnew\n"}})
+    };
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, write(&file).to_string().as_bytes()).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    let path = file.display();
+    let permission = &ask["params"]["permission"];
+    assert_eq!(
+        permission["title"],
+        format!("Claude Code asks to edit {path}")
+    );
+    assert_eq!(
+        permission["diff"],
+        format!("Index: {path}\n--- {path}\n+++ {path}\n@@ -1,2 +1,2 @@\n keep\n-old\n+new")
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
+    assert_eq!(
+        decision(&finish(hook).await.0),
+        json!({"behavior": "allow"})
+    );
+
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, write(&outside).to_string().as_bytes()).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    let permission = &ask["params"]["permission"];
+    assert_eq!(
+        permission["title"],
+        format!(
+            "Claude Code asks to edit {} (outside the project: only the new content is shown)",
+            outside.display()
+        )
+    );
+    let diff = permission["diff"].as_str().unwrap();
+    assert!(diff.ends_with("@@ -0,0 +1,2 @@\n+keep\n+new"), "{diff}");
+    assert!(!diff.contains("do not read"), "{diff}");
+    client
+        .respond(&ask["id"], json!({"outcome": "rejected"}))
+        .await;
+    finish(hook).await;
     assert!(client.shutdown().await.success());
 }
 
@@ -222,12 +335,15 @@ async fn a_hook_permission_is_worded_in_the_editors_language() {
     assert_eq!(params["permission"]["title"], "Claude Code 请求使用 Bash");
     assert_eq!(
         params["permission"]["choices"][1]["label"],
-        format!("始终允许（添加 {}）", rules())
+        format!(
+            "允许，并在本项目中（你的本地设置）始终允许 以 `touch` 开头的命令 — 存储 {}",
+            rules()[0]
+        )
     );
     client
         .respond(
             &ask["id"],
-            json!({"outcome": "answered", "choice": "allow-always"}),
+            json!({"outcome": "answered", "choice": "always-0"}),
         )
         .await;
     let (stdout, _) = finish(hook).await;
@@ -773,6 +889,19 @@ async fn status_says_whether_hooks_reach_this_ask_lsp() {
     };
     let text = status().await;
     assert!(text.contains("no ask-lsp listens for hooks"), "{text}");
+    // `--hooks` alone speaks of hooks only: no default server probed.
+    let out = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
+        .args(["status", "--hooks"])
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .env("ASK_LSP_URL", "http://127.0.0.1:9")
+        .env_remove("ASK_LSP_LOG")
+        .output()
+        .await
+        .unwrap();
+    let alone = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(alone.starts_with("hooks"), "{alone}");
+    assert!(!alone.contains("127.0.0.1:9"), "{alone}");
+    assert!(out.status.success(), "{out:?}");
 
     let root = tempfile::tempdir().unwrap();
     let mut client = runtime.editor(&sim, Some(root.path())).await;

@@ -21,4 +21,5 @@ pub(crate) mod no_decision;
 pub(crate) mod problem;
 pub(crate) mod prompt_text;
 pub(crate) mod sentences;
+pub(crate) mod stores;
 pub(crate) mod who;

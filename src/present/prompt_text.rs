@@ -290,7 +290,7 @@ pub(crate) fn choice_title(choice: &PermissionChoice) -> String {
             }
         }
         ChoiceLabel::Effect { .. }
-        | ChoiceLabel::Adds { .. }
+        | ChoiceLabel::Stores(_)
         | ChoiceLabel::ForSession
         | ChoiceLabel::StartingWith { .. } => choice_label(choice),
     }
@@ -309,9 +309,7 @@ pub(crate) fn choice_label(choice: &PermissionChoice) -> String {
             does = effect(choice.effect),
             patterns = patterns
         ),
-        ChoiceLabel::Adds { rules } => {
-            tr!("choice.adds", does = effect(choice.effect), rules = rules)
-        }
+        ChoiceLabel::Stores(stores) => super::stores::stores_label(stores),
         ChoiceLabel::ForSession => tr!("choice.for_session"),
         ChoiceLabel::StartingWith { prefix } => tr!("choice.starting_with", prefix = prefix),
     }
@@ -360,6 +358,9 @@ pub(crate) fn title_words(action: &str, title: &PermissionTitle) -> String {
             reason: None,
         } => tr!("permission.run_command", asker = asker),
         PermissionTitle::NetworkAccess { asker } => tr!("permission.network", asker = asker),
+        PermissionTitle::EditFile { asker, path, note } => {
+            super::stores::edit_title(*asker, path, *note)
+        }
     }
 }
 

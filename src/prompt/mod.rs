@@ -15,6 +15,7 @@ mod permission;
 mod question;
 mod resolution;
 mod session_title;
+mod stores;
 mod title;
 
 #[cfg(test)]
@@ -24,11 +25,12 @@ pub(crate) use form::{
 };
 pub(crate) use invalid::{FieldProblem, FieldType, KindName, PromptError, UrlProblem};
 pub(crate) use permission::{
-    Asker, ChoiceLabel, Effect, Permission, PermissionChoice, PermissionTitle,
+    Asker, ChoiceLabel, EditNote, Effect, Permission, PermissionChoice, PermissionTitle,
 };
 pub(crate) use question::{Choice, Question};
 pub(crate) use resolution::{Decider, Reason, State, Why};
 pub(crate) use session_title::SessionTitle;
+pub(crate) use stores::{AgentMode, Change, RuleBehavior, Scope, Stores, ToolRule};
 pub(crate) use title::{Title, TitleName};
 
 use crate::text::{DISPLAY_ID_CHARS, DISPLAY_MESSAGE_CHARS, for_display, multi_line, one_line};

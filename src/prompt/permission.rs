@@ -56,6 +56,30 @@ pub(crate) enum PermissionTitle {
     },
     /// An agent's hook asks for network access.
     NetworkAccess { asker: Asker },
+    /// An agent's hook asks to write or edit this file; its diff is shown,
+    /// and the note says what to know about it.
+    EditFile {
+        asker: Asker,
+        path: String,
+        note: Option<EditNote>,
+    },
+}
+
+/// What to know about an edit's diff ([`PermissionTitle::EditFile`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EditNote {
+    /// The file is outside the project: it was not read, the diff shows the
+    /// proposed content only.
+    OutsideProject,
+    /// Not a regular file (a device, a FIFO, a directory): not read.
+    NotRegular,
+    /// Too large to read for a diff.
+    TooLarge,
+    /// Could not be read (permissions, not UTF-8).
+    Unreadable,
+    /// The text the edit replaces is not in the file: the edit is shown as
+    /// it was asked.
+    OldTextNotFound,
 }
 
 /// The agent whose hook asks ([`PermissionTitle`]); a product name, the
@@ -99,11 +123,9 @@ pub(crate) enum ChoiceLabel {
     Effect {
         patterns: Option<String>,
     },
-    /// What the choice does and the rules it adds to the agent's settings,
-    /// shown as the agent will store them.
-    Adds {
-        rules: String,
-    },
+    /// Allows, and stores this in the agent's own settings: said in
+    /// ask-lsp's words, the exact JSON beside them.
+    Stores(Box<super::Stores>),
     /// Allowed now and for the rest of the agent's session (Codex's
     /// `acceptForSession`).
     ForSession,
@@ -164,6 +186,11 @@ impl Permission {
                 reason: reason.as_deref().map(title).transpose()?,
             },
             PermissionTitle::NetworkAccess { asker } => PermissionTitle::NetworkAccess { asker },
+            PermissionTitle::EditFile { asker, path, note } => PermissionTitle::EditFile {
+                asker,
+                path: title(&path)?,
+                note,
+            },
         };
         if self.patterns.len() > limits::PATTERNS {
             return Err(PromptError::TooMany {
@@ -206,9 +233,7 @@ impl Permission {
                     patterns: Some(patterns),
                 } => *patterns = line("choice label", patterns, limits::LABEL_LEN)?,
                 ChoiceLabel::Effect { patterns: None } => {}
-                ChoiceLabel::Adds { rules } => {
-                    *rules = line("choice label", rules, limits::LABEL_LEN)?
-                }
+                ChoiceLabel::Stores(stores) => stores.check()?,
                 ChoiceLabel::ForSession => {}
                 ChoiceLabel::StartingWith { prefix } => {
                     *prefix = line("choice label", prefix, limits::LABEL_LEN)?
@@ -264,6 +289,21 @@ pub(super) fn english_title(action: &str, title: &PermissionTitle) -> String {
             reason: None,
         } => format!("{asker} asks to run a command"),
         PermissionTitle::NetworkAccess { asker } => format!("{asker} asks for network access"),
+        PermissionTitle::EditFile { asker, path, note } => {
+            let note = match note {
+                None => return format!("{asker} asks to edit {path}"),
+                Some(EditNote::OutsideProject) => {
+                    "outside the project: only the new content is shown"
+                }
+                Some(EditNote::NotRegular) => "not a regular file: only the new content is shown",
+                Some(EditNote::TooLarge) => "too large to compare: only the new content is shown",
+                Some(EditNote::Unreadable) => "cannot be read: only the new content is shown",
+                Some(EditNote::OldTextNotFound) => {
+                    "the text to replace is not in the file: the edit is shown as asked"
+                }
+            };
+            format!("{asker} asks to edit {path} ({note})")
+        }
     }
 }
 
@@ -283,7 +323,7 @@ impl PermissionChoice {
             ChoiceLabel::Effect {
                 patterns: Some(patterns),
             } => format!("{does} ({patterns})"),
-            ChoiceLabel::Adds { rules } => format!("{does} (adds {rules})"),
+            ChoiceLabel::Stores(stores) => format!("{does} (stores {})", stores.exact),
             ChoiceLabel::ForSession => "Allow for this session".into(),
             ChoiceLabel::StartingWith { prefix } => {
                 format!("Allow, and from now on commands that start with `{prefix}`")

@@ -1,15 +1,15 @@
 //! Claude Code's `PermissionRequest` hook input as a prompt, and the
 //! person's reply as Claude's decision (docs/hook.md).
 
+use std::path::PathBuf;
+
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{ALLOW_ONCE, Agent, DEFAULT_DENIAL, REJECT, Refusal, choice, next_id, routable};
-use crate::prompt::{
-    Answer, Asker, ChoiceLabel, Effect, Kind, Origin, Permission, PermissionTitle, Prompt, Reply,
-};
-
-const ALLOW_ALWAYS: &str = "allow-always";
+use super::claude_edit::edit_diff;
+use super::claude_suggestions::{self, Suggested};
+use super::{Agent, Refusal, next_id, routable};
+use crate::prompt::{Asker, Kind, Origin, Permission, PermissionTitle, Prompt, Reply};
 
 /// Claude Code's `PermissionRequest` hook input (the fields used).
 #[derive(Deserialize)]
@@ -29,14 +29,15 @@ struct ClaudeInput {
 
 /// The prompt Claude's hook input asks, with the suggestions "always" gives
 /// back.
-pub(super) fn prompt(input: &str) -> Result<(Prompt, Agent), Refusal> {
+/// `roots`: the workspace, where an edited file may be read for its diff.
+pub(super) fn prompt(input: &str, roots: &[PathBuf]) -> Result<(Prompt, Agent), Refusal> {
     let input: ClaudeInput = serde_json::from_str(input).map_err(|e| Refusal::NotClaudeInput {
         detail: e.to_string(),
     })?;
-    claude_prompt(input)
+    claude_prompt(input, roots)
 }
 
-fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), Refusal> {
+fn claude_prompt(input: ClaudeInput, roots: &[PathBuf]) -> Result<(Prompt, Agent), Refusal> {
     if let Some(event) = &input.hook_event_name
         && event != "PermissionRequest"
     {
@@ -55,7 +56,14 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), Refusal> {
     };
     // Everything else the tool would get is shown whole (a Bash call's
     // `dangerouslyDisableSandbox` too), beside the command and title.
+    let edit = edit_diff(
+        &input.tool_name,
+        &input.tool_input,
+        input.cwd.as_deref(),
+        roots,
+    );
     let details = match &input.tool_input {
+        _ if edit.is_some() => edit.as_ref().map(|e| e.diff.clone()),
         Value::Object(map) => {
             let mut rest = map.clone();
             if command.is_some() {
@@ -76,26 +84,19 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), Refusal> {
             .map(str::to_owned)
             .collect(),
     };
-    let title = match field("description") {
-        Some(description) => PermissionTitle::Action(description.to_owned()),
-        None => PermissionTitle::Tool {
+    let title = match (edit, field("description")) {
+        (Some(edit), _) => PermissionTitle::EditFile {
+            asker: Asker::ClaudeCode,
+            path: edit.path,
+            note: edit.note,
+        },
+        (None, Some(description)) => PermissionTitle::Action(description.to_owned()),
+        (None, None) => PermissionTitle::Tool {
             asker: Asker::ClaudeCode,
             tool: input.tool_name.clone(),
         },
     };
-    let suggestions = input
-        .permission_suggestions
-        .filter(|s| s.as_array().is_some_and(|a| !a.is_empty()));
-    let mut choices = vec![choice(ALLOW_ONCE, ChoiceLabel::EFFECT, Effect::AllowOnce)];
-    // Shown as Claude will store them; left out when too long to show whole.
-    if let Some(suggested) = &suggestions {
-        let rules = suggested.to_string();
-        if rules.chars().count() <= crate::prompt::limits::LABEL_LEN {
-            let label = ChoiceLabel::Adds { rules };
-            choices.push(choice(ALLOW_ALWAYS, label, Effect::AllowAlways));
-        }
-    }
-    choices.push(choice(REJECT, ChoiceLabel::EFFECT, Effect::RejectOnce));
+    let (choices, suggested) = claude_suggestions::choices(input.permission_suggestions.as_ref());
     let prompt = Prompt {
         id: next_id(),
         session: input.session_id,
@@ -117,41 +118,25 @@ fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Agent), Refusal> {
             raw_patterns: Vec::new(),
         })),
     };
-    Ok((prompt, Agent::Claude { suggestions }))
+    Ok((prompt, Agent::Claude { suggested }))
 }
 
-/// The decision in Claude's terms: `{}` decides nothing (Claude asks in
-/// its own dialog).
-pub(super) fn decision(reply: &Reply, suggestions: Option<Value>) -> Value {
-    match reply {
-        Reply::Answer(Answer::Permission { choice }) => match choice.as_str() {
-            ALLOW_ONCE => json!({"behavior": "allow"}),
-            ALLOW_ALWAYS => match suggestions {
-                Some(suggestions) => {
-                    json!({"behavior": "allow", "updatedPermissions": suggestions})
-                }
-                None => json!({}),
-            },
-            REJECT => json!({"behavior": "deny", "message": DEFAULT_DENIAL}),
-            _ => json!({}),
-        },
-        Reply::Reject { message } => json!({
-            "behavior": "deny",
-            "message": message.as_deref().unwrap_or(DEFAULT_DENIAL),
-        }),
-        Reply::Answer(_) | Reply::Cancel => json!({}),
-    }
+/// The decision in Claude's terms ([`claude_suggestions::decision`]).
+pub(super) fn decision(reply: &Reply, suggested: &Suggested) -> Value {
+    claude_suggestions::decision(reply, suggested)
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::request_prompt;
     use super::*;
+    use crate::prompt::{Answer, ChoiceLabel};
+    use serde_json::json;
 
-    /// The prompt and the suggestions "always" gives back.
-    fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Option<Value>), Refusal> {
-        super::claude_prompt(input).map(|(prompt, agent)| match agent {
-            Agent::Claude { suggestions } => (prompt, suggestions),
+    /// The prompt and what its "always" choices store.
+    fn claude_prompt(input: ClaudeInput) -> Result<(Prompt, Suggested), Refusal> {
+        super::claude_prompt(input, &[]).map(|(prompt, agent)| match agent {
+            Agent::Claude { suggested } => (prompt, suggested),
             other => panic!("{other:?}"),
         })
     }
@@ -172,7 +157,7 @@ mod tests {
 
     #[test]
     fn a_bash_request_shows_its_whole_command_and_offers_always_only_with_suggestions() {
-        let (prompt, suggestions) = claude_prompt(input(json!({}))).unwrap();
+        let (prompt, suggested) = claude_prompt(input(json!({}))).unwrap();
         let Kind::Permission(permission) = &prompt.kind else {
             panic!("{prompt:?}")
         };
@@ -190,60 +175,33 @@ mod tests {
             Some("{\n  \"dangerouslyDisableSandbox\": true\n}")
         );
         let ids: Vec<&str> = permission.choices.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids, [ALLOW_ONCE, REJECT]);
-        assert_eq!(suggestions, None);
+        assert_eq!(ids, ["allow-once", "reject"]);
+        assert!(suggested.is_empty());
 
         let rules = json!([{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "rm:*"}],
                             "behavior": "allow", "destination": "localSettings"}]);
-        let (prompt, suggestions) =
+        let (prompt, suggested) =
             claude_prompt(input(json!({"permission_suggestions": rules}))).unwrap();
         let Kind::Permission(permission) = &prompt.kind else {
             panic!()
         };
-        assert_eq!(permission.choices[1].id, ALLOW_ALWAYS);
+        let always = &permission.choices[1];
+        assert_eq!(always.id, "always-0");
+        assert!(matches!(always.label, ChoiceLabel::Stores(_)));
         assert!(
-            permission.choices[1]
-                .english_label()
-                .contains("\"ruleContent\":\"rm:*\"")
+            always.english_label().contains("\"ruleContent\":\"rm:*\""),
+            "{}",
+            always.english_label()
         );
         assert_eq!(
             decision(
                 &Reply::Answer(Answer::Permission {
-                    choice: ALLOW_ALWAYS.into()
+                    choice: "always-0".into()
                 }),
-                suggestions
+                &suggested
             ),
             json!({"behavior": "allow", "updatedPermissions": rules})
         );
-    }
-
-    #[test]
-    fn decisions_map_to_the_hook_and_nobody_choosing_decides_nothing() {
-        let pick = |choice: &str| {
-            Reply::Answer(Answer::Permission {
-                choice: choice.into(),
-            })
-        };
-        assert_eq!(
-            decision(&pick(ALLOW_ONCE), None),
-            json!({"behavior": "allow"})
-        );
-        assert_eq!(
-            decision(&pick(REJECT), None),
-            json!({"behavior": "deny", "message": DEFAULT_DENIAL})
-        );
-        assert_eq!(
-            decision(
-                &Reply::Reject {
-                    message: Some("use make clean".into())
-                },
-                None
-            ),
-            json!({"behavior": "deny", "message": "use make clean"})
-        );
-        assert_eq!(decision(&Reply::Cancel, None), json!({}));
-        // "always" without suggestions to store is no decision, not a plain allow.
-        assert_eq!(decision(&pick(ALLOW_ALWAYS), None), json!({}));
     }
 
     #[test]
@@ -253,21 +211,30 @@ mod tests {
         assert!(claude_prompt(input(json!({"tool_name": "AskUserQuestion"}))).is_err());
         assert!(claude_prompt(input(json!({"session_id": "s".repeat(257)}))).is_err());
         assert!(claude_prompt(input(json!({"cwd": "/".repeat(2001)}))).is_err());
-        assert!(request_prompt(b"{not json").is_err());
-        assert!(request_prompt(br#"{"agent":"gemini","input":{}}"#).is_err());
-        assert!(request_prompt(br#"{"agent":"claude","input":{"cwd":"/p"}}"#).is_err());
-        let ok = br#"{"agent":"claude","input":{"tool_name":"Write","tool_input":{"file_path":"/p/a","content":"x"}}}"#;
-        let (prompt, _) = request_prompt(ok).unwrap();
+        assert!(request_prompt(b"{not json", &[]).is_err());
+        assert!(request_prompt(br#"{"agent":"gemini","input":{}}"#, &[]).is_err());
+        assert!(request_prompt(br#"{"agent":"claude","input":{"cwd":"/p"}}"#, &[]).is_err());
+    }
+
+    /// A Write names its file in the title and shows a unified diff; a file
+    /// outside the project is not read and the title says so.
+    #[test]
+    fn a_write_is_a_diff_with_its_path_in_the_title() {
+        let ok = br#"{"agent":"claude","input":{"tool_name":"Write","tool_input":{"file_path":"/nonexistent-dir/a","content":"x"}}}"#;
+        let (prompt, _) = request_prompt(ok, &[]).unwrap();
         let Kind::Permission(permission) = &prompt.kind else {
             panic!()
         };
-        assert_eq!(permission.patterns, ["/p/a"]);
-        assert!(
-            permission
-                .diff
-                .as_deref()
-                .unwrap()
-                .contains("\"content\": \"x\"")
+        assert_eq!(permission.patterns, ["/nonexistent-dir/a"]);
+        assert_eq!(
+            permission.diff.as_deref(),
+            Some(
+                "Index: /nonexistent-dir/a\n--- /nonexistent-dir/a\n+++ /nonexistent-dir/a\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n"
+            )
+        );
+        assert_eq!(
+            permission.english_title(),
+            "Claude Code asks to edit /nonexistent-dir/a (outside the project: only the new content is shown)"
         );
     }
 }

@@ -147,7 +147,7 @@ mod tests {
 
     fn parsed(input: Value) -> Result<Prompt, Refusal> {
         let line = json!({"agent": "codex", "input": input}).to_string();
-        let (prompt, agent) = request_prompt(line.as_bytes())?;
+        let (prompt, agent) = request_prompt(line.as_bytes(), &[])?;
         assert!(matches!(agent, Agent::Codex));
         Ok(prompt)
     }

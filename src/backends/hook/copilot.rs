@@ -69,7 +69,7 @@ mod tests {
 
     fn parsed(input: Value) -> Result<Prompt, Refusal> {
         let line = json!({"agent": "copilot", "input": input}).to_string();
-        let (prompt, agent) = request_prompt(line.as_bytes())?;
+        let (prompt, agent) = request_prompt(line.as_bytes(), &[])?;
         assert!(matches!(agent, Agent::Copilot));
         Ok(prompt)
     }

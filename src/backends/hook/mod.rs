@@ -33,7 +33,9 @@ use crate::settings::{BackendKind, ServerKind, ServerSpec, UrlSource};
 mod claude;
 mod claude_ends;
 pub(crate) use claude_ends::NEWS as CLAUDE_NEWS;
+mod claude_edit;
 mod claude_question;
+mod claude_suggestions;
 mod codex;
 mod copilot;
 pub(crate) mod instances;
@@ -262,7 +264,7 @@ impl HookListener {
                 )
                 .await;
                 let prompt = match request {
-                    Ok(Ok(_)) if line.ends_with(b"\n") => parse(&line),
+                    Ok(Ok(_)) if line.ends_with(b"\n") => parse(&line, &self.roots),
                     Ok(Ok(_)) if line.len() > MAX_REQUEST => Err(Refusal::TooLarge),
                     _ => Err(Refusal::Incomplete),
                 };
@@ -459,7 +461,7 @@ impl Parsed {
     }
 }
 
-fn parse(line: &[u8]) -> Result<Parsed, Refusal> {
+fn parse(line: &[u8], roots: &[PathBuf]) -> Result<Parsed, Refusal> {
     let claude_input = || {
         serde_json::from_slice::<Request>(line)
             .ok()
@@ -468,7 +470,7 @@ fn parse(line: &[u8]) -> Result<Parsed, Refusal> {
     if let Some(ended) = claude_input().and_then(|r| claude_ends::ended(r.input.get())) {
         return Ok(Parsed::Ended(ended));
     }
-    let (prompt, agent) = request_prompt(line)?;
+    let (prompt, agent) = request_prompt(line, roots)?;
     let call = match agent {
         Agent::Codex => None,
         _ => claude_input().and_then(|r| claude_ends::asking(r.input.get())),
@@ -477,7 +479,7 @@ fn parse(line: &[u8]) -> Result<Parsed, Refusal> {
 }
 
 /// The prompt a request asks, with what its agent's decision needs.
-fn request_prompt(line: &[u8]) -> Result<(Prompt, Agent), Refusal> {
+fn request_prompt(line: &[u8], roots: &[PathBuf]) -> Result<(Prompt, Agent), Refusal> {
     let request: Request = serde_json::from_slice(line).map_err(|e| Refusal::Malformed {
         detail: e.to_string(),
     })?;
@@ -485,7 +487,7 @@ fn request_prompt(line: &[u8]) -> Result<(Prompt, Agent), Refusal> {
         return Err(Refusal::TooLarge);
     }
     match request.agent.as_str() {
-        "claude" => claude::prompt(request.input.get()),
+        "claude" => claude::prompt(request.input.get(), roots),
         "codex" => codex::prompt(request.input.get()),
         "qwen" => qwen::prompt(request.input.get()),
         "copilot" => copilot::prompt(request.input.get()),
@@ -498,9 +500,9 @@ fn request_prompt(line: &[u8]) -> Result<(Prompt, Agent), Refusal> {
 /// What a decision in an agent's terms needs beside the reply.
 #[derive(Debug)]
 enum Agent {
-    /// Claude's `permission_suggestions`, given back for "always".
+    /// What each of Claude's "always" choices stores, by choice id.
     Claude {
-        suggestions: Option<Value>,
+        suggested: claude_suggestions::Suggested,
     },
     /// `AskUserQuestion`: its input, given back with the answers under the
     /// questions' texts as sent.
@@ -528,7 +530,7 @@ impl Agent {
 /// in its own dialog).
 fn decision(reply: &Reply, agent: Agent) -> Value {
     match agent {
-        Agent::Claude { suggestions } => claude::decision(reply, suggestions),
+        Agent::Claude { suggested } => claude::decision(reply, &suggested),
         Agent::ClaudeQuestion { tool_input, texts } => {
             claude_question::decision(reply, tool_input, &texts)
         }

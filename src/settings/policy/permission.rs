@@ -44,13 +44,17 @@ struct PermissionMatcher {
 const SHELL_CHAINING: [&str; 8] = ["$(", "<(", "`", ";", "&", "|", ">", "\n"];
 
 impl PermissionRule {
-    /// OpenCode 2 renamed the action `bash` to `shell`: a rule naming
-    /// either names both.
+    /// Agents spell their tools differently (`bash` for OpenCode, `Bash`
+    /// for Claude Code and Codex): ASCII case is ignored, nothing else (a
+    /// look-alike letter names no tool). OpenCode 2 renamed the action
+    /// `bash` to `shell`: a rule naming either names both.
     fn names_action(&self, permission: &Permission) -> bool {
-        let shell = |action: &str| matches!(action, "bash" | "shell");
-        self.action
-            .as_ref()
-            .is_none_or(|a| *a == permission.action || shell(a) && shell(&permission.action))
+        let shell = |action: &str| {
+            action.eq_ignore_ascii_case("bash") || action.eq_ignore_ascii_case("shell")
+        };
+        self.action.as_ref().is_none_or(|a| {
+            a.eq_ignore_ascii_case(&permission.action) || shell(a) && shell(&permission.action)
+        })
     }
 
     fn fits(&self, subject: &str) -> bool {

@@ -689,3 +689,6 @@ fn a_form_is_never_accepted_by_a_timeout_nor_empty_by_a_mode() {
         Decision::Cancel { .. }
     ));
 }
+
+#[path = "action_tests.rs"]
+mod action_tests;
