@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real Qwen Code, GitHub Copilot CLI and Gemini CLI (pinned) for
-# tests/qwen_hook.rs, tests/copilot_hook.rs and tests/gemini_acp.rs, and
+# tests/it/qwen_hook.rs, tests/it/copilot_hook.rs and tests/it/gemini_acp.rs, and
 # unpacks Copilot's bundled package into a cache of its own (Copilot unpacks
 # it into $XDG_CACHE_HOME on its first run; the tests share this one).
 # Idempotent. Prints the environment.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real Claude Code CLI (pinned) for tests/claude_hook.rs.
+# Installs the real Claude Code CLI (pinned) for tests/it/claude_hook.rs.
 # Idempotent. Prints the environment.
 set -euo pipefail
 VERSION=2.1.332

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs the real Codex CLI (pinned) for tests/codex_hook.rs, the newer
-# Codex beside it for tests/codex_daemon.rs, and the Codex ACP adapter
-# (pinned, with the same Codex) for tests/codex_acp.rs.
+# Installs the real Codex CLI (pinned) for tests/it/codex_hook.rs, the newer
+# Codex beside it for tests/it/codex_daemon.rs, and the Codex ACP adapter
+# (pinned, with the same Codex) for tests/it/codex_acp.rs.
 # Idempotent. Prints the environment.
 set -euo pipefail
 VERSION=0.169.0

@@ -1,7 +1,7 @@
 //! The real OpenCode, offline: its own home and config in a temporary
 //! directory, the mock LLM (`mock_llm.py`) as its only provider, the plugin
 //! package from `install.sh` so nothing is installed at start. Shared by
-//! `tests/real_opencode.rs` (1.18.33) and `tests/real_opencode_next.rs`
+//! `tests/it/real_opencode.rs` (1.18.33) and `tests/it/real_opencode_next.rs`
 //! (1.18.34's new engine), which each add their own way of asking.
 
 use std::path::{Path, PathBuf};

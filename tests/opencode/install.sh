@@ -4,7 +4,7 @@
 # the environment the suites read. Idempotent.
 set -euo pipefail
 VERSION=1.18.33
-# The build with the second session engine (tests/real_opencode_next.rs):
+# The build with the second session engine (tests/it/real_opencode_next.rs):
 # its platform package alone, as `opencode-ai` wraps it.
 NEXT_VERSION=1.18.34
 CACHE=${ASK_LSP_E2E_DIR:-/tmp/ask-lsp-e2e}

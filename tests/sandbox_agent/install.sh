@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the sandbox-agent server (pinned; a static binary inside the npm
-# package) and the real Claude ACP agent (pinned) for tests/sandbox_agent.rs.
+# package) and the real Claude ACP agent (pinned) for tests/it/sandbox_agent.rs.
 # Idempotent. Prints the environment.
 set -euo pipefail
 VERSION=0.4.2

@@ -187,7 +187,7 @@ impl OpenCode {
     /// permission whose session was deleted. When the
     /// server cannot say which sessions are busy, questions are shown but
     /// permissions are not: answering a dead session's permission can still
-    /// run its command (as 1.18.33 does; `tests/permissions.rs`).
+    /// run its command (as 1.18.33 does; `tests/it/permissions.rs`).
     async fn live(&self, directory: Option<&str>) -> Result<Listing, BackendError> {
         let mut listed = self.live_classic(directory).await?;
         // The new engine lists only what still waits (an interrupted run's

@@ -1,12 +1,12 @@
 //! OpenCode 1.x on the wire: its events and question requests, and how they
 //! map to ask-lsp's prompt model. Shapes follow the real 1.18.33 server
-//! (docs/opencode.md; `tests/real_opencode.rs` runs it): `question.asked`
+//! (docs/opencode.md; `tests/it/real_opencode.rs` runs it): `question.asked`
 //! carries the whole request; the `question` tool part goes
 //! `pending → running → completed | error`;
 //! `question.replied` / `question.rejected` follow an answer; an abort sends
 //! `session.error` + `session.idle` and leaves the question listed.
 //!
-//! Permissions (as 1.18.33 sends them; `tests/permissions.rs`):
+//! Permissions (as 1.18.33 sends them; `tests/it/permissions.rs`):
 //! `permission.asked` carries the whole request (`permission` is the tool, `patterns` the
 //! sub-commands or paths, `metadata.command` the full command line, edits
 //! `metadata.filepath` + `metadata.diff`, `always` what "always" would

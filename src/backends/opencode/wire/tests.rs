@@ -255,7 +255,7 @@ fn each_permission_decision_maps_to_one_reply() {
     }
 }
 
-// As 1.18.33 sends permissions (an edit; `tests/permissions.rs` runs them).
+// As 1.18.33 sends permissions (an edit; `tests/it/permissions.rs` runs them).
 const EDIT_ASKED: &str = r#"{"id":"evt_2076e86460028ueZP44fATlqmp","type":"permission.asked","properties":{"id":"per_2076e86460018eQ1mTI45Jy4yp","sessionID":"ses_df8917f7fffeZdovkR57PVB9iw","permission":"edit","patterns":["home/user/projects/edit/hello.txt"],"metadata":{"filepath":"/home/user/projects/edit/hello.txt","diff":"Index: /home/user/projects/edit/hello.txt\n--- /home/user/projects/edit/hello.txt\n+++ /home/user/projects/edit/hello.txt\n@@ -0,0 +1,2 @@\n+hello\n+world\n"},"always":["*"],"tool":{"messageID":"msg_2076e82bb001TtTzYXR","callID":"call_mock_1795421013_21"}}}"#;
 
 #[test]

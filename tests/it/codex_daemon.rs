@@ -1,0 +1,612 @@
+//! The real Codex CLI's terminal UI (`@openai/codex` 0.169.0 and 0.171.0,
+//! tests/codex/install.sh) in tmux, offline against tests/codex/mock-openai,
+//! running its threads on its app-server daemon as it does by default; an
+//! ask-lsp LSP server as the editor, following that daemon
+//! (src/backends/codex/, docs/codex.md) through `CODEX_HOME`.
+//!
+//! Needs `ASK_LSP_CODEX_BIN` / `ASK_LSP_CODEX_NEXT_BIN` (and tmux); without
+//! them each test says SKIP and passes, unless `ASK_LSP_REQUIRE_E2E` is set.
+
+#![cfg(unix)]
+
+
+use crate::common;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::common::tmux::Tmux;
+use crate::common::*;
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+use tokio::process::{Child, Command};
+
+/// The pinned Codex (`ASK_LSP_CODEX_BIN`) or the newer one beside it
+/// (`ASK_LSP_CODEX_NEXT_BIN`).
+fn codex_bin(var: &str) -> Option<PathBuf> {
+    match std::env::var_os(var) {
+        Some(bin) => Some(bin.into()),
+        None => {
+            assert!(
+                std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
+                "ASK_LSP_REQUIRE_E2E is set but {var} is not (tests/codex/install.sh)"
+            );
+            eprintln!("SKIP: {var} not set (run tests/codex/install.sh)");
+            None
+        }
+    }
+}
+
+const PINNED: &str = "ASK_LSP_CODEX_BIN";
+const NEXT: &str = "ASK_LSP_CODEX_NEXT_BIN";
+
+/// Codex's dialog for a command it wants to run outside its sandbox.
+const CODEX_DIALOG: &str = "Would you like to run the following command?";
+/// Codex's dialog for a file change.
+const EDIT_DIALOG: &str = "Would you like to make the following edits?";
+
+/// A mock Responses API, a project, a `CODEX_HOME` and a runtime dir of its
+/// own. The daemon Codex starts for that home is stopped when dropped.
+struct Setup {
+    codex: PathBuf,
+    _api: Child,
+    api_port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Setup {
+    /// `extra` goes at the end of `config.toml`.
+    async fn new(codex: PathBuf, extra: &str) -> Setup {
+        let api_port = free_port();
+        let mut api = Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/codex/mock-openai"))
+            .arg(api_port.to_string())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut ready = tokio::io::BufReader::new(api.stdout.take().unwrap());
+        let mut line = String::new();
+        ready.read_line(&mut line).await.unwrap();
+        assert_eq!(line.trim(), "listening");
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["project", "home", "runtime"] {
+            std::fs::create_dir(dir.path().join(sub)).unwrap();
+        }
+        let config = format!(
+            r#"model = "mock-model"
+model_provider = "mock"
+
+[model_providers.mock]
+name = "mock"
+base_url = "http://127.0.0.1:{api_port}/v1"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[features]
+default_mode_request_user_input = true
+{extra}"#
+        );
+        std::fs::write(dir.path().join("home/config.toml"), config).unwrap();
+        Setup {
+            codex,
+            _api: api,
+            api_port,
+            dir,
+        }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    fn project(&self) -> PathBuf {
+        std::fs::canonicalize(self.dir.path().join("project")).unwrap()
+    }
+
+    fn runtime(&self) -> PathBuf {
+        self.dir.path().join("runtime")
+    }
+
+    /// The editor: an ask-lsp LSP server whose workspace is the project and
+    /// whose `CODEX_HOME` is the test's.
+    async fn editor(&self, sim: &ask_sim::Sim) -> LspClient {
+        let runtime = self.runtime();
+        let home = self.home();
+        let mut client = LspClient::start(&[
+            ("XDG_RUNTIME_DIR", runtime.to_str().unwrap()),
+            ("CODEX_HOME", home.to_str().unwrap()),
+            ("ASK_LSP_CODEX", "1"),
+            ("ASK_LSP_HOOK", "1"),
+        ])
+        .await;
+        client
+            .request(
+                "initialize",
+                json!({"processId": null, "rootUri": format!("file://{}", self.project().display()),
+                       "capabilities": extension_caps(),
+                       "initializationOptions": {"servers": [{"url": sim.url()}]}}),
+            )
+            .await;
+        client.notify("initialized", json!({})).await;
+        client
+    }
+
+    /// Codex's terminal UI in tmux, asking before it leaves its read-only
+    /// sandbox; `flags` are added to its command line.
+    async fn interactive(&self, flags: &str) -> Option<Tmux> {
+        self.interactive_in(flags, &self.project()).await
+    }
+
+    /// [`Setup::interactive`] with `cwd` as Codex's working directory (its
+    /// parent names the tmux server: a second one at once needs another).
+    async fn interactive_in(&self, flags: &str, cwd: &Path) -> Option<Tmux> {
+        let command = format!(
+            "env CODEX_HOME={home} HOME={home} XDG_RUNTIME_DIR={runtime} {codex} \
+             -a on-request -s read-only {flags}",
+            home = self.home().display(),
+            runtime = self.runtime().display(),
+            codex = self.codex.display(),
+        );
+        let tmux = Tmux::start(&command, cwd, Duration::from_secs(60))?;
+        tmux.wait_for("Ask Codex to do anything").await;
+        Some(tmux)
+    }
+
+    /// Starts Codex's daemon for this home (`codex app-server daemon
+    /// start`), as Codex's terminal UI does at its first start: the UI then
+    /// joins it. Started first so that its install (seconds on a busy
+    /// machine) is over before the UI runs.
+    async fn start_daemon(&self) {
+        let out = tokio::time::timeout(
+            Duration::from_secs(120),
+            Command::new(&self.codex)
+                .args(["app-server", "daemon", "start"])
+                .env("CODEX_HOME", self.home())
+                .env("HOME", self.home())
+                .stdin(Stdio::null())
+                .kill_on_drop(true)
+                .output(),
+        )
+        .await
+        .expect("the daemon starts")
+        .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+
+    async fn received(&self) -> Vec<Value> {
+        let body = common::http_client()
+            .get(format!("http://127.0.0.1:{}/received", self.api_port))
+            .send()
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap();
+        body.as_array().cloned().unwrap_or_default()
+    }
+
+    /// The model's last tool result, once there is one past `seen`.
+    async fn told_after(&self, seen: usize) -> String {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let received = self.received().await;
+            if received.len() > seen {
+                return received[received.len() - 1]["output"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{received:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Setup {
+    /// Stops the daemon (and its updater) Codex started for this home: it
+    /// outlives the terminal UI.
+    fn drop(&mut self) {
+        let home = self.home();
+        let wanted = home.join("packages");
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|p| p.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let first = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+            if Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(first))
+                .starts_with(&wanted)
+                || (first.ends_with(b"codex")
+                    && std::fs::read(entry.path().join("environ"))
+                        .unwrap_or_default()
+                        .split(|b| *b == 0)
+                        .any(|v| v == format!("CODEX_HOME={}", home.display()).as_bytes()))
+            {
+                // SAFETY: kill on a pid of this test's own Codex.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+/// The editor's next prompt from the Codex daemon.
+async fn next_daemon_prompt(client: &mut LspClient) -> Value {
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(
+        ask["params"]["server"],
+        "codex-daemon",
+        "{ask}\nits log:\n{}",
+        client.logs()
+    );
+    ask
+}
+
+/// The editor allows one command and rejects another: each reaches Codex
+/// through its daemon, its terminal follows.
+async fn accepts_and_declines(var: &str) {
+    let Some(codex) = codex_bin(var) else { return };
+    let setup = Setup::new(codex, "").await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    setup.start_daemon().await;
+    daemon_status_once(&mut client, true).await;
+    let Some(tmux) = setup.interactive("").await else {
+        return;
+    };
+
+    let allowed = setup.project().join("allowed");
+    let seen = setup.received().await.len();
+    tmux.type_line(&format!("RUN: touch {}", allowed.display()))
+        .await;
+    // Codex asks in its own dialog at the same time (waited for first: the
+    // turn can take seconds on a busy machine).
+    tmux.wait_for(CODEX_DIALOG).await;
+    let ask = next_daemon_prompt(&mut client).await;
+    let params = &ask["params"];
+    assert_eq!(
+        params["permission"]["command"],
+        format!("/bin/bash -lc 'touch {}'", allowed.display()),
+        "{params}"
+    );
+    assert_eq!(params["source"]["directory"], json!(setup.project()));
+    let choices: Vec<&Value> = params["permission"]["choices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["id"])
+        .collect();
+    assert!(choices.contains(&&json!("accept")), "{params}");
+    assert!(choices.contains(&&json!("decline")), "{params}");
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "accept"}),
+        )
+        .await;
+    let told = setup.told_after(seen).await;
+    assert!(told.contains("Process exited with code 0"), "{told}");
+    assert!(allowed.exists(), "the allowed command ran");
+    tmux.wait_for(&format!("Ran touch {}", allowed.display()))
+        .await;
+    assert!(!tmux.screen().contains(CODEX_DIALOG), "{}", tmux.screen());
+
+    let declined = setup.project().join("declined");
+    let seen = setup.received().await.len();
+    tmux.type_line(&format!("RUN: touch {}", declined.display()))
+        .await;
+    tmux.wait_for(CODEX_DIALOG).await;
+    let ask = next_daemon_prompt(&mut client).await;
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "decline"}),
+        )
+        .await;
+    let told = setup.told_after(seen).await;
+    assert!(
+        told.contains("rejected by user"),
+        "the model is told: {told}"
+    );
+    tmux.wait_for("Ask Codex to do anything").await;
+    assert!(!declined.exists(), "the declined command did not run");
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn codex_0_169_runs_what_the_editor_accepts_through_its_daemon() {
+    accepts_and_declines(PINNED).await;
+}
+
+#[tokio::test]
+async fn codex_0_171_runs_what_the_editor_accepts_through_its_daemon() {
+    accepts_and_declines(NEXT).await;
+}
+
+/// `y` in Codex's own dialog withdraws the editor's prompt within a second;
+/// an answer from the editor after that is not sent.
+async fn answered_in_the_terminal(var: &str) {
+    let Some(codex) = codex_bin(var) else { return };
+    let setup = Setup::new(codex, "").await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    setup.start_daemon().await;
+    daemon_status_once(&mut client, true).await;
+    let Some(tmux) = setup.interactive("").await else {
+        return;
+    };
+    let target = setup.project().join("in-terminal");
+    tmux.type_line(&format!("RUN: touch {}", target.display()))
+        .await;
+    tmux.wait_for(CODEX_DIALOG).await;
+    let ask = next_daemon_prompt(&mut client).await;
+    let pressed = tokio::time::Instant::now();
+    tmux.keys(&["y"]);
+    let cancel = client.next_method("$/cancelRequest").await;
+    let took = pressed.elapsed();
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    eprintln!("withdrawn {took:?} after `y` in Codex");
+    assert!(took < Duration::from_secs(1), "withdrawn after {took:?}");
+    wait_for(|| target.exists()).await;
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn codex_0_169_y_in_the_terminal_withdraws_the_editors_prompt() {
+    answered_in_the_terminal(PINNED).await;
+}
+
+#[tokio::test]
+async fn codex_0_171_y_in_the_terminal_withdraws_the_editors_prompt() {
+    answered_in_the_terminal(NEXT).await;
+}
+
+/// Codex's own question tool, answered in the editor: the model reads the
+/// answer exactly as chosen.
+async fn question_answered_in_the_editor(var: &str) {
+    let Some(codex) = codex_bin(var) else { return };
+    let setup = Setup::new(codex, "").await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    setup.start_daemon().await;
+    daemon_status_once(&mut client, true).await;
+    let Some(tmux) = setup.interactive("").await else {
+        return;
+    };
+    let seen = setup.received().await.len();
+    tmux.type_line("ASK: Which database should I use").await;
+    tmux.wait_for("Postgres").await;
+    let ask = next_daemon_prompt(&mut client).await;
+    let questions = &ask["params"]["questions"];
+    assert_eq!(questions[0]["question"], "Which database should I use");
+    assert_eq!(questions[0]["header"], "Database");
+    let labels: Vec<&Value> = questions[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| &o["label"])
+        .collect();
+    assert_eq!(labels, [&json!("Postgres"), &json!("SQLite")], "{ask}");
+    client.answer(&ask, json!([["SQLite"]])).await;
+    let told = setup.told_after(seen).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&told).unwrap(),
+        json!({"answers": {"db": {"answers": ["SQLite"]}}}),
+        "{told}"
+    );
+    tmux.wait_for("Ask Codex to do anything").await;
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn codex_0_169_question_answered_in_the_editor_reaches_the_model() {
+    question_answered_in_the_editor(PINNED).await;
+}
+
+#[tokio::test]
+async fn codex_0_171_question_answered_in_the_editor_reaches_the_model() {
+    question_answered_in_the_editor(NEXT).await;
+}
+
+/// A file change is shown as a diff; declined, nothing is written; accepted,
+/// the file is written.
+async fn file_change_as_a_diff(var: &str) {
+    let Some(codex) = codex_bin(var) else { return };
+    let setup = Setup::new(codex, "").await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    setup.start_daemon().await;
+    daemon_status_once(&mut client, true).await;
+    let Some(tmux) = setup.interactive("").await else {
+        return;
+    };
+    let declined = setup.project().join("declined.txt");
+    tmux.type_line("PATCH: declined.txt not wanted").await;
+    tmux.wait_for(EDIT_DIALOG).await;
+    let ask = next_daemon_prompt(&mut client).await;
+    let permission = &ask["params"]["permission"];
+    assert_eq!(
+        permission["diff"],
+        format!(
+            "--- /dev/null\n+++ {}\n@@ -0,0 +1,1 @@\n+not wanted",
+            declined.display()
+        ),
+        "{ask}"
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "decline"}),
+        )
+        .await;
+    tmux.wait_for("Ask Codex to do anything").await;
+    assert!(!declined.exists(), "a declined change is not written");
+
+    let accepted = setup.project().join("notes.txt");
+    tmux.type_line("PATCH: notes.txt hello").await;
+    tmux.wait_for(EDIT_DIALOG).await;
+    let ask = next_daemon_prompt(&mut client).await;
+    assert!(
+        ask["params"]["permission"]["diff"]
+            .as_str()
+            .unwrap()
+            .ends_with("+hello"),
+        "{ask}"
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "accept"}),
+        )
+        .await;
+    wait_for(|| accepted.exists()).await;
+    assert_eq!(std::fs::read_to_string(&accepted).unwrap(), "hello\n");
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn codex_0_169_file_change_is_a_diff_applied_only_when_accepted() {
+    file_change_as_a_diff(PINNED).await;
+}
+
+#[tokio::test]
+async fn codex_0_171_file_change_is_a_diff_applied_only_when_accepted() {
+    file_change_as_a_diff(NEXT).await;
+}
+
+/// The server entry of the Codex daemon in the editor's status.
+async fn daemon_status(client: &mut LspClient) -> Value {
+    let status = client.status().await;
+    status["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "codex-daemon")
+        .cloned()
+        .unwrap_or_else(|| panic!("{status}"))
+}
+
+/// Types `line` into Codex and submits it; Enter again if Codex took it as
+/// part of a paste (the line still in its input, nothing after it).
+async fn submit(tmux: &Tmux, line: &str) {
+    tmux.type_line(line).await;
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let screen = tmux.screen();
+        let lines: Vec<&str> = screen.lines().collect();
+        let Some(last) = lines.iter().rposition(|l| l.trim_start().starts_with('›')) else {
+            return;
+        };
+        let unsent = lines[last].contains(line)
+            && !lines[last + 1..]
+                .iter()
+                .any(|l| l.trim_start().starts_with('•'));
+        if !unsent {
+            return;
+        }
+        tmux.keys(&["Enter"]);
+    }
+}
+
+/// Whether an `ask-lsp hook codex` of this build runs.
+fn hook_running() -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        args.first() == Some(&env!("CARGO_BIN_EXE_ask-lsp").as_bytes())
+            && args.get(1) == Some(&b"hook".as_slice())
+    })
+}
+
+/// The daemon's entry once it is `connected` (or has said why not).
+async fn daemon_status_once(client: &mut LspClient, connected: bool) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        let status = daemon_status(client).await;
+        if status["connected"] == json!(connected) && (connected || !status["error"].is_null()) {
+            return status;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{status}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Control: Codex with `--no-daemon` has no daemon to follow: the editor's
+/// status says so, nothing comes from a daemon, and the hook still brings
+/// its approvals. (The hook's dedupe against the daemon is not exercised
+/// here: Codex 0.169.0 started with `--dangerously-bypass-hook-trust`, which
+/// an untrusted test hook needs, runs its thread in-process, not on the
+/// daemon: no daemon client hears of it.)
+#[tokio::test]
+async fn without_a_daemon_the_status_says_so_and_the_hook_still_works() {
+    let Some(codex) = codex_bin(PINNED) else {
+        return;
+    };
+    let hook = format!(
+        r#"
+[[hooks.PermissionRequest]]
+matcher = "*"
+[[hooks.PermissionRequest.hooks]]
+type = "command"
+command = "{hook} hook codex"
+timeout = 60
+"#,
+        hook = env!("CARGO_BIN_EXE_ask-lsp"),
+    );
+    let setup = Setup::new(codex, &hook).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let socket = setup
+        .runtime()
+        .join("ask-lsp")
+        .join(format!("ask-lsp-{}.sock", client.child().id().unwrap()));
+    wait_for(|| socket.exists()).await;
+    let Some(tmux) = setup
+        .interactive("--no-daemon --dangerously-bypass-hook-trust")
+        .await
+    else {
+        return;
+    };
+    let status = daemon_status_once(&mut client, false).await;
+    assert_eq!(
+        status["error"],
+        json!(format!("no Codex daemon for {}", setup.home().display())),
+        "{status}"
+    );
+
+    let allowed = setup.project().join("by-hook");
+    submit(&tmux, &format!("RUN: touch {}", allowed.display())).await;
+    // The turn can take seconds on a busy machine: the hook runs first.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while !hook_running() {
+        assert!(tokio::time::Instant::now() < deadline, "{}", tmux.screen());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["server"], "hook", "{ask}");
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "allow-once"}),
+        )
+        .await;
+    wait_for(|| allowed.exists()).await;
+    // Nothing came from a daemon.
+    for message in client.drain(Duration::from_millis(500)).await {
+        assert_ne!(message["method"], "askQuestions/ask", "{message}");
+    }
+    let status = daemon_status(&mut client).await;
+    assert_eq!(status["connected"], json!(false), "{status}");
+    assert!(client.shutdown().await.success());
+}
