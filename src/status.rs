@@ -9,6 +9,8 @@ use serde::Serialize;
 
 use crate::app::{self, HookReach, Probed};
 use crate::present::i18n::tr;
+#[cfg(unix)]
+use crate::present::no_decision::unreached;
 use crate::present::who;
 use crate::present::{invalid, problem};
 use crate::prompt::Prompt;
@@ -254,7 +256,7 @@ fn write_hooks(reach: &HookReach, out: &mut impl std::io::Write) -> std::io::Res
         (Some(dir), Some(error)) => writeln!(
             out,
             "{}",
-            tr!("status.hooks_error", dir = dir, error = error)
+            tr!("status.hooks_error", dir = dir, error = unreached(error))
         )?,
         (Some(dir), None) => writeln!(out, "{}", tr!("status.hooks", dir = dir))?,
         (None, error) => writeln!(
@@ -262,7 +264,7 @@ fn write_hooks(reach: &HookReach, out: &mut impl std::io::Write) -> std::io::Res
             "{}",
             tr!(
                 "status.hooks_nowhere",
-                error = error.as_deref().unwrap_or_default()
+                error = error.as_ref().map(unreached).unwrap_or_default()
             )
         )?,
     }

@@ -5,8 +5,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::i18n::tr;
+use super::i18n::{Locale, in_locale, tr};
 use crate::backends::hook::Refusal;
+use crate::backends::hook::instances::Unreached;
 
 /// Why the hook printed no decision, with its facts. Error details (an OS
 /// error, where serde found the input malformed) stay as their libraries
@@ -80,8 +81,29 @@ fn shown(detail: &impl fmt::Display) -> String {
     crate::text::for_display(&detail.to_string(), crate::text::DISPLAY_MESSAGE_CHARS).into_owned()
 }
 
-/// Why an ask-lsp refused the request, as its `error` says it in English,
-/// in the person's language.
+/// What `ask-lsp status --hooks` says when hooks reach no instance.
+pub(crate) fn unreached(why: &Unreached) -> String {
+    match why {
+        Unreached::Directory(error) => tr!("hook.unreached.directory", error = error),
+        Unreached::NoListener => tr!("hook.unreached.no_listener"),
+    }
+}
+
+impl fmt::Display for Unreached {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&in_locale(Locale::En, || unreached(self)))
+    }
+}
+
+/// The refusal's English, as the `error` an ask-lsp sends beside it (an
+/// older hook reads only that): the same catalogue's.
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&in_locale(Locale::En, || refusal(self)))
+    }
+}
+
+/// Why an ask-lsp refused the request, in the person's language.
 fn refusal(why: &Refusal) -> String {
     match why {
         Refusal::TooLarge => tr!("hook.refusal.too_large"),

@@ -2,11 +2,10 @@
 //! questions, malformed answers from the editor. ask-lsp keeps working, shows
 //! nothing harmful and says clearly what it refused.
 
-
 use std::time::Duration;
 
-use ask_sim::QuestionRequest;
 use crate::common::*;
+use ask_sim::QuestionRequest;
 use serde_json::json;
 
 #[tokio::test]

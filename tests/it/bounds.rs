@@ -3,7 +3,6 @@
 //! test's) against the real `ask-lsp` binary, whose peak memory is read
 //! from `/proc/PID/status` (VmHWM).
 
-
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -9,7 +9,6 @@
 
 #![cfg(unix)]
 
-
 use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

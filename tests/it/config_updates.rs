@@ -2,7 +2,6 @@
 //! eglot sends `{"settings": {}}` after every connect) keep the configured
 //! servers, and a default URL is never followed in their place.
 
-
 use std::time::Duration;
 
 use crate::common::*;

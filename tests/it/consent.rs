@@ -4,7 +4,6 @@
 //! sandbox-agent endpoint (`/_sim/acp/{serverId}`), which sends whatever the
 //! test writes.
 
-
 use crate::common;
 use std::time::Duration;
 

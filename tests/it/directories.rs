@@ -3,9 +3,8 @@
 //! that directory (the simulated server checks `?directory=` exactly, as
 //! OpenCode does), while what the editor shows is neutralised.
 
-
-use ask_sim::PermissionAsk;
 use crate::common::*;
+use ask_sim::PermissionAsk;
 use serde_json::json;
 
 #[tokio::test]

@@ -4,7 +4,6 @@
 //! servers or `$ASK_LSP_URL` win over it. The real OpenCode started with
 //! `--port` is found in tests/it/real_opencode.rs.
 
-
 use std::path::Path;
 use std::time::Duration;
 

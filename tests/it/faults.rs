@@ -3,11 +3,10 @@
 //! lost and no answer is lost or sent twice — asserted on what the simulated
 //! server recorded.
 
-
 use std::time::Duration;
 
-use ask_sim::Fault;
 use crate::common::*;
+use ask_sim::Fault;
 use serde_json::json;
 
 /// Answers `ask`, expects the send to fail with `error` shown to the person,

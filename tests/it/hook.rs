@@ -4,7 +4,6 @@
 
 #![cfg(unix)]
 
-
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -6,7 +6,6 @@
 
 #![cfg(target_os = "linux")]
 
-
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;

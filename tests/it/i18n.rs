@@ -5,12 +5,11 @@
 //! translated; the agent's arrive as sent; the answer reaches the server
 //! once. `watch` in a terminal: tests/it/terminal_line.rs.
 
-
 use crate::common;
 use std::time::Duration;
 
-use ask_sim::PermissionAsk;
 use crate::common::*;
+use ask_sim::PermissionAsk;
 use serde_json::{Value, json};
 
 const DIR: &str = "/sim/project";

@@ -1,7 +1,6 @@
 //! The `askQuestions` extension end to end: the real binary over stdio, the
 //! simulated OpenCode server on loopback, assertions on what the server got.
 
-
 use std::time::Duration;
 
 use crate::common::*;

@@ -1,7 +1,6 @@
 //! Clients with no plugin: `window/showMessageRequest`, code actions and
 //! commands, against the real binary and the simulated server.
 
-
 use crate::common::*;
 use serde_json::{Value, json};
 

@@ -3,7 +3,6 @@
 //! keeps serving; exit codes follow the spec and say why; start-up works
 //! whatever the order; no log level writes secrets; the command line.
 
-
 use std::process::Stdio;
 use std::time::Duration;
 

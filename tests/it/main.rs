@@ -3,15 +3,13 @@
 //! not once per file. `tests/README.md` maps behaviours to modules;
 //! `cargo test --test it MODULE::` runs one area.
 
-mod common;
-#[path = "../opencode/harness.rs"]
-mod opencode_harness;
 mod bad_input;
 mod bounds;
 mod claude_hook;
 mod codex_acp;
 mod codex_daemon;
 mod codex_hook;
+mod common;
 mod config_updates;
 mod consent;
 mod copilot_hook;
@@ -32,6 +30,8 @@ mod opencode2;
 mod opencode2_discovery;
 mod opencode2_forms;
 mod opencode_drift;
+#[path = "../opencode/harness.rs"]
+mod opencode_harness;
 mod opencode_next_routes;
 mod permissions;
 mod policies;

@@ -2,7 +2,6 @@
 //! fake `notify-send` on PATH records its arguments, and `watch`'s stdout
 //! carries the OSC 9 sequences.
 
-
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;

@@ -4,12 +4,11 @@
 //! received: the form answers by key and option value, the cancels with the
 //! person's message, the v2 permission replies.
 
-
 use crate::common;
 use std::time::Duration;
 
-use ask_sim::opencode2::{Options, Received, Sim2};
 use crate::common::*;
+use ask_sim::opencode2::{Options, Received, Sim2};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 

@@ -4,11 +4,10 @@
 //! are not, listed or live. (That `/api/info`'s pid must be the registered
 //! one is `tests/it/discovery.rs::a_server_whose_api_info_names_another_pid_is_not_followed`.)
 
-
 use std::path::Path;
 
-use ask_sim::opencode2::{Options, Received, Sim2};
 use crate::common::*;
+use ask_sim::opencode2::{Options, Received, Sim2};
 use serde_json::{Value, json};
 
 /// A state directory whose `opencode/service.json` registers `url` for this

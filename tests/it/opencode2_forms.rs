@@ -5,11 +5,10 @@
 //! against the simulated server's profiles (docs/sim.md). Assertions are on
 //! what the server received and on what the person is told.
 
-
 use std::time::Duration;
 
-use ask_sim::opencode2::{Options, Profile, Received, Sim2};
 use crate::common::*;
+use ask_sim::opencode2::{Options, Profile, Received, Sim2};
 use serde_json::{Value, json};
 
 async fn sim2(profile: Profile, doc: bool) -> Sim2 {

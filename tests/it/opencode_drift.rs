@@ -4,11 +4,10 @@
 //! server, which replays tests/fixtures/opencode-1.19 or speaks its 1.19
 //! dialect.
 
-
 use std::time::Duration;
 
-use ask_sim::{Dialect, QuestionRequest, SIM_WORKSPACE};
 use crate::common::*;
+use ask_sim::{Dialect, QuestionRequest, SIM_WORKSPACE};
 use serde_json::{Value, json};
 
 const STREAM: &str = include_str!("../fixtures/opencode-1.19/global-stream.jsonl");

@@ -4,7 +4,6 @@
 //! real server cannot be made to show on demand. Assertions are on what the
 //! fake received.
 
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -3,13 +3,12 @@
 //! `showMessageRequest`, the terminal, policies, and bad input. Assertions
 //! are on what the server received.
 
-
 use crate::common;
 use std::process::Stdio;
 use std::time::Duration;
 
-use ask_sim::{PermissionAsk, PermissionRequest};
 use crate::common::*;
+use ask_sim::{PermissionAsk, PermissionRequest};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

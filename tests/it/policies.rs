@@ -1,7 +1,6 @@
 //! Policies end to end: what the simulated server receives, and what the
 //! editor is told, for each mode; the timeout racing a late human answer.
 
-
 use std::time::Duration;
 
 use crate::common::*;

@@ -7,7 +7,6 @@
 //! the install script); without them each test says SKIP and passes, unless
 //! `ASK_LSP_REQUIRE_E2E` is set (as `scripts/test-all` does).
 
-
 use crate::common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

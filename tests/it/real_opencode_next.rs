@@ -9,7 +9,6 @@
 //! (printed by `tests/opencode/install.sh`); without them each test says
 //! SKIP and passes, unless `ASK_LSP_REQUIRE_E2E` is set.
 
-
 use crate::common;
 use std::time::Duration;
 

@@ -7,7 +7,6 @@
 //! Needs `SANDBOX_AGENT_BIN`; without it each test says SKIP and passes,
 //! unless `ASK_LSP_REQUIRE_E2E` is set.
 
-
 use crate::common;
 use std::path::Path;
 use std::process::Stdio;

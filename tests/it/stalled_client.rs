@@ -13,7 +13,6 @@
 //! over 64 MiB with them alone (docs/performance.md, "A client that stops
 //! reading").
 
-
 use crate::common;
 use std::collections::{HashMap, HashSet};
 use std::process::Stdio;

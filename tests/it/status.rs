@@ -1,9 +1,8 @@
 //! `ask-lsp status` as a person (or a script) runs it: the real binary
 //! against the simulated server, a refused port and a password-protected one.
 
-
-use ask_sim::PermissionAsk;
 use crate::common::*;
+use ask_sim::PermissionAsk;
 use serde_json::{Value, json};
 use tokio::process::Command;
 

@@ -1,10 +1,9 @@
 //! Terminal mode as a person runs it: the real binary with typed input.
 
-
 use std::process::Stdio;
 
-use ask_sim::PermissionAsk;
 use crate::common::*;
+use ask_sim::PermissionAsk;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 

@@ -2,7 +2,6 @@
 //! from by its title, and the prompt line's editing keys. The real binary in
 //! a pseudo-terminal (`script` gives it one), keys typed as bytes.
 
-
 use crate::common;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,6 @@
 //! (tests/fixtures/tls). ask-lsp trusts the operating system's store, which
 //! on Linux `SSL_CERT_FILE` names; bundled web roots alone would refuse it.
 
-
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -98,8 +98,9 @@ fn roots(path: &Path) -> Vec<PathBuf> {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Reach {
     pub directory: Option<String>,
-    /// Why hooks can reach no instance here, if so.
-    pub error: Option<String>,
+    /// Why hooks can reach no instance here, if so (`--json`: its English).
+    #[serde(serialize_with = "english")]
+    pub error: Option<Unreached>,
     /// The socket directory, when it is there but refused (another user's,
     /// open to others, not a directory): every prompt then stays in the
     /// agent's terminal until it is fixed.
@@ -123,6 +124,26 @@ pub(crate) struct Listener {
     pub other_executable: Option<String>,
 }
 
+/// Why `ask-lsp hook` reaches no instance: facts, worded in
+/// `present/no_decision.rs` (English for `--json`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unreached {
+    /// The socket directory cannot be used (the OS's words).
+    Directory(String),
+    /// No instance listens there.
+    NoListener,
+}
+
+fn english<S: serde::Serializer>(
+    error: &Option<Unreached>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match error {
+        Some(error) => serializer.collect_str(error),
+        None => serializer.serialize_none(),
+    }
+}
+
 /// The instances `ask-lsp hook` would find now in `dir`, as it finds them
 /// (live, this user's sockets), the most recently started first.
 pub(crate) fn reach(dir: PathBuf) -> Reach {
@@ -137,7 +158,7 @@ pub(crate) fn reach(dir: PathBuf) -> Reach {
                 // There but refused: the person can fix it (status says how).
                 unusable: (e.kind() != io::ErrorKind::NotFound).then(|| shown(&dir)),
                 directory: None,
-                error: Some(format!("no ask-lsp listens for hooks ({e})")),
+                error: Some(Unreached::Directory(e.to_string())),
                 listeners: Vec::new(),
             };
         }
@@ -168,9 +189,7 @@ pub(crate) fn reach(dir: PathBuf) -> Reach {
     Reach {
         unusable: None,
         directory: Some(shown(&dir)),
-        error: listeners
-            .is_empty()
-            .then(|| "no ask-lsp listens for hooks".to_owned()),
+        error: listeners.is_empty().then_some(Unreached::NoListener),
         listeners,
     }
 }

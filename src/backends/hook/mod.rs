@@ -410,41 +410,6 @@ pub(crate) enum Refusal {
     FollowedByDaemon,
 }
 
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Refusal::TooLarge => write!(f, "the hook input is too large"),
-            Refusal::Incomplete => write!(f, "no complete request"),
-            Refusal::Malformed { detail } => write!(f, "malformed request: {detail}"),
-            Refusal::UnknownAgent { agent } => write!(f, "agent {agent:?} is not supported"),
-            Refusal::NotClaudeInput { detail } => {
-                write!(f, "not a Claude Code PermissionRequest: {detail}")
-            }
-            Refusal::NotCodexInput { detail } => {
-                write!(f, "not a Codex PermissionRequest: {detail}")
-            }
-            Refusal::NotQwenInput { detail } => {
-                write!(f, "not a Qwen Code PermissionRequest: {detail}")
-            }
-            Refusal::NotCopilotInput { detail } => {
-                write!(f, "not a GitHub Copilot CLI PermissionRequest: {detail}")
-            }
-            Refusal::OtherEvent { event } => {
-                write!(f, "hook event {event:?} is not PermissionRequest")
-            }
-            Refusal::AskUserQuestion => write!(f, "AskUserQuestion is left to Claude Code"),
-            Refusal::TooLong => write!(f, "the session id or directory is too long"),
-            Refusal::BashWithoutCommand => write!(f, "a Bash request without its command"),
-            Refusal::Busy { readers } => {
-                write!(f, "busy: already reading {readers} hook requests")
-            }
-            Refusal::FollowedByDaemon => {
-                write!(f, "left to the Codex daemon this ask-lsp follows")
-            }
-        }
-    }
-}
-
 /// A hook request: a prompt to ask, or news that Claude no longer waits
 /// for some.
 enum Parsed {
