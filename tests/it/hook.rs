@@ -1076,6 +1076,10 @@ async fn a_prompt_claude_no_longer_waits_for_leaves_the_editor_at_once() {
 async fn a_policy_answers_claudes_questions() {
     let runtime = Runtime::new();
     let sim = sim().await;
+    // A workspace's policy decides only what comes from a directory it
+    // holds (hook_socket.rs shows the other side).
+    let project = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(project.path()).unwrap();
     let mut client =
         LspClient::start(&[("XDG_RUNTIME_DIR", runtime.path()), ("ASK_LSP_HOOK", "1")]).await;
     let policy = json!({"agents": {"claude": {"mode": "auto",
@@ -1083,7 +1087,8 @@ async fn a_policy_answers_claudes_questions() {
     client
         .request(
             "initialize",
-            json!({"processId": null, "rootUri": null, "capabilities": extension_caps(),
+            json!({"processId": null, "rootUri": format!("file://{}", project.display()),
+                   "capabilities": extension_caps(),
                    "initializationOptions": {"servers": [{"url": sim.url()}], "policy": policy}}),
         )
         .await;
@@ -1093,7 +1098,7 @@ async fn a_policy_answers_claudes_questions() {
     let tool_input = json!({"questions": [{"question": "Which database?", "header": "Database",
         "multiSelect": false, "options": [{"label": "SQLite", "description": ""},
                                           {"label": "Postgres", "description": ""}]}]});
-    let input = json!({"session_id": "q1", "cwd": "/p", "hook_event_name": "PermissionRequest",
+    let input = json!({"session_id": "q1", "cwd": project, "hook_event_name": "PermissionRequest",
                        "tool_name": "AskUserQuestion", "tool_input": tool_input});
     let mut hook = runtime.hook(&["claude"]);
     feed(&mut hook, input.to_string().as_bytes()).await;
