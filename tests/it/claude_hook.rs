@@ -605,7 +605,7 @@ async fn a_question_answered_in_claudes_terminal_leaves_the_editor_at_once() {
     let ask = client.next_method("askQuestions/ask").await;
     tmux.wait_for("1. SQLite").await;
     // The first option is focused: Enter picks it.
-    let answered = press_enter_until_gone(&tmux, "Enter to select").await;
+    let answered = tmux.press_until_gone("Enter", "Enter to select").await;
     let cancel = client.next_method("$/cancelRequest").await;
     let withdrawn = answered.elapsed();
     assert_eq!(cancel["params"]["id"], ask["id"]);
@@ -658,7 +658,9 @@ async fn a_command_allowed_in_claudes_terminal_leaves_the_editor_at_once() {
     let ask = client.next_method("askQuestions/ask").await;
     tmux.wait_for("Do you want to proceed?").await;
     // "1. Yes" is focused.
-    let answered = press_enter_until_gone(&tmux, "Do you want to proceed?").await;
+    let answered = tmux
+        .press_until_gone("Enter", "Do you want to proceed?")
+        .await;
     let cancel = client.next_method("$/cancelRequest").await;
     eprintln!(
         "withdrawn {:?} after the terminal's Yes",
@@ -680,28 +682,4 @@ async fn a_command_allowed_in_claudes_terminal_leaves_the_editor_at_once() {
         .await;
     wait_for(|| second.exists()).await;
     assert!(client.shutdown().await.success());
-}
-
-/// Presses Enter on Claude's dialog until it takes it: a key sent while
-/// the dialog is still being set up is dropped (seen with 2.1.332 on a busy
-/// machine: the dialog stayed, no answer went out). The time of the press
-/// that took.
-async fn press_enter_until_gone(tmux: &Tmux, dialog: &str) -> std::time::Instant {
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let pressed = std::time::Instant::now();
-        tmux.keys(&["Enter"]);
-        let settled = pressed + Duration::from_secs(1);
-        while std::time::Instant::now() < settled {
-            if !tmux.screen().contains(dialog) {
-                return pressed;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "Claude's dialog took no Enter:\n{}",
-            tmux.screen()
-        );
-    }
 }

@@ -347,8 +347,7 @@ async fn answered_in_the_terminal(var: &str) {
         .await;
     tmux.wait_for(CODEX_DIALOG).await;
     let ask = next_daemon_prompt(&mut client).await;
-    let pressed = tokio::time::Instant::now();
-    tmux.keys(&["y"]);
+    let pressed = tmux.press_until_gone("y", CODEX_DIALOG).await;
     let cancel = client.next_method("$/cancelRequest").await;
     let took = pressed.elapsed();
     assert_eq!(cancel["params"]["id"], ask["id"]);

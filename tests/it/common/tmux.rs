@@ -92,6 +92,30 @@ impl Tmux {
         }
     }
 
+    /// Presses `key` until the dialog showing `dialog` takes it: a key sent
+    /// while an agent's dialog is still being set up is dropped (seen with
+    /// Claude Code 2.1.332 on a busy machine: the dialog stayed, nothing was
+    /// answered). The time of the press that took.
+    pub async fn press_until_gone(&self, key: &str, dialog: &str) -> std::time::Instant {
+        let deadline = std::time::Instant::now() + self.wait;
+        loop {
+            let pressed = std::time::Instant::now();
+            self.keys(&[key]);
+            let settled = pressed + Duration::from_secs(1);
+            while std::time::Instant::now() < settled {
+                if !self.screen().contains(dialog) {
+                    return pressed;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the dialog took no {key}:\n{}",
+                self.screen()
+            );
+        }
+    }
+
     /// Waits until `text` has left the screen.
     pub async fn wait_gone(&self, text: &str) {
         let deadline = tokio::time::Instant::now() + self.wait;
