@@ -16,13 +16,12 @@ use crate::backends::{Backend, BackendEvent, EventSink, Factory, Timing, generat
 use crate::backends::{Problem, Source, sandbox_agent};
 use crate::broker::{BrokerHandle, Updates};
 use crate::notify;
+use crate::present::backend_error;
 use crate::present::i18n::{self, Locale};
-use crate::present::{backend_error, prompt_text};
 use crate::prompt::Prompt;
 use crate::settings::notify::Settings as NotifySettings;
 use crate::settings::policy::Policies;
 use crate::settings::{BackendKind, EnvDefaults, ServerSpec};
-use crate::text;
 
 /// The command line's words (`src/main.rs`), in the locale in force.
 pub use crate::present::cli;
@@ -132,8 +131,6 @@ pub(crate) fn environment() -> &'static Environment {
 pub fn use_locale(explicit: Option<&str>, editor: Option<&str>) {
     let chosen = Locale::choose([explicit, editor, environment().locale.as_deref()]);
     i18n::set_locale(chosen);
-    // Cuts are made below the presentation floor: they are handed its words.
-    text::set_cut_note(prompt_text::cut_note);
 }
 
 /// Whether `$ASK_LSP_LOG` asks for logs (`watch` and `hook` log only then).

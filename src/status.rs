@@ -12,7 +12,7 @@ use crate::present::i18n::tr;
 #[cfg(unix)]
 use crate::present::no_decision::unreached;
 use crate::present::who;
-use crate::present::{invalid, problem};
+use crate::present::{backend_error, cut, invalid, problem};
 use crate::prompt::Prompt;
 use crate::settings::{ServerKind, ServerSpec, UrlSource, servers_from_flags};
 use crate::text;
@@ -162,7 +162,7 @@ impl Report {
                 name = self.name,
                 url = self.url,
                 from = url_from,
-                kind = self.generation.label(),
+                kind = backend_error::server_kind(self.generation),
                 state = state
             )
         )?;
@@ -217,7 +217,7 @@ async fn probe(spec: &ServerSpec) -> Report {
     let mut problems: Vec<String> = problems.iter().map(problem::problem).collect();
     let mut listed = Vec::with_capacity(pending.len());
     for prompt in pending {
-        let id = text::for_display(&prompt.id, text::DISPLAY_ID_CHARS).into_owned();
+        let id = cut::for_display(&prompt.id, text::DISPLAY_ID_CHARS).into_owned();
         match prompt.into_checked() {
             Ok(prompt) => listed.push(Listed::new(&prompt)),
             Err(e) => problems.push(tr!(
@@ -239,12 +239,12 @@ async fn probe(spec: &ServerSpec) -> Report {
         }),
         shown_error: error
             .as_ref()
-            .map(|(_, shown)| text::for_display(shown, text::DISPLAY_MESSAGE_CHARS).into_owned()),
+            .map(|(_, shown)| cut::for_display(shown, text::DISPLAY_MESSAGE_CHARS).into_owned()),
         pending: listed,
         hidden,
         problems: problems
             .iter()
-            .map(|p| text::for_display(p, text::DISPLAY_MESSAGE_CHARS).into_owned())
+            .map(|p| cut::for_display(p, text::DISPLAY_MESSAGE_CHARS).into_owned())
             .collect(),
     }
 }

@@ -358,7 +358,7 @@ impl<W: Console> Watch<W> {
                         self.say(tr!(
                             "watch.server_kind",
                             server = server.name,
-                            kind = server.kind.label(),
+                            kind = backend_error::server_kind(server.kind),
                             url = server.url
                         ));
                         self.reprompt();

@@ -20,12 +20,15 @@
 //!   `[300 blank lines]` (`␤×301` on one line), so that padding cannot push
 //!   the rest of a command out of view (thresholds and why: `ONE_LINE_BLANKS`,
 //!   `MULTI_LINE_BLANKS`, `BLANK_LINES`).
-//! - [`bounded`] cuts text to a length, without splitting a character from
-//!   the marks or joiners that belong to it, and says how much it hid:
-//!   `… (+1,234 more characters)`, in the person's language once the
-//!   wiring has set the words ([`set_cut_note`]).
-//! - [`for_display`] does both for ids, server names and server error
-//!   messages, without copying more of a huge input than it shows.
+//! - [`cut`] cuts text to a length, without splitting a character from
+//!   the marks or joiners that belong to it, and returns a [`Cut`]: what it
+//!   kept and how many characters it hid. This floor knows no language:
+//!   `present/` words the note in the person's language; [`bounded`] adds
+//!   it in English (`… (+1,234 more characters)`) for what floors below the
+//!   presentation keep (logs, `--json`, what the agent reads).
+//! - [`cut_for_display`] and [`for_display`] do both for ids, server names
+//!   and server error messages, without copying more of a huge input than
+//!   it shows.
 //! - [`url_segment`] admits a server's id into a URL path only when it is
 //!   made of OpenCode's id alphabet.
 //!
@@ -37,12 +40,11 @@
 //! Shown text is bounded: at most 6 times the input's size in bytes (the
 //! largest growth is a 2-byte C1 control shown as the 12-byte `⟨U+0085⟩`).
 //!
-//! Over 500 lines: every rule in one place, 60 of them the generated table
-//! of extending characters; the tests are in `text/tests.rs`.
+//! Every rule in one place, 60 lines of it the generated table of extending
+//! characters; the tests are in `text/tests.rs`.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::sync::OnceLock;
 
 /// How many display cells `text` takes in a terminal or a menu: two for a
 /// CJK character, none for a joiner or a combining mark.
@@ -391,32 +393,66 @@ impl Iterator for Visible<'_> {
     }
 }
 
-/// `s` if it has at most `max_chars` characters; otherwise its first
-/// `max_chars` at most, then a note of how many it hid:
-/// `… (+1,234 more characters)`. The cut never separates a character from a
-/// following combining mark, joiner, variation selector or emoji modifier,
-/// nor the two halves of a flag.
-pub fn bounded(s: &str, max_chars: usize) -> Cow<'_, str> {
-    bounded_noted(s, max_chars, cut_note)
+/// Text cut to a length, as facts: what was kept and how many characters
+/// the cut hid (0: none, `kept` is the whole text). The floor that shows it
+/// words the note: `present/` in the person's language, [`Cut::english`]
+/// below it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut<'a> {
+    pub kept: Cow<'a, str>,
+    pub hidden: usize,
 }
 
-/// [`bounded`] with its note in English whatever the person's language:
-/// for what logs, `--json` and the agent read.
-pub fn bounded_in_english(s: &str, max_chars: usize) -> Cow<'_, str> {
-    bounded_noted(s, max_chars, english_cut_note)
-}
-
-fn bounded_noted(s: &str, max_chars: usize, note: fn(usize) -> String) -> Cow<'_, str> {
-    if s.char_indices().nth(max_chars).is_none() {
-        return Cow::Borrowed(s);
+impl<'a> Cut<'a> {
+    /// `kept`, then `note(hidden)` when the cut hid anything.
+    pub fn noted(self, note: impl FnOnce(usize) -> String) -> Cow<'a, str> {
+        match self.hidden {
+            0 => self.kept,
+            hidden => {
+                let note = note(hidden);
+                let mut out = self.kept.into_owned();
+                out.reserve(note.len());
+                out.push_str(&note);
+                Cow::Owned(out)
+            }
+        }
     }
-    Cow::Owned(cut(s, max_chars, 0, note))
+
+    /// [`Cut::noted`] in English (`… (+1,234 more characters)`): for logs,
+    /// `--json` and the agent, and for what floors below the presentation
+    /// keep.
+    pub fn english(self) -> Cow<'a, str> {
+        self.noted(english_cut_note)
+    }
 }
 
-/// `s`, known to have more than `keep` characters, cut to at most `keep` and
-/// marked with how many are hidden, counting `hidden_after` more that follow
-/// `s` in the text it was taken from.
-fn cut(s: &str, keep: usize, hidden_after: usize, note: fn(usize) -> String) -> String {
+/// `s` if it has at most `max_chars` characters; otherwise its first
+/// `max_chars` at most, and how many it hid. The cut never separates a
+/// character from a following combining mark, joiner, variation selector or
+/// emoji modifier, nor the two halves of a flag.
+pub fn cut(s: &str, max_chars: usize) -> Cut<'_> {
+    if s.char_indices().nth(max_chars).is_none() {
+        return Cut {
+            kept: Cow::Borrowed(s),
+            hidden: 0,
+        };
+    }
+    let (kept, hidden) = cut_at(s, max_chars, 0);
+    Cut {
+        kept: Cow::Borrowed(kept),
+        hidden,
+    }
+}
+
+/// [`cut`], with its note in English: `… (+1,234 more characters)`.
+pub fn bounded(s: &str, max_chars: usize) -> Cow<'_, str> {
+    cut(s, max_chars).english()
+}
+
+/// Where to cut `s`, known to have more than `keep` characters: the kept
+/// part, at most `keep`, and how many are hidden, counting `hidden_after`
+/// more that follow `s` in the text it was taken from.
+fn cut_at(s: &str, keep: usize, hidden_after: usize) -> (&str, usize) {
     let mut at = s.char_indices().nth(keep).map_or(s.len(), |(i, _)| i);
     while let (Some(before), Some(after)) = (s[..at].chars().next_back(), s[at..].chars().next()) {
         let splits = extends(after)
@@ -431,31 +467,10 @@ fn cut(s: &str, keep: usize, hidden_after: usize, note: fn(usize) -> String) -> 
     }
     let kept = s[..at].trim_end();
     let hidden = s[kept.len()..].chars().count() + hidden_after;
-    let mut out = String::with_capacity(kept.len() + 40);
-    out.push_str(kept);
-    out.push_str(&note(hidden));
-    out
+    (kept, hidden)
 }
 
-/// The person's words for what a cut hid ([`set_cut_note`]); English until
-/// they are set.
-static CUT_NOTE: OnceLock<fn(usize) -> String> = OnceLock::new();
-
-/// Sets how every later cut says what it hid, in the person's language.
-/// This floor knows no language: the wiring hands it the presentation
-/// floor's words once, at start-up (later calls change nothing).
-pub fn set_cut_note(note: fn(hidden: usize) -> String) {
-    let _ = CUT_NOTE.set(note);
-}
-
-fn cut_note(hidden: usize) -> String {
-    match CUT_NOTE.get() {
-        Some(note) => note(hidden),
-        None => english_cut_note(hidden),
-    }
-}
-
-/// `… (+1,234 more characters)`: what a cut hid.
+/// `… (+1,234 more characters)`: what a cut hid, in English.
 pub fn english_cut_note(hidden: usize) -> String {
     let noun = if hidden == 1 {
         "character"
@@ -559,32 +574,34 @@ fn extends(c: char) -> bool {
     lo < ranges && EXTEND[2 * lo] <= c
 }
 
-/// One-line shown and [`bounded`] in one pass, for ids, server names and
+/// One-line shown and [`cut`] in one pass, for ids, server names and
 /// server error messages quoted in terminal lines, notices and logs. Copies
 /// no more of a huge input than it shows (the rest is only counted).
-pub fn for_display(input: &str, max_chars: usize) -> Cow<'_, str> {
-    for_display_noted(input, max_chars, cut_note)
-}
-
-/// [`for_display`] with its note in English whatever the person's language:
-/// for text the agent reads.
-pub fn for_display_in_english(input: &str, max_chars: usize) -> Cow<'_, str> {
-    for_display_noted(input, max_chars, english_cut_note)
-}
-
-fn for_display_noted(input: &str, max_chars: usize, note: fn(usize) -> String) -> Cow<'_, str> {
+pub fn cut_for_display(input: &str, max_chars: usize) -> Cut<'_> {
     let input = trim(input, false);
     if !needs_change(input, false) {
-        return bounded_noted(input, max_chars, note);
+        return cut(input, max_chars);
     }
     let mut chars = Visible::new(input, false);
     let mut shown = String::with_capacity(input.len().min(max_chars.saturating_add(1) * 4));
     shown.extend(chars.by_ref().take(max_chars.saturating_add(1)));
     let hidden_after = chars.count();
     if hidden_after == 0 && shown.chars().nth(max_chars).is_none() {
-        return Cow::Owned(shown);
+        return Cut {
+            kept: Cow::Owned(shown),
+            hidden: 0,
+        };
     }
-    Cow::Owned(cut(&shown, max_chars, hidden_after, note))
+    let (kept, hidden) = cut_at(&shown, max_chars, hidden_after);
+    Cut {
+        kept: Cow::Owned(kept.to_owned()),
+        hidden,
+    }
+}
+
+/// [`cut_for_display`], with its note in English.
+pub fn for_display(input: &str, max_chars: usize) -> Cow<'_, str> {
+    cut_for_display(input, max_chars).english()
 }
 
 /// Why a server's id may not go into a URL path. Quotes at most a bounded,

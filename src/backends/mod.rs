@@ -201,70 +201,70 @@ pub(crate) type EventSink = tokio::sync::mpsc::UnboundedSender<BackendEvent>;
 pub(crate) enum BackendError {
     /// The server does not know the prompt (answered elsewhere, or gone).
     NotFound {
-        server: String,
+        server: ServerLabel,
     },
     Unauthorized {
-        server: String,
+        server: ServerLabel,
         advice: AuthAdvice,
     },
     BadRequest {
-        server: String,
+        server: ServerLabel,
         message: String,
     },
     Server {
-        server: String,
+        server: ServerLabel,
         status: u16,
         message: String,
     },
     NotJson {
-        server: String,
+        server: ServerLabel,
         status: u16,
         kind: BodyKind,
         expected: Expected,
     },
     Redirect {
-        server: String,
+        server: ServerLabel,
         status: u16,
     },
     Timeout {
-        server: String,
+        server: ServerLabel,
         after: Duration,
     },
     /// Nothing was sent: the prompt cannot be answered this way.
     Refused {
-        server: String,
+        server: ServerLabel,
         reason: String,
     },
     Connect {
-        server: String,
+        server: ServerLabel,
         message: String,
         hint: ConnectHint,
     },
     /// The server took the connection and answered nothing in time.
     Unanswered {
-        server: String,
+        server: ServerLabel,
     },
     SubscriptionUnanswered {
-        server: String,
+        server: ServerLabel,
     },
     /// The event stream's request could not be made (`reason`).
     Malformed {
-        server: String,
+        server: ServerLabel,
         reason: String,
         expected: Expected,
     },
     NoEvents {
-        server: String,
+        server: ServerLabel,
         status: u16,
         expected: Expected,
     },
     /// The event stream broke off (`message`: what the reader saw).
     Stream {
-        server: String,
+        server: ServerLabel,
         message: String,
     },
     Stalled {
-        server: String,
+        server: ServerLabel,
         after: Duration,
     },
     /// `ask-lsp hook`'s socket could not be opened: said with the fix, for
@@ -284,6 +284,21 @@ pub(crate) enum BackendError {
     },
     /// Nobody listens for the events any more (shutting down).
     Closed,
+}
+
+/// The server an error names, as facts: its kind and where it is. Worded
+/// ("OpenCode at http://…", and in the person's language) in
+/// `present/backend_error.rs`; its English `Display` is for logs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ServerLabel {
+    /// Either generation of OpenCode.
+    OpenCode { url: String },
+    /// An agent server behind sandbox-agent.
+    SandboxAgent { url: String, server_id: String },
+    /// The Codex app-server daemon of a Codex home.
+    CodexDaemon { home: String },
+    /// `ask-lsp hook`'s socket, which agents' hooks ask.
+    Hook,
 }
 
 /// The kind of server ask-lsp expected at a URL, as errors name it.

@@ -39,8 +39,8 @@ use serde_json::{Value, json};
 use super::net::http::{self, Peer};
 use super::net::stream::{Flow, Follow, follow};
 use super::{
-    Backend, BackendError, BackendEvent, Declined, EventSink, Expected, Problem, Source, Timing,
-    id_within,
+    Backend, BackendError, BackendEvent, Declined, EventSink, Expected, Problem, ServerLabel,
+    Source, Timing, id_within,
 };
 use crate::backends::net::sse::SseEvent;
 use crate::prompt::{Prompt, Reply, SessionTitle};
@@ -110,7 +110,10 @@ impl SandboxAgent {
             http: http::client(&timing),
             timing,
             peer: Peer {
-                label: format!("sandbox-agent at {url} ({server_id})"),
+                label: ServerLabel::SandboxAgent {
+                    url: url.to_owned(),
+                    server_id: server_id.to_owned(),
+                },
                 expected: Expected::SandboxAgent,
             },
             state: Mutex::new(State {

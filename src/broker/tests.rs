@@ -172,7 +172,7 @@ fn sent_answer(id: &str, label: &str) -> (String, Reply) {
 
 fn server_error() -> BackendError {
     BackendError::Server {
-        server: "fake".into(),
+        server: crate::backends::ServerLabel::Hook,
         status: 500,
         message: String::new(),
     }

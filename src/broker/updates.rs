@@ -242,7 +242,7 @@ mod tests {
             tx.send(Update::Connection {
                 server: "s".into(),
                 error: Some(crate::backends::BackendError::Stream {
-                    server: "s".into(),
+                    server: crate::backends::ServerLabel::Hook,
                     message: format!("down {n}"),
                 }),
             });
@@ -265,7 +265,7 @@ mod tests {
         }
         let mut expected = vec![
             "status 9999".to_owned(),
-            "s Some(\"s: down 9999\")".into(),
+            "s Some(\"hook: down 9999\")".into(),
             "added s/last".into(),
             "resolved s/seen".into(),
         ];

@@ -534,7 +534,7 @@ impl Presenter {
                 format!(
                     "ask-lsp: {}",
                     sentences::rotated(
-                        &crate::text::for_display(&key, crate::text::DISPLAY_ID_CHARS),
+                        &crate::present::cut::for_display(&key, crate::text::DISPLAY_ID_CHARS),
                         self.rotate_after,
                         ext::CMD_LIST
                     )

@@ -1,26 +1,37 @@
 //! A server's failure ([`BackendError`]) worded from the catalogue: in the
 //! person's language, and in English as the error's `Display` (what logs and
-//! `status --json` keep), so each sentence exists once. What the server or the operating system said
-//! (a message, "connection refused"), server labels, URLs, commands and
-//! variable names go in as the error holds them.
+//! `status --json` keep), so each sentence exists once. The server an error
+//! names is worded here too ([`server_label`]: "OpenCode at http://…"). What
+//! the server or the operating system said (a message, "connection
+//! refused"), URLs, paths, commands and variable names go in as the error
+//! holds them.
 
 use std::fmt;
 use std::time::Duration;
 
 use super::i18n::{Locale, in_locale, tr};
-use crate::backends::{AuthAdvice, BackendError, BodyKind, ConnectHint, Expected, StartHint};
+use crate::backends::{
+    AuthAdvice, BackendError, BodyKind, ConnectHint, Expected, ServerLabel, StartHint,
+};
+use crate::settings::ServerKind;
 
 /// `error` in the person's language.
 pub(crate) fn backend_error(error: &BackendError) -> String {
     match error {
-        BackendError::NotFound { server } => tr!("backend.not_found", server = server),
+        BackendError::NotFound { server } => {
+            tr!("backend.not_found", server = server_label(server))
+        }
         BackendError::Unauthorized { server, advice } => tr!(
             "backend.unauthorized",
-            server = server,
+            server = server_label(server),
             advice = auth_advice(*advice)
         ),
         BackendError::BadRequest { server, message } => {
-            tr!("backend.bad_request", server = server, message = message)
+            tr!(
+                "backend.bad_request",
+                server = server_label(server),
+                message = message
+            )
         }
         BackendError::Server {
             server,
@@ -28,7 +39,7 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
             message,
         } => tr!(
             "backend.server",
-            server = server,
+            server = server_label(server),
             status = status,
             message = message
         ),
@@ -39,19 +50,31 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
             expected,
         } => tr!(
             "backend.not_json",
-            server = server,
+            server = server_label(server),
             status = status,
             kind = body_kind(kind),
             expected = expected_server(*expected)
         ),
         BackendError::Redirect { server, status } => {
-            tr!("backend.redirect", server = server, status = status)
+            tr!(
+                "backend.redirect",
+                server = server_label(server),
+                status = status
+            )
         }
         BackendError::Timeout { server, after } => {
-            tr!("backend.timeout", server = server, after = duration(*after))
+            tr!(
+                "backend.timeout",
+                server = server_label(server),
+                after = duration(*after)
+            )
         }
         BackendError::Refused { server, reason } => {
-            tr!("backend.refused", server = server, reason = reason)
+            tr!(
+                "backend.refused",
+                server = server_label(server),
+                reason = reason
+            )
         }
         BackendError::Connect {
             server,
@@ -59,13 +82,18 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
             hint,
         } => tr!(
             "backend.connect",
-            server = server,
+            server = server_label(server),
             message = message,
             hint = connect_hint(*hint)
         ),
-        BackendError::Unanswered { server } => tr!("backend.unanswered", server = server),
+        BackendError::Unanswered { server } => {
+            tr!("backend.unanswered", server = server_label(server))
+        }
         BackendError::SubscriptionUnanswered { server } => {
-            tr!("backend.subscription_unanswered", server = server)
+            tr!(
+                "backend.subscription_unanswered",
+                server = server_label(server)
+            )
         }
         BackendError::Malformed {
             server,
@@ -73,7 +101,7 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
             expected,
         } => tr!(
             "backend.malformed",
-            server = server,
+            server = server_label(server),
             reason = reason,
             expected = expected_server(*expected)
         ),
@@ -83,15 +111,23 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
             expected,
         } => tr!(
             "backend.no_events",
-            server = server,
+            server = server_label(server),
             status = status,
             expected = expected_server(*expected)
         ),
         BackendError::Stream { server, message } => {
-            tr!("backend.stream", server = server, message = message)
+            tr!(
+                "backend.stream",
+                server = server_label(server),
+                message = message
+            )
         }
         BackendError::Stalled { server, after } => {
-            tr!("backend.stalled", server = server, after = duration(*after))
+            tr!(
+                "backend.stalled",
+                server = server_label(server),
+                after = duration(*after)
+            )
         }
         BackendError::HookSocket { message } => tr!("backend.hook_socket", message = message),
         BackendError::NoCodexDaemon { home } => tr!("backend.no_codex_daemon", home = home),
@@ -109,6 +145,38 @@ impl fmt::Display for BackendError {
 }
 
 impl std::error::Error for BackendError {}
+
+/// The server `label` names, in the person's language: "OpenCode at
+/// http://127.0.0.1:4096".
+pub(crate) fn server_label(label: &ServerLabel) -> String {
+    match label {
+        ServerLabel::OpenCode { url } => tr!("server.opencode", url = url),
+        ServerLabel::SandboxAgent { url, server_id } => {
+            tr!("server.sandbox_agent", url = url, server_id = server_id)
+        }
+        ServerLabel::CodexDaemon { home } => tr!("server.codex_daemon", home = home),
+        ServerLabel::Hook => tr!("server.hook"),
+    }
+}
+
+impl fmt::Display for ServerLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&in_locale(Locale::En, || server_label(self)))
+    }
+}
+
+/// What kind of server a configured one is, in the person's language
+/// (`status`, `watch`): "OpenCode 2.x", "Codex daemon".
+pub(crate) fn server_kind(kind: ServerKind) -> String {
+    match kind {
+        ServerKind::OpenCode => tr!("server.kind.opencode"),
+        ServerKind::OpenCode1 => tr!("server.kind.opencode1"),
+        ServerKind::OpenCode2 => tr!("server.kind.opencode2"),
+        ServerKind::SandboxAgent => tr!("server.kind.sandbox_agent"),
+        ServerKind::Hook => tr!("server.kind.hook"),
+        ServerKind::CodexDaemon => tr!("server.kind.codex_daemon"),
+    }
+}
 
 /// `ask-lsp status`: connected, but no listing came within `after`.
 pub(crate) fn no_listing(after: Duration) -> String {

@@ -4,10 +4,28 @@ use std::time::Duration;
 use super::*;
 use crate::present::i18n::{Locale, assert_translated, in_locale};
 
-const SERVER: &str = "OpenCode at http://127.0.0.1:4096";
+fn server() -> ServerLabel {
+    ServerLabel::OpenCode {
+        url: "http://127.0.0.1:4096".into(),
+    }
+}
+
+/// Every kind of server an error can name.
+fn labels() -> Vec<ServerLabel> {
+    vec![
+        server(),
+        ServerLabel::SandboxAgent {
+            url: "http://127.0.0.1:2468".into(),
+            server_id: "claude".into(),
+        },
+        ServerLabel::CodexDaemon {
+            home: "/home/me/.codex".into(),
+        },
+        ServerLabel::Hook,
+    ]
+}
 
 fn errors() -> Vec<BackendError> {
-    let server = || SERVER.to_owned();
     let mut errors = vec![
         BackendError::NotFound { server: server() },
         BackendError::BadRequest {
@@ -138,7 +156,7 @@ fn display_is_english_whatever_the_persons_language() {
     }
     assert_eq!(
         in_locale(Locale::ZhCn, || BackendError::Connect {
-            server: SERVER.into(),
+            server: server(),
             message: "connection refused".into(),
             hint: ConnectHint::Start(StartHint::OpenCodeServe),
         }
@@ -172,7 +190,82 @@ fn every_error_is_worded_in_chinese_with_every_value_filled_in() {
     });
     for (en, zh) in english.zip(chinese) {
         assert_translated(&en, &zh, &mut seen);
+        // The server's label is worded too (#45): not "OpenCode at …".
+        assert!(!zh.contains(" at "), "{zh}");
     }
+}
+
+/// Each server an error names, in the person's language and in English
+/// (`Display`, for logs): the URL, id or path kept as it is, none of the
+/// English words around it in Chinese.
+#[test]
+fn every_server_label_is_worded_in_the_persons_language() {
+    let english: Vec<String> = labels().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        english,
+        [
+            "OpenCode at http://127.0.0.1:4096",
+            "sandbox-agent at http://127.0.0.1:2468 (claude)",
+            "Codex daemon (/home/me/.codex)",
+            "hook",
+        ]
+    );
+    let chinese: Vec<String> =
+        in_locale(Locale::ZhCn, || labels().iter().map(server_label).collect());
+    assert_eq!(
+        chinese,
+        [
+            "http://127.0.0.1:4096 上的 OpenCode",
+            "http://127.0.0.1:2468 上的 sandbox-agent（claude）",
+            "Codex 守护进程（/home/me/.codex）",
+            "钩子",
+        ]
+    );
+    // In a sentence, and `Display` stays English whatever the language.
+    for label in labels() {
+        let error = BackendError::NotFound {
+            server: label.clone(),
+        };
+        let zh = in_locale(Locale::ZhCn, || backend_error(&error));
+        assert!(
+            zh.contains(&in_locale(Locale::ZhCn, || server_label(&label))),
+            "{zh}"
+        );
+        for word in [" at ", "daemon", "hook"] {
+            assert!(!zh.contains(word), "{zh}");
+        }
+        assert_eq!(
+            in_locale(Locale::ZhCn, || label.to_string()),
+            label.to_string()
+        );
+    }
+}
+
+/// What kind a configured server is (`status`, `watch`), in Chinese where
+/// it is more than a product's name.
+#[test]
+fn every_server_kind_is_worded_in_the_persons_language() {
+    use crate::settings::ServerKind;
+    let kinds = [
+        ServerKind::OpenCode,
+        ServerKind::OpenCode1,
+        ServerKind::OpenCode2,
+        ServerKind::SandboxAgent,
+        ServerKind::Hook,
+        ServerKind::CodexDaemon,
+    ];
+    let zh: Vec<String> = in_locale(Locale::ZhCn, || kinds.map(server_kind).to_vec());
+    assert_eq!(
+        zh,
+        [
+            "OpenCode",
+            "OpenCode 1.x",
+            "OpenCode 2.x",
+            "sandbox-agent（ACP）",
+            "ask-lsp 钩子套接字",
+            "Codex 守护进程",
+        ]
+    );
 }
 
 #[test]
@@ -180,19 +273,19 @@ fn chinese_words_keep_what_the_server_and_the_system_said() {
     let zh = |error: BackendError| in_locale(Locale::ZhCn, || backend_error(&error));
     assert_eq!(
         zh(BackendError::Connect {
-            server: SERVER.into(),
+            server: server(),
             message: "connection refused".into(),
             hint: ConnectHint::Start(StartHint::OpenCodeServe),
         }),
-        "无法连接 OpenCode at http://127.0.0.1:4096：connection refused — `opencode serve` 是否在那里运行？"
+        "无法连接 http://127.0.0.1:4096 上的 OpenCode：connection refused — `opencode serve` 是否在那里运行？"
     );
     assert_eq!(
         zh(BackendError::NotJson {
-            server: SERVER.into(),
+            server: server(),
             status: 200,
             kind: BodyKind::Html,
             expected: Expected::OpenCode,
         }),
-        "OpenCode at http://127.0.0.1:4096：返回了 200 和 HTML 页面，而不是 JSON：这是 OpenCode 服务器吗？路由是否正确？"
+        "http://127.0.0.1:4096 上的 OpenCode：返回了 200 和 HTML 页面，而不是 JSON：这是 OpenCode 服务器吗？路由是否正确？"
     );
 }

@@ -6,14 +6,15 @@
 //! answer), the command line's help and errors ([`cli`]), why `ask-lsp
 //! hook` decided nothing ([`no_decision`]), a server's failures
 //! ([`backend_error`]), an adapter's problems ([`problem`]) and why a
-//! prompt was refused ([`invalid`]), every word from the message catalogue
-//! ([`i18n`]). The English of an error is its `Display`, implemented here
+//! prompt was refused ([`invalid`]), what a cut of long text hid ([`cut`]),
+//! every word from the message catalogue ([`i18n`]). The English of an error is its `Display`, implemented here
 //! from the same catalogue, so each sentence exists once. It reads the
 //! prompt model, `text`, the backends' and the broker's types, so any face
 //! can use it.
 
 pub(crate) mod backend_error;
 pub mod cli;
+pub(crate) mod cut;
 pub(crate) mod i18n;
 pub(crate) mod invalid;
 #[cfg(unix)]

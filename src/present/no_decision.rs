@@ -78,7 +78,7 @@ impl fmt::Display for NoDecision {
 /// A detail that may quote the agent's input (serde's account of it), on
 /// one line with control characters shown, bounded.
 fn shown(detail: &impl fmt::Display) -> String {
-    crate::text::for_display(&detail.to_string(), crate::text::DISPLAY_MESSAGE_CHARS).into_owned()
+    super::cut::for_display(&detail.to_string(), crate::text::DISPLAY_MESSAGE_CHARS).into_owned()
 }
 
 /// What `ask-lsp status --hooks` says when hooks reach no instance.

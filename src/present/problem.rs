@@ -137,7 +137,9 @@ mod tests {
                 route: "/question".into(),
             },
             Problem::ToolLookup(BackendError::Timeout {
-                server: "OpenCode at http://127.0.0.1:4096".into(),
+                server: crate::backends::ServerLabel::OpenCode {
+                    url: "http://127.0.0.1:4096".into(),
+                },
                 after: std::time::Duration::from_secs(10),
             }),
             Problem::AgentFormRefused {
@@ -172,6 +174,8 @@ mod tests {
             let english = in_locale(Locale::En, || super::problem(&problem));
             let chinese = in_locale(Locale::ZhCn, || super::problem(&problem));
             assert_translated(&english, &chinese, &mut seen);
+            // Nor the server's label in English (#45): "OpenCode at …".
+            assert!(!chinese.contains(" at "), "{chinese}");
             if let Problem::FormUnshowable { detail } | Problem::AgentFormRefused { detail, .. } =
                 &problem
             {

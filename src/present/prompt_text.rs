@@ -7,11 +7,12 @@ use super::i18n::tr;
 use super::invalid::prompt_error;
 use std::borrow::Cow;
 
+use super::cut::for_display;
 use crate::prompt::{
     ChoiceLabel, Effect, Field, FieldKind, FieldValue, Form, Link, Permission, PermissionChoice,
     PermissionTitle, PromptError, Question, TitleName,
 };
-use crate::text::{DISPLAY_MESSAGE_CHARS, for_display, one_line};
+use crate::text::{DISPLAY_MESSAGE_CHARS, one_line};
 
 /// How options are laid out: as buttons beside the text (plain LSP), or
 /// numbered for typing (the terminal).
@@ -361,15 +362,6 @@ pub(crate) fn title_words(action: &str, title: &PermissionTitle) -> String {
         PermissionTitle::EditFile { asker, path, note } => {
             super::stores::edit_title(*asker, path, *note)
         }
-    }
-}
-
-/// What a cut of long text hid, in the person's language (`text` cuts; the
-/// wiring hands it these words): `… (+1,234 more characters)`.
-pub(crate) fn cut_note(hidden: usize) -> String {
-    match hidden {
-        1 => tr!("cut.one"),
-        n => tr!("cut.more", count = crate::text::thousands(n)),
     }
 }
 

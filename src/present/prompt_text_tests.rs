@@ -200,18 +200,18 @@ fn one_question_renderer_lays_options_out_for_buttons_or_typing() {
 
 #[test]
 fn a_cut_says_what_it_hid_in_the_persons_language() {
+    use crate::present::cut::{for_display, note};
     use crate::present::i18n::{Locale, in_locale};
     use crate::prompt::Title;
-    let en = |hidden| in_locale(Locale::En, || cut_note(hidden));
+    let en = |hidden| in_locale(Locale::En, || note(hidden));
     assert_eq!(en(1), "… (+1 more character)");
     assert_eq!(en(1_234), "… (+1,234 more characters)");
     assert_eq!(en(1_234_567), crate::text::english_cut_note(1_234_567));
-    let zh = |hidden| in_locale(Locale::ZhCn, || cut_note(hidden));
+    let zh = |hidden| in_locale(Locale::ZhCn, || note(hidden));
     assert_eq!(zh(1), "…（另有 1 个字符）");
     assert_eq!(zh(1_234_567), "…（另有 1,234,567 个字符）");
-    // Cut below this floor, in these words once the wiring hands them
-    // over; what logs and `--json` read stays English.
-    crate::text::set_cut_note(cut_note);
+    // `text` cuts and counts (no words, nothing set at start-up); this
+    // floor words the note. What logs and `--json` read stays English.
     let long = Title::from("é".repeat(100).as_str());
     let zh_title = in_locale(Locale::ZhCn, || crate::present::who::title(&long));
     assert_eq!(zh_title, "é".repeat(80) + "…（另有 20 个字符）");
@@ -219,14 +219,15 @@ fn a_cut_says_what_it_hid_in_the_persons_language() {
     assert_eq!(english, "é".repeat(80) + "… (+20 more characters)");
     let id = "\u{1b}".to_owned() + &"x".repeat(49);
     in_locale(Locale::ZhCn, || {
-        let shown = crate::text::for_display(&id, 40);
+        let cut = crate::text::cut_for_display(&id, 40);
+        assert_eq!(cut.kept, "␛".to_owned() + &"x".repeat(39));
+        assert_eq!(cut.hidden, 10);
         assert_eq!(
-            shown,
+            for_display(&id, 40),
             "␛".to_owned() + &"x".repeat(39) + "…（另有 10 个字符）"
         );
-        let for_agent = crate::text::for_display_in_english(&id, 40);
         assert_eq!(
-            for_agent,
+            crate::text::for_display(&id, 40),
             "␛".to_owned() + &"x".repeat(39) + "… (+10 more characters)"
         );
     });

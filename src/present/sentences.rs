@@ -141,7 +141,7 @@ impl std::error::Error for ConfigError {}
 /// the presentation floor words them (keys come from the client: shown
 /// and bounded).
 pub(crate) fn broker_error(error: &BrokerError) -> String {
-    let shown = |key: &str| text::for_display(key, text::DISPLAY_ID_CHARS).into_owned();
+    let shown = |key: &str| super::cut::for_display(key, text::DISPLAY_ID_CHARS).into_owned();
     match error {
         BrokerError::UnknownKey(key) => tr!("error.unknown_key", key = shown(key)),
         BrokerError::Busy(key) => tr!("error.busy", key = shown(key)),
@@ -163,7 +163,7 @@ impl std::error::Error for BrokerError {}
 /// Why a piece of an answer was refused, naming the prompt where it is
 /// about its shape. Keys come from clients: shown and bounded.
 pub(crate) fn draft_error(error: &DraftError, key: &str) -> String {
-    let key = text::for_display(key, text::DISPLAY_ID_CHARS);
+    let key = super::cut::for_display(key, text::DISPLAY_ID_CHARS);
     match error {
         DraftError::Invalid(error) => prompt_error(error),
         DraftError::NoSuchQuestion(index) => {

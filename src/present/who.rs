@@ -1,9 +1,10 @@
 //! Who asks: the server (and project) a prompt comes from, said the same
 //! way by every face.
 
+use super::cut::for_display;
 use super::i18n::tr;
 use crate::prompt::{Kind, Prompt, SessionTitle, Title};
-use crate::text::{self, DISPLAY_ID_CHARS, for_display};
+use crate::text::{self, DISPLAY_ID_CHARS};
 
 /// "server · /the/project" (the server alone when it does not say), then
 /// what ask-lsp knows of a local requester ([`requester`]).
@@ -107,9 +108,11 @@ pub(crate) fn kind_agent_project(server: &str, prompt: &Prompt) -> String {
 /// permission's title worded by ask-lsp, with its note of the other
 /// questions; the agent's words stay as they are.
 pub(crate) fn title(title: &Title) -> String {
-    title.naming(super::prompt_text::title_name, |name, n| {
-        tr!("who.title_more", title = name, n = n)
-    })
+    title.naming(
+        super::prompt_text::title_name,
+        |name, n| tr!("who.title_more", title = name, n = n),
+        super::cut::note,
+    )
 }
 
 /// What a person calls a prompt of this kind ("question", "permission").

@@ -33,28 +33,20 @@ pub(crate) enum TitleName {
 
 impl Title {
     /// The name worded by `words` (the agent's as it is), on one line and cut at
-    /// [`limits::TITLE_CHARS`] with a note of how much it hid, then the
-    /// other questions counted by `more`.
+    /// [`limits::TITLE_CHARS`] with `cut_note` saying how much it hid, then
+    /// the other questions counted by `more`.
     pub fn naming(
         &self,
         words: impl FnOnce(&TitleName) -> String,
         more: impl FnOnce(&str, usize) -> String,
-    ) -> String {
-        self.named(words, more, crate::text::bounded)
-    }
-
-    fn named(
-        &self,
-        words: impl FnOnce(&TitleName) -> String,
-        more: impl FnOnce(&str, usize) -> String,
-        bounded: fn(&str, usize) -> Cow<'_, str>,
+        cut_note: impl FnOnce(usize) -> String,
     ) -> String {
         let name = match &self.name {
             TitleName::Agent(name) => Cow::Borrowed(name.as_str()),
             ours => Cow::Owned(words(ours)),
         };
         let name = one_line(&name);
-        let name = bounded(&name, limits::TITLE_CHARS);
+        let name = crate::text::cut(&name, limits::TITLE_CHARS).noted(cut_note);
         match self.more {
             0 => name.into_owned(),
             n => more(&name, n),
@@ -64,14 +56,14 @@ impl Title {
     /// The title in English, for what is said below the presentation floor
     /// (logs); `present` words it for a person.
     pub fn english(&self) -> String {
-        self.named(
+        self.naming(
             |name| match name {
                 TitleName::Agent(name) => name.clone(),
                 TitleName::Permission { action, title } => english_title(action, title),
                 TitleName::CannotShow { form, why } => english_stand_in_title(*form, why),
             },
             |name, n| format!("{name} (+{n} more)"),
-            crate::text::bounded_in_english,
+            crate::text::english_cut_note,
         )
     }
 }

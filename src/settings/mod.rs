@@ -102,18 +102,6 @@ impl ServerKind {
             | ServerKind::CodexDaemon => None,
         }
     }
-
-    /// For people.
-    pub fn label(self) -> &'static str {
-        match self {
-            ServerKind::OpenCode => "OpenCode",
-            ServerKind::OpenCode1 => "OpenCode 1.x",
-            ServerKind::OpenCode2 => "OpenCode 2.x",
-            ServerKind::SandboxAgent => "sandbox-agent (ACP)",
-            ServerKind::Hook => "ask-lsp hook socket",
-            ServerKind::CodexDaemon => "Codex daemon",
-        }
-    }
 }
 
 /// Where a server's URL came from: a URL the configuration did not give is a

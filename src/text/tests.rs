@@ -325,7 +325,7 @@ fn a_four_mebibyte_id_is_shown_bounded() {
     // Four shown characters per ESC [ 2 J; the cut kept 80 of them all.
     let total = "␛]52;c;QUJD␇que_⟨U+202E⟩x".chars().count() + 4 * (1 << 20) + 4;
     assert!(
-        shown.ends_with(&cut_note(total - DISPLAY_ID_CHARS)),
+        shown.ends_with(&english_cut_note(total - DISPLAY_ID_CHARS)),
         "{shown}"
     );
 
@@ -546,7 +546,13 @@ fn generated_strings_come_out_visible_and_stable() {
             assert!(kept.chars().count() <= max, "{shown:?} from {input:?}");
             assert!(line.starts_with(kept), "{shown:?} from {input:?}");
             let hidden = line.chars().count() - kept.chars().count();
-            assert_eq!(note, cut_note(hidden), "from {input:?}");
+            assert_eq!(note, english_cut_note(hidden), "from {input:?}");
+            let cut = cut_for_display(&input, max);
+            assert_eq!(
+                (cut.kept.as_ref(), cut.hidden),
+                (kept, hidden),
+                "from {input:?}"
+            );
         }
     }
 }

@@ -656,7 +656,7 @@ async fn an_unreachable_server_is_named_in_chinese_to_the_editor() {
     assert!(response.get("error").is_none(), "{response:#}");
     client.notify("initialized", json!({})).await;
     let expected = format!(
-        "无法连接 OpenCode at {url}：connection refused — `opencode serve` 是否在那里运行？"
+        "无法连接 {url} 上的 OpenCode：connection refused — `opencode serve` 是否在那里运行？"
     );
     let shown = client.next_method("window/showMessage").await;
     assert_eq!(
@@ -698,7 +698,7 @@ async fn status_names_an_unreachable_server_in_chinese() {
         out,
         format!(
             "default {url}（OpenCode）：未连接\n  \
-             无法连接 OpenCode at {url}：connection refused — `opencode serve` 是否在那里运行？\n"
+             无法连接 {url} 上的 OpenCode：connection refused — `opencode serve` 是否在那里运行？\n"
         )
     );
     let (code, json) = status(&["--json"]).await;
@@ -920,7 +920,12 @@ async fn a_prompt_that_cannot_be_answered_here_is_named_in_chinese_in_watch_and_
             "无法在此回答问题提示（拒绝了 id“{id}”：第 3 字节处为 '/'（id 只能由 ASCII 字母、数字、“_”和“-”组成））；请在智能体自己的界面中回答"
         )
     };
-    let english = ["cannot be answered from here", "answer it in"];
+    // The server's label too (#45): "OpenCode at http://…" is worded.
+    let english = [
+        "cannot be answered from here",
+        "answer it in",
+        "OpenCode at",
+    ];
 
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
         .args(["watch", "--url", &sim.url()])

@@ -190,11 +190,11 @@ async fn watch_names_an_unreachable_server_in_chinese() {
     let (out, _) = watch_refused(&[("LC_ALL", "zh_CN.UTF-8")]).await;
     let line = out.lines().find(|l| l.starts_with("! ")).expect("a ! line");
     assert!(
-        line.starts_with("! default: 无法连接 OpenCode at http://127.0.0.1:"),
+        line.starts_with("! default: 无法连接 http://127.0.0.1:"),
         "{out}"
     );
     assert!(
-        line.ends_with("：connection refused — `opencode serve` 是否在那里运行？"),
+        line.ends_with(" 上的 OpenCode：connection refused — `opencode serve` 是否在那里运行？"),
         "{out}"
     );
 }

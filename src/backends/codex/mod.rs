@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 
 use self::discovery::Unfollowed;
 use self::wire::{Asked, Expect};
-use super::{Backend, BackendError, BackendEvent, EventSink, Source};
+use super::{Backend, BackendError, BackendEvent, EventSink, ServerLabel, Source};
 use crate::prompt::{Prompt, Reply, SessionTitle};
 use crate::settings::{BackendKind, ServerKind, ServerSpec, UrlSource};
 
@@ -164,8 +164,10 @@ impl CodexDaemon {
         }
     }
 
-    fn label(&self) -> String {
-        format!("Codex daemon ({})", self.home.display())
+    fn label(&self) -> ServerLabel {
+        ServerLabel::CodexDaemon {
+            home: self.home.display().to_string(),
+        }
     }
 
     fn in_workspace(&self, cwd: &str) -> bool {

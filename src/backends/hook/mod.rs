@@ -26,7 +26,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
-use super::{Backend, BackendError, BackendEvent, EventSink, Source};
+use super::{Backend, BackendError, BackendEvent, EventSink, ServerLabel, Source};
 use crate::prompt::{ChoiceLabel, Effect, PermissionChoice, Prompt, Reply};
 use crate::settings::{BackendKind, ServerKind, ServerSpec, UrlSource};
 
@@ -546,7 +546,7 @@ impl Backend for HookListener {
     ) -> BoxFuture<'a, Result<(), BackendError>> {
         Box::pin(async move {
             let gone = || BackendError::NotFound {
-                server: HOOK_SERVER.into(),
+                server: ServerLabel::Hook,
             };
             let waiting = self
                 .waiting

@@ -9,12 +9,12 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 
-use crate::backends::{BackendError, BodyKind, ConnectHint, Expected, Timing};
+use crate::backends::{BackendError, BodyKind, ConnectHint, Expected, ServerLabel, Timing};
 
 /// Whom errors name, and the advice each backend gives.
 pub(in crate::backends) struct Peer {
-    /// "OpenCode at http://127.0.0.1:4096"
-    pub label: String,
+    /// Whom errors name: "OpenCode at http://127.0.0.1:4096".
+    pub label: ServerLabel,
     /// What ask-lsp expects to answer there ("an OpenCode server"); what
     /// to check on a refused connection or a 401 follows from it.
     pub expected: Expected,
@@ -363,7 +363,9 @@ pub(super) mod tests {
 
     pub(in crate::backends::net) fn peer() -> Peer {
         Peer {
-            label: "a test server".into(),
+            label: ServerLabel::OpenCode {
+                url: "http://127.0.0.1:4096".into(),
+            },
             expected: Expected::OpenCode,
         }
     }

@@ -39,7 +39,8 @@ use super::net::http::{self, Answered, Peer};
 use super::net::stream::{Flow, Follow};
 use super::shared::permission_reply;
 use super::{
-    AnswerIn, BackendError, BackendEvent, EventSink, Expected, Problem, Snapshot, Timing, id_within,
+    AnswerIn, BackendError, BackendEvent, EventSink, Expected, Problem, ServerLabel, Snapshot,
+    Timing, id_within,
 };
 use crate::backends::net::sse::SseEvent;
 use crate::prompt::{Answer, Kind, KindName, Prompt, Reply, SessionTitle};
@@ -136,7 +137,9 @@ impl OpenCode {
     pub fn new(spec: ServerSpec, timing: Timing) -> Self {
         OpenCode {
             peer: Peer {
-                label: format!("OpenCode at {}", spec.url),
+                label: ServerLabel::OpenCode {
+                    url: spec.url.clone(),
+                },
                 expected: Expected::OpenCode,
             },
             http: http::client(&timing),

@@ -34,7 +34,8 @@ use super::net::openapi;
 use super::net::stream::{Flow, Follow};
 use super::shared::permission_reply;
 use super::{
-    AnswerIn, BackendError, BackendEvent, EventSink, Expected, Problem, Timing, id_within,
+    AnswerIn, BackendError, BackendEvent, EventSink, Expected, Problem, ServerLabel, Timing,
+    id_within,
 };
 use crate::backends::net::sse::{MAX_EVENT_BYTES, SseEvent};
 use crate::prompt::{Answer, Kind, Prompt, Reply};
@@ -91,7 +92,9 @@ impl OpenCode2 {
     pub fn new(spec: ServerSpec, timing: Timing) -> Self {
         OpenCode2 {
             peer: Peer {
-                label: format!("OpenCode at {}", spec.url),
+                label: ServerLabel::OpenCode {
+                    url: spec.url.clone(),
+                },
                 expected: Expected::OpenCode2,
             },
             http: http::client(&timing),

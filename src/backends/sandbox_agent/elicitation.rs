@@ -219,7 +219,7 @@ pub(super) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Ref
             return Err(Refusal::InvalidParams(format!(
                 "mode {:?} is not supported (form and url are)",
                 // The agent reads it: English, whatever the person's language.
-                crate::text::for_display_in_english(other, 40)
+                crate::text::for_display(other, 40)
             )));
         }
         None => return Err(Refusal::InvalidParams("no mode".into())),
