@@ -1504,7 +1504,7 @@ test(':checkhealth reports the binary, a connected server and an auth failure', 
   vim.cmd('bwipeout!')
 end)
 
-test(':AskLsp hook claude or codex gives the hook settings with the binary\'s full path, which runs where ask-lsp is not on $PATH', function()
+test(':AskLsp hook claude, codex, qwen or copilot gives the hook settings with the binary\'s full path, which runs where ask-lsp is not on $PATH', function()
   local path = '/usr/bin:/bin'
   assert(vim.fn.executable('/usr/bin/ask-lsp') == 0 and vim.fn.executable('/bin/ask-lsp') == 0, 'ask-lsp must not be in ' .. path)
   vim.fn.setreg('"', '')
@@ -1523,6 +1523,12 @@ test(':AskLsp hook claude or codex gives the hook settings with the binary\'s fu
   vim.cmd('AskLsp hook codex')
   assert(vim.fn.getreg('"'):find('\ncommand = "' .. BIN .. ' hook codex"\ntimeout = 60', 1, true), vim.fn.getreg('"'))
   assert(notified[#notified].message:find('~/.codex/config.toml', 1, true), notified[#notified].message)
+  -- Qwen Code and Copilot CLI, in the README's shapes.
+  vim.cmd('AskLsp hook qwen')
+  eq(BIN .. ' hook qwen', vim.json.decode(vim.fn.getreg('"')).hooks.PermissionRequest[1].hooks[1].command, 'qwen')
+  vim.cmd('AskLsp hook copilot')
+  eq(BIN .. ' hook copilot', vim.json.decode(vim.fn.getreg('"')).hooks.permissionRequest[1].bash, 'copilot')
+  assert(notified[#notified].message:find('~/.copilot/hooks/ask-lsp.json', 1, true), notified[#notified].message)
 end)
 
 test(':checkhealth says when no server was configured and a default is followed', function()

@@ -285,13 +285,14 @@ export async function activate(context: vscode.ExtensionContext) {
       if (p) await client?.sendRequest('workspace/executeCommand', { command: proto.commands.reject, arguments: [p.key] });
     }),
     vscode.commands.registerCommand('askLsp.hookSnippet', async () => {
-      const agent = await vscode.window.showQuickPick([{ label: 'Claude Code', agent: 'claude' as const }, { label: 'Codex', agent: 'codex' as const }],
+      const agent = await vscode.window.showQuickPick([{ label: 'Claude Code', agent: 'claude' as const }, { label: 'Codex', agent: 'codex' as const },
+        { label: 'Qwen Code', agent: 'qwen' as const }, { label: 'GitHub Copilot CLI', agent: 'copilot' as const }],
         { placeHolder: l10n.t('Hook settings for which agent?') });
       if (!agent) return;
       // The binary the extension runs (bundled, configured, else on $PATH).
       const snippet = hookSnippet(agent.agent, binary(context));
       await vscode.env.clipboard.writeText(snippet.text);
-      const document = await vscode.workspace.openTextDocument({ content: snippet.text, language: agent.agent === 'claude' ? 'json' : 'toml' });
+      const document = await vscode.workspace.openTextDocument({ content: snippet.text, language: agent.agent === 'codex' ? 'toml' : 'json' });
       await vscode.window.showTextDocument(document, { preview: true });
       void vscode.window.showInformationMessage(l10n.t('Copied: the hook settings for {0}, with the full path of this extension\'s ask-lsp (it is not on $PATH).', snippet.file));
     }),

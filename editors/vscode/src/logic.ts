@@ -520,21 +520,29 @@ export const LINK_CONSENT: AskResult = { outcome: 'answered', values: {} };
 // Hooks
 
 /**
- * The settings that make Claude Code ('claude': ~/.claude/settings.json) or
- * Codex ('codex': ~/.codex/config.toml) send their permission prompts to
+ * The settings that make Claude Code ('claude': ~/.claude/settings.json),
+ * Codex ('codex': ~/.codex/config.toml), Qwen Code ('qwen':
+ * ~/.qwen/settings.json) or Copilot CLI ('copilot':
+ * ~/.copilot/hooks/ask-lsp.json) send their permission prompts to
  * ask-lsp, with the binary's full path: the extension's ask-lsp is not on
  * $PATH, so the bare `ask-lsp hook claude` would fail with "not found" (and
  * the agent would silently ask in its own terminal).
  */
-export function hookSnippet(agent: 'claude' | 'codex', binary: string): { file: string; text: string } {
+export function hookSnippet(agent: 'claude' | 'codex' | 'qwen' | 'copilot', binary: string): { file: string; text: string } {
   // The agents run the command with a shell: quoted unless plainly safe.
   const quoted = /^[\w/.:+-]+$/.test(binary) ? binary : `'${binary.replace(/'/g, `'\\''`)}'`;
   // A JSON string is a valid TOML basic string for these characters.
   const command = JSON.stringify(`${quoted} hook ${agent}`);
-  if (agent === 'claude') {
+  if (agent === 'claude' || agent === 'qwen') {
     return {
-      file: '~/.claude/settings.json',
+      file: agent === 'claude' ? '~/.claude/settings.json' : '~/.qwen/settings.json',
       text: `{ "hooks": { "PermissionRequest": [\n    { "matcher": "*",\n      "hooks": [{ "type": "command", "command": ${command}, "timeout": 60 }] } ] } }\n`,
+    };
+  }
+  if (agent === 'copilot') {
+    return {
+      file: '~/.copilot/hooks/ask-lsp.json',
+      text: `{ "version": 1,\n  "hooks": { "permissionRequest": [\n    { "type": "command", "bash": ${command}, "timeoutSec": 60 } ] } }\n`,
     };
   }
   return {

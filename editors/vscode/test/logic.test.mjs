@@ -262,4 +262,11 @@ test('the hook settings carry the binary\'s full path (shell-quoted when needed)
   const codex = logic.hookSnippet('codex', '/opt/ask-lsp');
   assert.equal(codex.file, '~/.codex/config.toml');
   assert.match(codex.text, /\ncommand = "\/opt\/ask-lsp hook codex"\ntimeout = 60\n$/);
+  // Qwen Code and Copilot CLI in the README's shapes.
+  const qwen = logic.hookSnippet('qwen', '/opt/ask-lsp');
+  assert.equal(qwen.file, '~/.qwen/settings.json');
+  assert.equal(JSON.parse(qwen.text).hooks.PermissionRequest[0].hooks[0].command, '/opt/ask-lsp hook qwen');
+  const copilot = logic.hookSnippet('copilot', '/opt/ask-lsp');
+  assert.equal(copilot.file, '~/.copilot/hooks/ask-lsp.json');
+  assert.deepEqual(JSON.parse(copilot.text), { version: 1, hooks: { permissionRequest: [{ type: 'command', bash: '/opt/ask-lsp hook copilot', timeoutSec: 60 }] } });
 });

@@ -1,4 +1,4 @@
--- :AskLsp [list|answer|reject|status|start|build|hook claude|hook codex] (:Ask is the deprecated alias)
+-- :AskLsp [list|answer|reject|status|start|build|hook claude|codex|qwen|copilot] (:Ask is the deprecated alias)
 local client = require('ask-lsp.client')
 local t = require('ask-lsp.i18n').t
 
@@ -93,7 +93,7 @@ M.subcommands = {
   start = function()
     require('ask-lsp').start()
   end,
-  -- The hook settings for Claude Code or Codex, with this binary's path
+  -- The hook settings for Claude Code, Codex, Qwen Code or Copilot CLI, with this binary's path
   -- (the plugin's ask-lsp is not on $PATH): shown and put in the unnamed
   -- register.
   hook = function(args)
@@ -149,7 +149,7 @@ function M.run(args)
 end
 
 function M.complete(arglead, cmdline)
-  local names = (cmdline or ''):match('^%S+%s+hook%s') and { 'claude', 'codex' } or vim.tbl_keys(M.subcommands)
+  local names = (cmdline or ''):match('^%S+%s+hook%s') and { 'claude', 'codex', 'qwen', 'copilot' } or vim.tbl_keys(M.subcommands)
   return vim.tbl_filter(function(name)
     return name:find(arglead, 1, true) == 1
   end, names)

@@ -1,4 +1,4 @@
--- The hook command for Claude Code and Codex with the binary's absolute
+-- The hook command for Claude Code, Codex, Qwen Code and Copilot CLI with the binary's absolute
 -- path: with the plugin installed, ask-lsp lives in the plugin's bin/ and is
 -- not on $PATH, so the README's bare `ask-lsp hook claude` would fail with
 -- "not found" (and the agent would silently ask in its own terminal).
@@ -11,14 +11,15 @@ function M.binary()
   return path ~= '' and path or nil
 end
 
---- The hook command for `agent` ('claude' or 'codex'), shell-quoted.
+--- The hook command for `agent` ('claude', 'codex', 'qwen', 'copilot'), shell-quoted.
 function M.command(agent, binary)
   local quoted = binary:match('^[%w_/.:+-]+$') and binary or vim.fn.shellescape(binary)
   return quoted .. ' hook ' .. agent
 end
 
---- The settings snippet for `agent`: Claude Code's settings.json entry or
---- Codex's config.toml table, with the absolute command.
+--- The settings snippet for `agent`: Claude Code's (and Qwen Code's)
+--- settings.json entry, Codex's config.toml table or Copilot CLI's hook
+--- file, with the absolute command (the README's shapes).
 ---@return string? snippet nil for an agent without a hook
 ---@return string? file where it goes
 function M.snippet(agent, binary)
@@ -30,6 +31,12 @@ function M.snippet(agent, binary)
     -- A TOML basic string: JSON's escapes are TOML's for these characters.
     return ('[[hooks.PermissionRequest]]\nmatcher = "*"\n[[hooks.PermissionRequest.hooks]]\ntype = "command"\ncommand = %s\ntimeout = 60')
       :format(vim.json.encode(command)), '~/.codex/config.toml'
+  elseif agent == 'qwen' then
+    return ('{ "hooks": { "PermissionRequest": [\n    { "matcher": "*",\n      "hooks": [{ "type": "command", "command": %s, "timeout": 60 }] } ] } }')
+      :format(vim.json.encode(command)), '~/.qwen/settings.json'
+  elseif agent == 'copilot' then
+    return ('{ "version": 1,\n  "hooks": { "permissionRequest": [\n    { "type": "command", "bash": %s, "timeoutSec": 60 } ] } }')
+      :format(vim.json.encode(command)), '~/.copilot/hooks/ask-lsp.json'
   end
 end
 
