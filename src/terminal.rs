@@ -9,9 +9,9 @@
 //! and said so. A script's lines (piped input) answer prompts in order, as
 //! they come.
 //!
-//! Over 500 lines: one presenter for every prompt kind's typed input (forms are
-//! in terminal/form.rs, what a typed line means in terminal/typed.rs, tests
-//! in terminal/tests.rs).
+//! One presenter for every prompt kind's typed input (forms are in
+//! terminal/form.rs, what a typed line means in terminal/typed.rs, tests in
+//! terminal/tests.rs).
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;

@@ -4,8 +4,8 @@
 //! the plain surface (message requests, code actions) is [`plain`];
 //! answers given a piece at a time wait in [`drafts`].
 //!
-//! Over 500 lines: the `initialize`/configuration handshake and every command
-//! in one place, each short.
+//! The `initialize`/configuration handshake and every command are here, each
+//! short.
 
 mod drafts;
 mod ext;

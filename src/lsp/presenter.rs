@@ -2,8 +2,8 @@
 //! first: as `askQuestions/ask` when the client opted in, else as
 //! `window/showMessageRequest`, one question after another.
 //!
-//! Over 500 lines: both surfaces' turn-taking (one request at a time,
-//! rotation, pop-up bursts) in one task.
+//! Both surfaces' turn-taking (one request at a time, rotation, pop-up
+//! bursts) is in this one task.
 
 use std::sync::Arc;
 use std::task::Poll;

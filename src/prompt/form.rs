@@ -2,7 +2,7 @@
 //! restricted JSON Schema, OpenCode 2's question forms), or, in url mode, a
 //! link the person may open themselves: ask-lsp never opens or fetches it.
 //!
-//! Over 500 lines: every field type's checks and bounds (tests in `form/tests.rs`).
+//! Every field type's checks and bounds are here (tests in `form/tests.rs`).
 
 use std::collections::BTreeMap;
 
