@@ -24,16 +24,14 @@ end
 ---@return string? file where it goes
 function M.snippet(agent, binary)
   local command = M.command(agent, binary)
-  if agent == 'claude' then
+  if agent == 'claude' or agent == 'qwen' then
+    -- Qwen Code's settings take Claude Code's shape.
     return ('{ "hooks": { "PermissionRequest": [\n    { "matcher": "*",\n      "hooks": [{ "type": "command", "command": %s, "timeout": 60 }] } ] } }')
-      :format(vim.json.encode(command)), '~/.claude/settings.json'
+      :format(vim.json.encode(command)), agent == 'claude' and '~/.claude/settings.json' or '~/.qwen/settings.json'
   elseif agent == 'codex' then
     -- A TOML basic string: JSON's escapes are TOML's for these characters.
     return ('[[hooks.PermissionRequest]]\nmatcher = "*"\n[[hooks.PermissionRequest.hooks]]\ntype = "command"\ncommand = %s\ntimeout = 60')
       :format(vim.json.encode(command)), '~/.codex/config.toml'
-  elseif agent == 'qwen' then
-    return ('{ "hooks": { "PermissionRequest": [\n    { "matcher": "*",\n      "hooks": [{ "type": "command", "command": %s, "timeout": 60 }] } ] } }')
-      :format(vim.json.encode(command)), '~/.qwen/settings.json'
   elseif agent == 'copilot' then
     return ('{ "version": 1,\n  "hooks": { "permissionRequest": [\n    { "type": "command", "bash": %s, "timeoutSec": 60 } ] } }')
       :format(vim.json.encode(command)), '~/.copilot/hooks/ask-lsp.json'
