@@ -9,29 +9,18 @@
 
 #![cfg(unix)]
 
-use crate::common;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::common::agents;
 use crate::common::tmux::Tmux;
 use crate::common::*;
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
 fn claude_bin() -> Option<PathBuf> {
-    match std::env::var_os("ASK_LSP_CLAUDE_BIN") {
-        Some(bin) => Some(bin.into()),
-        None => {
-            assert!(
-                std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
-                "ASK_LSP_REQUIRE_E2E is set but ASK_LSP_CLAUDE_BIN is not (tests/claude_hook/install.sh)"
-            );
-            eprintln!("SKIP: ASK_LSP_CLAUDE_BIN not set (run tests/claude_hook/install.sh)");
-            None
-        }
-    }
+    agents::required("ASK_LSP_CLAUDE_BIN", "tests/claude_hook/install.sh")
 }
 
 /// A mock Messages API, a project, a home and a runtime dir of its own.
@@ -44,18 +33,7 @@ struct Setup {
 
 impl Setup {
     async fn new(claude: PathBuf) -> Setup {
-        let api_port = free_port();
-        let mut api = Command::new("python3")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/claude_hook/mock-anthropic"))
-            .arg(api_port.to_string())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let mut ready = tokio::io::BufReader::new(api.stdout.take().unwrap());
-        let mut line = String::new();
-        ready.read_line(&mut line).await.unwrap();
-        assert_eq!(line.trim(), "listening");
+        let (api, api_port) = agents::mock_api("tests/claude_hook/mock-anthropic").await;
         let dir = tempfile::tempdir().unwrap();
         for sub in ["project", "home", "runtime"] {
             std::fs::create_dir(dir.path().join(sub)).unwrap();
@@ -93,26 +71,7 @@ impl Setup {
 
     /// The editor: an ask-lsp LSP server whose workspace is the project.
     async fn editor(&self, sim: &ask_sim::Sim) -> LspClient {
-        let runtime = self.runtime();
-        let mut client = LspClient::start(&[
-            ("XDG_RUNTIME_DIR", runtime.to_str().unwrap()),
-            ("ASK_LSP_HOOK", "1"),
-        ])
-        .await;
-        client
-            .request(
-                "initialize",
-                json!({"processId": null, "rootUri": format!("file://{}", self.project().display()),
-                       "capabilities": extension_caps(),
-                       "initializationOptions": {"servers": [{"url": sim.url()}]}}),
-            )
-            .await;
-        client.notify("initialized", json!({})).await;
-        let socket = runtime
-            .join("ask-lsp")
-            .join(format!("ask-lsp-{}.sock", client.child().id().unwrap()));
-        wait_for(|| socket.exists()).await;
-        client
+        agents::hook_editor(&self.runtime(), &self.project(), sim).await
     }
 
     /// `claude -p` asked to run `command` through Bash (` ||| ` between
@@ -168,14 +127,7 @@ impl Setup {
 
     /// The tool results the mock model API received so far.
     async fn received(&self) -> Value {
-        common::http_client()
-            .get(format!("http://127.0.0.1:{}/received", self.api_port))
-            .send()
-            .await
-            .unwrap()
-            .json::<Value>()
-            .await
-            .unwrap()
+        Value::from(agents::mock_received(self.api_port).await)
     }
 
     /// The `n`th tool result (from 1) the model receives, once it has.

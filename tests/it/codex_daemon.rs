@@ -9,31 +9,20 @@
 
 #![cfg(unix)]
 
-use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::common::agents;
 use crate::common::tmux::Tmux;
 use crate::common::*;
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
 /// The pinned Codex (`ASK_LSP_CODEX_BIN`) or the newer one beside it
 /// (`ASK_LSP_CODEX_NEXT_BIN`).
 fn codex_bin(var: &str) -> Option<PathBuf> {
-    match std::env::var_os(var) {
-        Some(bin) => Some(bin.into()),
-        None => {
-            assert!(
-                std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
-                "ASK_LSP_REQUIRE_E2E is set but {var} is not (tests/codex/install.sh)"
-            );
-            eprintln!("SKIP: {var} not set (run tests/codex/install.sh)");
-            None
-        }
-    }
+    agents::required(var, "tests/codex/install.sh")
 }
 
 const PINNED: &str = "ASK_LSP_CODEX_BIN";
@@ -56,37 +45,18 @@ struct Setup {
 impl Setup {
     /// `extra` goes at the end of `config.toml`.
     async fn new(codex: PathBuf, extra: &str) -> Setup {
-        let api_port = free_port();
-        let mut api = Command::new("python3")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/codex/mock-openai"))
-            .arg(api_port.to_string())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let mut ready = tokio::io::BufReader::new(api.stdout.take().unwrap());
-        let mut line = String::new();
-        ready.read_line(&mut line).await.unwrap();
-        assert_eq!(line.trim(), "listening");
+        let (api, api_port) = agents::mock_api("tests/codex/mock-openai").await;
         let dir = tempfile::tempdir().unwrap();
         for sub in ["project", "home", "runtime"] {
             std::fs::create_dir(dir.path().join(sub)).unwrap();
         }
-        let config = format!(
-            r#"model = "mock-model"
-model_provider = "mock"
-
-[model_providers.mock]
-name = "mock"
-base_url = "http://127.0.0.1:{api_port}/v1"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
+        let config = agents::codex_mock_provider(api_port)
+            + &format!(
+                r#"
 [features]
 default_mode_request_user_input = true
 {extra}"#
-        );
+            );
         std::fs::write(dir.path().join("home/config.toml"), config).unwrap();
         Setup {
             codex,
@@ -113,23 +83,17 @@ default_mode_request_user_input = true
     async fn editor(&self, sim: &ask_sim::Sim) -> LspClient {
         let runtime = self.runtime();
         let home = self.home();
-        let mut client = LspClient::start(&[
-            ("XDG_RUNTIME_DIR", runtime.to_str().unwrap()),
-            ("CODEX_HOME", home.to_str().unwrap()),
-            ("ASK_LSP_CODEX", "1"),
-            ("ASK_LSP_HOOK", "1"),
-        ])
-        .await;
-        client
-            .request(
-                "initialize",
-                json!({"processId": null, "rootUri": format!("file://{}", self.project().display()),
-                       "capabilities": extension_caps(),
-                       "initializationOptions": {"servers": [{"url": sim.url()}]}}),
-            )
-            .await;
-        client.notify("initialized", json!({})).await;
-        client
+        agents::editor_in(
+            &self.project(),
+            sim,
+            &[
+                ("XDG_RUNTIME_DIR", runtime.to_str().unwrap()),
+                ("CODEX_HOME", home.to_str().unwrap()),
+                ("ASK_LSP_CODEX", "1"),
+                ("ASK_LSP_HOOK", "1"),
+            ],
+        )
+        .await
     }
 
     /// Codex's terminal UI in tmux, asking before it leaves its read-only
@@ -175,31 +139,15 @@ default_mode_request_user_input = true
     }
 
     async fn received(&self) -> Vec<Value> {
-        let body = common::http_client()
-            .get(format!("http://127.0.0.1:{}/received", self.api_port))
-            .send()
-            .await
-            .unwrap()
-            .json::<Value>()
-            .await
-            .unwrap();
-        body.as_array().cloned().unwrap_or_default()
+        agents::mock_received(self.api_port).await
     }
 
     /// The model's last tool result, once there is one past `seen`.
     async fn told_after(&self, seen: usize) -> String {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let received = self.received().await;
-            if received.len() > seen {
-                return received[received.len() - 1]["output"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-            }
-            assert!(tokio::time::Instant::now() < deadline, "{received:?}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        agents::told_after(self.api_port, seen).await["output"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
     }
 }
 

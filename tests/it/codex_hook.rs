@@ -11,29 +11,19 @@
 
 #![cfg(unix)]
 
-use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::common::agents;
 use crate::common::tmux::Tmux;
 use crate::common::*;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 
 fn codex_bin() -> Option<PathBuf> {
-    match std::env::var_os("ASK_LSP_CODEX_BIN") {
-        Some(bin) => Some(bin.into()),
-        None => {
-            assert!(
-                std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
-                "ASK_LSP_REQUIRE_E2E is set but ASK_LSP_CODEX_BIN is not (tests/codex/install.sh)"
-            );
-            eprintln!("SKIP: ASK_LSP_CODEX_BIN not set (run tests/codex/install.sh)");
-            None
-        }
-    }
+    agents::required("ASK_LSP_CODEX_BIN", "tests/codex/install.sh")
 }
 
 /// Codex's dialog for a command it wants to run outside its sandbox.
@@ -50,33 +40,14 @@ struct Setup {
 
 impl Setup {
     async fn new(codex: PathBuf) -> Setup {
-        let api_port = free_port();
-        let mut api = Command::new("python3")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/codex/mock-openai"))
-            .arg(api_port.to_string())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let mut ready = tokio::io::BufReader::new(api.stdout.take().unwrap());
-        let mut line = String::new();
-        ready.read_line(&mut line).await.unwrap();
-        assert_eq!(line.trim(), "listening");
+        let (api, api_port) = agents::mock_api("tests/codex/mock-openai").await;
         let dir = tempfile::tempdir().unwrap();
         for sub in ["project", "home", "runtime"] {
             std::fs::create_dir(dir.path().join(sub)).unwrap();
         }
-        let config = format!(
-            r#"model = "mock-model"
-model_provider = "mock"
-
-[model_providers.mock]
-name = "mock"
-base_url = "http://127.0.0.1:{api_port}/v1"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
+        let config = agents::codex_mock_provider(api_port)
+            + &format!(
+                r#"
 [[hooks.PermissionRequest]]
 matcher = "*"
 [[hooks.PermissionRequest.hooks]]
@@ -84,8 +55,8 @@ type = "command"
 command = "{hook} hook codex"
 timeout = 60
 "#,
-            hook = env!("CARGO_BIN_EXE_ask-lsp"),
-        );
+                hook = env!("CARGO_BIN_EXE_ask-lsp"),
+            );
         std::fs::write(dir.path().join("home/config.toml"), config).unwrap();
         Setup {
             codex,
@@ -105,26 +76,7 @@ timeout = 60
 
     /// The editor: an ask-lsp LSP server whose workspace is the project.
     async fn editor(&self, sim: &ask_sim::Sim) -> LspClient {
-        let runtime = self.runtime();
-        let mut client = LspClient::start(&[
-            ("XDG_RUNTIME_DIR", runtime.to_str().unwrap()),
-            ("ASK_LSP_HOOK", "1"),
-        ])
-        .await;
-        client
-            .request(
-                "initialize",
-                json!({"processId": null, "rootUri": format!("file://{}", self.project().display()),
-                       "capabilities": extension_caps(),
-                       "initializationOptions": {"servers": [{"url": sim.url()}]}}),
-            )
-            .await;
-        client.notify("initialized", json!({})).await;
-        let socket = runtime
-            .join("ask-lsp")
-            .join(format!("ask-lsp-{}.sock", client.child().id().unwrap()));
-        wait_for(|| socket.exists()).await;
-        client
+        agents::hook_editor(&self.runtime(), &self.project(), sim).await
     }
 
     /// Codex's terminal UI in tmux, asking for approval when the model asks
@@ -146,56 +98,21 @@ timeout = 60
 
     /// What Codex sent back to the model for each tool call, in order.
     async fn received(&self) -> Vec<Value> {
-        let body = common::http_client()
-            .get(format!("http://127.0.0.1:{}/received", self.api_port))
-            .send()
-            .await
-            .unwrap()
-            .json::<Value>()
-            .await
-            .unwrap();
-        body.as_array().cloned().unwrap_or_default()
+        agents::mock_received(self.api_port).await
     }
 
     /// The model's last tool result, once there is one past `seen`.
     async fn told_after(&self, seen: usize) -> String {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let received = self.received().await;
-            if received.len() > seen {
-                return received[received.len() - 1]["output"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-            }
-            assert!(tokio::time::Instant::now() < deadline, "{received:?}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        agents::told_after(self.api_port, seen).await["output"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
     }
 }
 
 /// The pid of the `ask-lsp hook codex` Codex started for this runtime dir.
 fn running_hook(runtime: &Path) -> Option<i32> {
-    let wanted = format!("XDG_RUNTIME_DIR={}", runtime.display());
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse().ok()) else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-        let ours = args.first() == Some(&env!("CARGO_BIN_EXE_ask-lsp").as_bytes())
-            && args.get(1) == Some(&b"hook".as_slice())
-            && args.get(2) == Some(&b"codex".as_slice());
-        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
-        if ours
-            && environ
-                .split(|b| *b == 0)
-                .any(|var| var == wanted.as_bytes())
-        {
-            return Some(pid);
-        }
-    }
-    None
+    agents::running_hook(runtime, "codex")
 }
 
 #[tokio::test]

@@ -14,29 +14,18 @@
 
 #![cfg(unix)]
 
-use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::common::agents;
 use crate::common::tmux::Tmux;
 use crate::common::*;
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
 fn copilot_bin() -> Option<PathBuf> {
-    match std::env::var_os("ASK_LSP_COPILOT_BIN") {
-        Some(bin) => Some(bin.into()),
-        None => {
-            assert!(
-                std::env::var_os("ASK_LSP_REQUIRE_E2E").is_none(),
-                "ASK_LSP_REQUIRE_E2E is set but ASK_LSP_COPILOT_BIN is not (tests/agents/install.sh)"
-            );
-            eprintln!("SKIP: ASK_LSP_COPILOT_BIN not set (run tests/agents/install.sh)");
-            None
-        }
-    }
+    agents::required("ASK_LSP_COPILOT_BIN", "tests/agents/install.sh")
 }
 
 /// Copilot's own dialog for a shell command.
@@ -55,18 +44,7 @@ struct Setup {
 
 impl Setup {
     async fn new(copilot: PathBuf) -> Setup {
-        let api_port = free_port();
-        let mut api = Command::new("python3")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/mock-anthropic"))
-            .arg(api_port.to_string())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let mut ready = tokio::io::BufReader::new(api.stdout.take().unwrap());
-        let mut line = String::new();
-        ready.read_line(&mut line).await.unwrap();
-        assert_eq!(line.trim(), "listening");
+        let (api, api_port) = agents::mock_api("tests/agents/mock-anthropic").await;
         let dir = tempfile::tempdir().unwrap();
         for sub in ["project", "home/.copilot/hooks", "runtime"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
@@ -127,26 +105,7 @@ impl Setup {
 
     /// The editor: an ask-lsp LSP server whose workspace is the project.
     async fn editor(&self, sim: &ask_sim::Sim) -> LspClient {
-        let runtime = self.runtime();
-        let mut client = LspClient::start(&[
-            ("XDG_RUNTIME_DIR", runtime.to_str().unwrap()),
-            ("ASK_LSP_HOOK", "1"),
-        ])
-        .await;
-        client
-            .request(
-                "initialize",
-                json!({"processId": null, "rootUri": format!("file://{}", self.project().display()),
-                       "capabilities": extension_caps(),
-                       "initializationOptions": {"servers": [{"url": sim.url()}]}}),
-            )
-            .await;
-        client.notify("initialized", json!({})).await;
-        let socket = runtime
-            .join("ask-lsp")
-            .join(format!("ask-lsp-{}.sock", client.child().id().unwrap()));
-        wait_for(|| socket.exists()).await;
-        client
+        agents::hook_editor(&self.runtime(), &self.project(), sim).await
     }
 
     /// Copilot's terminal UI in tmux, past its folder-trust question
@@ -187,57 +146,22 @@ impl Setup {
 
     /// The tool results the model was told, in order.
     async fn received(&self) -> Vec<Value> {
-        let body = common::http_client()
-            .get(format!("http://127.0.0.1:{}/received", self.api_port))
-            .send()
-            .await
-            .unwrap()
-            .json::<Value>()
-            .await
-            .unwrap();
-        body.as_array().cloned().unwrap_or_default()
+        agents::mock_received(self.api_port).await
     }
 
     /// What the model was last told, once there is a tool result past
     /// `seen`.
     async fn told_after(&self, seen: usize) -> String {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let received = self.received().await;
-            if received.len() > seen {
-                return received[received.len() - 1]["content"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-            }
-            assert!(tokio::time::Instant::now() < deadline, "{received:?}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        agents::told_after(self.api_port, seen).await["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
     }
 }
 
 /// The pid of an `ask-lsp hook {agent}` started for this runtime dir.
 fn running_hook(runtime: &Path, agent: &str) -> Option<i32> {
-    let wanted = format!("XDG_RUNTIME_DIR={}", runtime.display());
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse().ok()) else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-        let ours = args.first() == Some(&env!("CARGO_BIN_EXE_ask-lsp").as_bytes())
-            && args.get(1) == Some(&b"hook".as_slice())
-            && args.get(2) == Some(&agent.as_bytes());
-        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
-        if ours
-            && environ
-                .split(|b| *b == 0)
-                .any(|var| var == wanted.as_bytes())
-        {
-            return Some(pid);
-        }
-    }
-    None
+    agents::running_hook(runtime, agent)
 }
 
 /// Waits until the agent runs the hook: its model turn comes first, slow

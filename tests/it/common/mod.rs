@@ -2,6 +2,8 @@
 //! would, against the in-process simulated OpenCode server.
 #![allow(dead_code)] // each test binary uses a different part of it
 
+pub mod acp_agent;
+pub mod agents;
 pub mod tmux;
 
 use std::collections::VecDeque;
