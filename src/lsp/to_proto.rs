@@ -85,7 +85,7 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
                 .origin
                 .session_title
                 .as_ref()
-                .map(|title| title.as_str().to_owned()),
+                .map(|title| title.shown(crate::present::cut::note)),
             requester: who::requester(prompt),
         },
         questions,

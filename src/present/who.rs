@@ -63,8 +63,12 @@ pub(crate) fn session(session: &str, title: Option<&SessionTitle>) -> String {
                 false => id.into_owned(),
             };
             match id.is_empty() {
-                true => tr!("who.session_titled", title = title.as_str()),
-                false => tr!("who.session_titled_id", title = title.as_str(), id = id),
+                true => tr!("who.session_titled", title = title.shown(super::cut::note)),
+                false => tr!(
+                    "who.session_titled_id",
+                    title = title.shown(super::cut::note),
+                    id = id
+                ),
             }
         }
         None => tr!("who.session", id = for_display(session, DISPLAY_ID_CHARS)),
@@ -129,6 +133,24 @@ pub(crate) fn noun(kind: &Kind) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A long session title is cut below this floor (a backend keeps it);
+    /// what the cut hid is said here, in the person's language.
+    #[test]
+    fn a_cut_session_title_says_what_it_hid_in_the_persons_language() {
+        use crate::present::i18n::{Locale, in_locale};
+        let title = SessionTitle::new(&"修".repeat(100));
+        let zh = in_locale(Locale::ZhCn, || session("ses_1", title.as_ref()));
+        assert!(
+            zh.contains(&("修".repeat(80) + "…（另有 20 个字符）")),
+            "{zh}"
+        );
+        let en = in_locale(Locale::En, || session("ses_1", title.as_ref()));
+        assert!(
+            en.contains(&("修".repeat(80) + "… (+20 more characters)")),
+            "{en}"
+        );
+    }
 
     #[test]
     fn session_names_the_title_and_the_start_of_the_id() {
