@@ -132,7 +132,7 @@ impl Setup {
 
     /// The `n`th tool result (from 1) the model receives, once it has.
     async fn tool_result(&self, n: usize) -> String {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        let deadline = tokio::time::Instant::now() + WAIT;
         loop {
             let body = self.received().await;
             if let Some(result) = body.as_array().and_then(|r| r.get(n - 1)) {
@@ -165,7 +165,7 @@ impl Setup {
             claude = self.claude.display(),
             settings = self.dir.path().join("settings.json").display(),
         );
-        let tmux = Tmux::start(&command, &project, Duration::from_secs(30))?;
+        let tmux = Tmux::start(&command, &project, WAIT)?;
         tmux.wait_for("manual mode on").await;
         Some(tmux)
     }

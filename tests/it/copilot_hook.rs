@@ -184,7 +184,7 @@ async fn hook_started(runtime: &Path, agent: &str) {
 /// left edge), Enter again.
 async fn submit(tmux: &Tmux, line: &str) {
     tmux.type_line(line).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let deadline = tokio::time::Instant::now() + WAIT;
     let sent = format!(" ❯ {line}");
     let mut entered = tokio::time::Instant::now();
     while !tmux.screen().lines().any(|l| l.starts_with(&sent)) {

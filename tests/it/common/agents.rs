@@ -62,7 +62,7 @@ pub async fn mock_received(port: u16) -> Vec<Value> {
 
 /// The model's last tool result on `port`, once there is one past `seen`.
 pub async fn told_after(port: u16, seen: usize) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let deadline = tokio::time::Instant::now() + super::WAIT;
     loop {
         let received = mock_received(port).await;
         if received.len() > seen {

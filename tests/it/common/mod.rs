@@ -22,7 +22,7 @@ pub use ask_sim::{Received, Sim, SimOptions};
 /// How long a test waits for what must come: generous, so that a busy
 /// machine (another build on the same cores) is slow, not a failure; a
 /// passing test never waits it out.
-pub const WAIT: Duration = Duration::from_secs(30);
+pub const WAIT: Duration = Duration::from_secs(60);
 
 /// Messages every test may ignore: status updates and log lines.
 const NOISE: [&str; 2] = ["askQuestions/status", "window/logMessage"];

@@ -131,11 +131,33 @@ impl Tmux {
 
     /// Types a line into the agent's input: Enter only once the agent
     /// shows the whole line (pressed before, a busy agent may take it as
-    /// part of the typing and leave the line unsent). The line must fit on
+    /// part of the typing and leave the line unsent). Typed again while
+    /// none of it shows: an agent still ending its last turn drops keys
+    /// (seen with Copilot CLI 1.0.102 at load 12). The line must fit on
     /// one row of the window.
     pub async fn type_line(&self, line: &str) {
-        self.keys(&["-l", line]);
-        self.wait_for(line).await;
+        let start: String = line.chars().take(12).collect();
+        let shown = |screen: &str| screen.matches(start.as_str()).count();
+        let deadline = std::time::Instant::now() + self.wait;
+        'typing: loop {
+            let before = shown(&self.screen());
+            self.keys(&["-l", line]);
+            let dropped = std::time::Instant::now() + Duration::from_secs(5);
+            loop {
+                let screen = self.screen();
+                if screen.contains(line) {
+                    break 'typing;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{line:?} not on screen:\n{screen}"
+                );
+                if shown(&screen) <= before && std::time::Instant::now() > dropped {
+                    continue 'typing;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
         self.keys(&["Enter"]);
     }
 }
