@@ -544,10 +544,9 @@ async fn daemon_status_once(client: &mut LspClient, connected: bool) -> Value {
 
 /// Control: Codex with `--no-daemon` has no daemon to follow: the editor's
 /// status says so, nothing comes from a daemon, and the hook still brings
-/// its approvals. (The hook's dedupe against the daemon is not exercised
-/// here: Codex 0.169.0 started with `--dangerously-bypass-hook-trust`, which
-/// an untrusted test hook needs, runs its thread in-process, not on the
-/// daemon: no daemon client hears of it.)
+/// its approvals. (`--dangerously-bypass-hook-trust` runs the thread
+/// in-process, not on the daemon; the hook's dedupe against the daemon is
+/// in `hook_and_daemon_show_one_prompt`, with the hook trusted instead.)
 #[tokio::test]
 async fn without_a_daemon_the_status_says_so_and_the_hook_still_works() {
     let Some(codex) = codex_bin(PINNED) else {
@@ -696,20 +695,26 @@ async fn no_daemon_is_said_in_the_status_only_and_bad_homes_are_warned() {
     )
     .unwrap();
     std::fs::write(&file, "").unwrap();
-    let mut client = editor_on(
-        &sim,
-        &project,
-        &runtime,
-        &home,
-        json!({"codexHomes": [refused, file]}),
-    )
-    .await;
+    let mut client = editor_on(&sim, &project, &runtime, &home, json!({})).await;
     let quiet = server_status_once(&mut client, "codex-daemon", false).await;
     assert_eq!(
         quiet["error"],
         json!(format!("no Codex daemon for {}", home.display())),
         "{quiet}"
     );
+    client.drain(Duration::from_millis(500)).await;
+    let shown = shown_messages(&client);
+    assert!(
+        shown.is_empty(),
+        "no daemon is not a window message: {shown:#?}"
+    );
+
+    client
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"askLsp": {"codexHomes": [refused, file]}}}),
+        )
+        .await;
     let refused_status = server_status_once(&mut client, "codex-daemon-2", false).await;
     assert!(
         refused_status["error"]
