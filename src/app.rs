@@ -184,17 +184,32 @@ pub(crate) async fn env_defaults_here(nothing_named: bool) -> EnvDefaults {
 }
 
 /// `servers` and, on Unix unless `$ASK_LSP_HOOK=0`, the hook socket for
-/// this workspace (docs/hook.md); and the daemon of the person's Codex
-/// when Codex has been used from its home (docs/codex.md).
-pub(crate) fn with_hook(servers: Vec<ServerSpec>, roots: Vec<PathBuf>) -> Vec<ServerSpec> {
+/// this workspace (docs/hook.md); and the daemons of the person's Codex
+/// homes: `$CODEX_HOME` (else `~/.codex`) unless `$ASK_LSP_CODEX=0`, then
+/// `codex_homes` (the `codexHomes` setting), each once, each its own
+/// server: `codex-daemon`, `codex-daemon-2`, … (docs/codex.md). A home
+/// not made yet is followed all the same: Codex may make it later.
+pub(crate) fn with_hook(
+    servers: Vec<ServerSpec>,
+    roots: Vec<PathBuf>,
+    codex_homes: &[PathBuf],
+) -> Vec<ServerSpec> {
     #[cfg(unix)]
     {
         let mut servers = servers;
-        if let Some(home) = &environment().codex_home
-            && crate::backends::codex::used(home)
-        {
+        let mut homes: Vec<&PathBuf> = Vec::new();
+        for home in environment().codex_home.iter().chain(codex_homes) {
+            if !homes.contains(&home) {
+                homes.push(home);
+            }
+        }
+        for (index, home) in homes.into_iter().enumerate() {
+            let name = match index {
+                0 => "codex-daemon".to_owned(),
+                n => format!("codex-daemon-{}", n + 1),
+            };
             servers.push(crate::backends::codex::spec(
-                "codex-daemon".into(),
+                name,
                 home.clone(),
                 roots.clone(),
             ));
@@ -206,7 +221,7 @@ pub(crate) fn with_hook(servers: Vec<ServerSpec>, roots: Vec<PathBuf>) -> Vec<Se
     }
     #[cfg(not(unix))]
     {
-        let _ = roots;
+        let _ = (roots, codex_homes);
         servers
     }
 }
@@ -247,17 +262,19 @@ pub(crate) struct Started {
     pub notify: watch::Sender<NotifySettings>,
 }
 
-/// Starts following `servers` (and the hook socket for `roots`) with the
-/// real backends, deciding by `policies`, with the notifier beside it.
+/// Starts following `servers` (and the hook socket for `roots`, and the
+/// Codex homes) with the real backends, deciding by `policies`, with the
+/// notifier beside it.
 pub(crate) fn start(
     servers: Vec<ServerSpec>,
     roots: Vec<PathBuf>,
+    codex_homes: &[PathBuf],
     policies: Policies,
     notify: NotifySettings,
 ) -> Started {
     let (observer, observed) = mpsc::unbounded_channel();
     let (broker, updates) = BrokerHandle::spawn(
-        with_hook(servers, roots),
+        with_hook(servers, roots, codex_homes),
         policies,
         factory(),
         Some(observer),

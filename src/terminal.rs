@@ -138,7 +138,7 @@ pub async fn watch(
         let watching = tr!("watch.watching", url = server.url, found = found);
         let _ = writeln!(output, "ask-lsp: {watching}");
     }
-    let started = app::start(servers, roots, policies, notify);
+    let started = app::start(servers, roots, &[], policies, notify);
     Watch::new(started.broker, output, options.exit_on_eof)
         .run(started.updates, input)
         .await;

@@ -282,6 +282,11 @@ pub(crate) enum BackendError {
     CodexSocketRefused {
         what: String,
     },
+    /// A Codex home named in the settings is there but is not a directory:
+    /// not followed (looked at again, as for a missing daemon).
+    CodexHomeNotDirectory {
+        home: String,
+    },
     /// Nobody listens for the events any more (shutting down).
     Closed,
 }
@@ -358,6 +363,13 @@ pub(crate) enum BodyKind {
 }
 
 impl BackendError {
+    /// A state of things rather than a fault: shown in the status only,
+    /// never as a window message (a Codex installed but not running is
+    /// the common case, docs/codex.md).
+    pub fn is_normal_state(&self) -> bool {
+        matches!(self, BackendError::NoCodexDaemon { .. })
+    }
+
     /// The error for logs: a 400's message can quote the request body (the
     /// answers), so it is left out.
     pub fn for_log(&self) -> String {

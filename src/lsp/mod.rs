@@ -463,6 +463,7 @@ impl LanguageServer for Front {
             } = app::start(
                 startup.config.servers,
                 self.roots.lock().expect("not poisoned").clone(),
+                &startup.config.codex_homes,
                 startup.config.policies,
                 startup.config.notify,
             );
@@ -500,7 +501,10 @@ impl LanguageServer for Front {
                 let servers = config.servers.clone();
                 if let Some(broker) = self.broker.get() {
                     let roots = self.roots.lock().expect("not poisoned").clone();
-                    broker.configure(app::with_hook(config.servers, roots), config.policies);
+                    broker.configure(
+                        app::with_hook(config.servers, roots, &config.codex_homes),
+                        config.policies,
+                    );
                 }
                 if let Some(presenter) = self.presenter.get() {
                     let _ = presenter.send(presenter::Input::Surface(config.surface));

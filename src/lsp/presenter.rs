@@ -212,6 +212,15 @@ impl Presenter {
                 }
             }
             Update::Connection { server, error } => match error {
+                // No Codex daemon running is how things are, not a fault:
+                // the status says it, a log line records it.
+                Some(error) if error.is_normal_state() => {
+                    let error = backend_error::backend_error(&error);
+                    self.backlog.reserve().await;
+                    self.client
+                        .log_message(MessageType::INFO, format!("ask-lsp: {error}"))
+                        .await
+                }
                 Some(error) => {
                     let error = backend_error::backend_error(&error);
                     self.pop_up(MessageType::WARNING, format!("ask-lsp: {error}"))

@@ -134,6 +134,9 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
         BackendError::CodexSocketRefused { what } => {
             tr!("backend.codex_socket_refused", what = what)
         }
+        BackendError::CodexHomeNotDirectory { home } => {
+            tr!("backend.codex_home_not_directory", home = home)
+        }
         BackendError::Closed => tr!("backend.closed"),
     }
 }

@@ -68,6 +68,9 @@ fn errors() -> Vec<BackendError> {
         BackendError::CodexSocketRefused {
             what: "/tmp/codex-daemon-1000/abc".into(),
         },
+        BackendError::CodexHomeNotDirectory {
+            home: "/home/me/codex-file".into(),
+        },
         BackendError::Closed,
     ];
     for advice in [AuthAdvice::OpenCodePassword, AuthAdvice::SandboxAgentToken] {
@@ -137,13 +140,14 @@ fn variant(error: &BackendError) -> usize {
         BackendError::Stalled { .. } => 16,
         BackendError::NoCodexDaemon { .. } => 17,
         BackendError::CodexSocketRefused { .. } => 18,
+        BackendError::CodexHomeNotDirectory { .. } => 19,
     }
 }
 
 #[test]
 fn the_samples_cover_every_variant() {
     let covered: BTreeSet<usize> = errors().iter().map(variant).collect();
-    assert_eq!(covered, (0..19).collect());
+    assert_eq!(covered, (0..20).collect());
 }
 
 /// `Display` is what logs and `status --json` keep: English from the

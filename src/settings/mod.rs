@@ -157,6 +157,9 @@ pub struct Config {
     pub surface: Surface,
     pub policies: Policies,
     pub notify: notify::Settings,
+    /// Codex homes whose daemons are followed besides `$CODEX_HOME`
+    /// (docs/codex.md): absolute paths, each once.
+    pub codex_homes: Vec<std::path::PathBuf>,
 }
 
 /// What is wrong with the configuration; worded (and its English
@@ -178,6 +181,12 @@ pub enum ConfigError {
     DuplicateName(String),
     Policy(PolicyError),
     Notify(NotifyError),
+    /// `codexHomes[index]` cannot name a Codex home.
+    CodexHome {
+        index: usize,
+        path: String,
+        reason: &'static str,
+    },
 }
 
 impl ConfigError {
@@ -195,6 +204,11 @@ impl ConfigError {
             ConfigError::DuplicateName(name) => format!("two servers are named {name:?}"),
             ConfigError::Policy(error) => error.to_string(),
             ConfigError::Notify(error) => error.to_string(),
+            ConfigError::CodexHome {
+                index,
+                path,
+                reason,
+            } => format!("codexHomes[{index}] {path:?}: {reason}"),
         })
     }
 }
@@ -218,6 +232,7 @@ struct RawConfig {
     surface: Option<Surface>,
     policy: Option<Value>,
     notify: Option<Value>,
+    codex_homes: Option<Vec<String>>,
     /// Read by [`locale_setting`]; here so that its type is checked.
     #[serde(rename = "locale")]
     _locale: Option<String>,
@@ -276,12 +291,51 @@ impl Config {
             surface: raw.surface.unwrap_or_default(),
             policies: Policies::from_json(raw.policy.as_ref())?,
             notify: notify::Settings::from_json(raw.notify.as_ref(), notify::Host::Lsp)?,
+            codex_homes: codex_homes(raw.codex_homes.unwrap_or_default())?,
         })
     }
 }
 
 /// The keys of the configuration object.
-const KEYS: [&str; 5] = ["servers", "surface", "policy", "notify", "locale"];
+const KEYS: [&str; 6] = [
+    "servers",
+    "surface",
+    "policy",
+    "notify",
+    "locale",
+    "codexHomes",
+];
+
+/// Codex homes at most: each is one connection and one status line.
+const MAX_CODEX_HOMES: usize = 16;
+
+/// The `codexHomes` setting: absolute paths, each once (a home that does
+/// not exist yet is fine: it is followed once Codex makes it).
+fn codex_homes(homes: Vec<String>) -> Result<Vec<std::path::PathBuf>, ConfigError> {
+    let mut checked: Vec<std::path::PathBuf> = Vec::with_capacity(homes.len());
+    for (index, home) in homes.into_iter().enumerate() {
+        let error = |reason| ConfigError::CodexHome {
+            index,
+            path: home.clone(),
+            reason,
+        };
+        if index >= MAX_CODEX_HOMES {
+            return Err(error("more than 16 Codex homes"));
+        }
+        let path = std::path::PathBuf::from(&home);
+        if !path.is_absolute() {
+            return Err(error(
+                "not an absolute path (a Codex home is named from the root: /home/me/.codex)",
+            ));
+        }
+        // `a/./b` and `a/b/` name the same home.
+        let path: std::path::PathBuf = path.components().collect();
+        if !checked.contains(&path) {
+            checked.push(path);
+        }
+    }
+    Ok(checked)
+}
 
 /// The `locale` setting (`"zh-CN"`; empty or absent: follow the editor),
 /// as written: the presentation floor reads the tag.

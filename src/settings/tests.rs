@@ -243,3 +243,45 @@ fn discovered_servers_only_where_nothing_is_configured() {
     assert_eq!(config.servers.len(), 1);
     assert_eq!(config.servers[0].url_source, UrlSource::Environment);
 }
+
+/// `codexHomes`: absolute paths, each once; a relative one is refused
+/// naming the setting, and so is a seventeenth.
+#[test]
+fn codex_homes_are_absolute_and_each_once() {
+    let env = EnvDefaults::default();
+    let config = Config::from_json(
+        Some(&json!({"codexHomes": ["/h/a", "/h/./a/", "/h/b"]})),
+        &env,
+    )
+    .unwrap();
+    assert_eq!(
+        config.codex_homes,
+        [std::path::PathBuf::from("/h/a"), "/h/b".into()]
+    );
+    assert!(
+        Config::from_json(None, &env)
+            .unwrap()
+            .codex_homes
+            .is_empty()
+    );
+    let error =
+        Config::from_json(Some(&json!({"codexHomes": ["/h/a", "~/.codex"]})), &env).unwrap_err();
+    assert!(
+        error
+            .detail()
+            .unwrap()
+            .starts_with("codexHomes[1] \"~/.codex\": not an absolute path"),
+        "{error}"
+    );
+    let many: Vec<String> = (0..17).map(|n| format!("/h/{n}")).collect();
+    let error = Config::from_json(Some(&json!({"codexHomes": many})), &env).unwrap_err();
+    assert!(
+        error.detail().unwrap().starts_with("codexHomes[16]"),
+        "{error}"
+    );
+    assert!(Config::from_json(Some(&json!({"codexHomes": "/h/a"})), &env).is_err());
+    // An update naming only `codexHomes` keeps the servers.
+    let current = json!({"servers": [{"url": "http://127.0.0.1:1"}]});
+    let merged = merge_settings(&current, &json!({"codexHomes": ["/h/a"]})).unwrap();
+    assert_eq!(merged["servers"], current["servers"]);
+}

@@ -128,6 +128,8 @@ default_mode_request_user_input = true
                 .args(["app-server", "daemon", "start"])
                 .env("CODEX_HOME", self.home())
                 .env("HOME", self.home())
+                // Where its hooks (`ask-lsp hook codex`) find the editor.
+                .env("XDG_RUNTIME_DIR", self.runtime())
                 .stdin(Stdio::null())
                 .kill_on_drop(true)
                 .output(),
@@ -490,10 +492,9 @@ async fn daemon_status_once(client: &mut LspClient, connected: bool) -> Value {
 
 /// Control: Codex with `--no-daemon` has no daemon to follow: the editor's
 /// status says so, nothing comes from a daemon, and the hook still brings
-/// its approvals. (The hook's dedupe against the daemon is not exercised
-/// here: Codex 0.169.0 started with `--dangerously-bypass-hook-trust`, which
-/// an untrusted test hook needs, runs its thread in-process, not on the
-/// daemon: no daemon client hears of it.)
+/// its approvals. (`--dangerously-bypass-hook-trust` runs the thread
+/// in-process, not on the daemon; the hook's dedupe against the daemon is
+/// in `hook_and_daemon_show_one_prompt`, with the hook trusted instead.)
 #[tokio::test]
 async fn without_a_daemon_the_status_says_so_and_the_hook_still_works() {
     let Some(codex) = codex_bin(PINNED) else {
@@ -555,4 +556,454 @@ timeout = 60
     let status = daemon_status(&mut client).await;
     assert_eq!(status["connected"], json!(false), "{status}");
     assert!(client.shutdown().await.success());
+}
+
+/// An editor (an ask-lsp LSP server) on `project`, with `CODEX_HOME` =
+/// `home` and `options` as its `initializationOptions` besides the sim.
+async fn editor_on(
+    sim: &ask_sim::Sim,
+    project: &Path,
+    runtime: &Path,
+    home: &Path,
+    options: Value,
+) -> LspClient {
+    let mut client = LspClient::start(&[
+        ("XDG_RUNTIME_DIR", runtime.to_str().unwrap()),
+        ("CODEX_HOME", home.to_str().unwrap()),
+        ("ASK_LSP_CODEX", "1"),
+        ("ASK_LSP_HOOK", "1"),
+    ])
+    .await;
+    let mut options = options;
+    options["servers"] = json!([{"url": sim.url()}]);
+    client
+        .request(
+            "initialize",
+            json!({"processId": null, "rootUri": format!("file://{}", project.display()),
+                   "capabilities": extension_caps(), "initializationOptions": options}),
+        )
+        .await;
+    client.notify("initialized", json!({})).await;
+    client
+}
+
+/// The status entry of server `name` once it is `connected` (or has said
+/// why not).
+async fn server_status_once(client: &mut LspClient, name: &str, connected: bool) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        let status = client.status().await;
+        let entry = status["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} in {status}"));
+        if entry["connected"] == json!(connected) && (connected || !entry["error"].is_null()) {
+            return entry;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{entry}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The `window/showMessage`s the editor received so far.
+fn shown_messages(client: &LspClient) -> Vec<Value> {
+    client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "window/showMessage")
+        .cloned()
+        .collect()
+}
+
+/// Codex set up but no daemon running: the status says "no Codex daemon",
+/// and no window message does (a state, not a fault). A home whose socket
+/// is not the person's alone, and a home that is a file, stay warnings;
+/// a relative home is refused with the setting named. No Codex needed.
+#[tokio::test]
+async fn no_daemon_is_said_in_the_status_only_and_bad_homes_are_warned() {
+    let sim = sim().await;
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    let runtime = dir.path().join("runtime");
+    let home = dir.path().join("home");
+    let refused = dir.path().join("refused");
+    let file = dir.path().join("a-file");
+    for made in [&project, &runtime, &home, &refused] {
+        std::fs::create_dir(made).unwrap();
+    }
+    std::fs::write(home.join("config.toml"), "").unwrap();
+    // A plain file where the control socket should be: never connected to.
+    std::fs::create_dir(refused.join("app-server-control")).unwrap();
+    std::fs::write(
+        refused.join("app-server-control/app-server-control.sock"),
+        "",
+    )
+    .unwrap();
+    std::fs::write(&file, "").unwrap();
+    let mut client = editor_on(&sim, &project, &runtime, &home, json!({})).await;
+    let quiet = server_status_once(&mut client, "codex-daemon", false).await;
+    assert_eq!(
+        quiet["error"],
+        json!(format!("no Codex daemon for {}", home.display())),
+        "{quiet}"
+    );
+    client.drain(Duration::from_millis(500)).await;
+    let shown = shown_messages(&client);
+    assert!(
+        shown.is_empty(),
+        "no daemon is not a window message: {shown:#?}"
+    );
+
+    client
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"askLsp": {"codexHomes": [refused, file]}}}),
+        )
+        .await;
+    let refused_status = server_status_once(&mut client, "codex-daemon-2", false).await;
+    assert!(
+        refused_status["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Codex daemon not followed"),
+        "{refused_status}"
+    );
+    let file_status = server_status_once(&mut client, "codex-daemon-3", false).await;
+    assert_eq!(
+        file_status["error"],
+        json!(format!(
+            "Codex home {} is not a directory: not followed",
+            file.display()
+        )),
+        "{file_status}"
+    );
+    client.drain(Duration::from_millis(500)).await;
+    let shown = shown_messages(&client);
+    assert!(
+        !shown.iter().any(|m| m["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no Codex daemon")),
+        "no daemon is not a window message: {shown:#?}"
+    );
+    for said in ["Codex daemon not followed", "is not a directory"] {
+        let warning = shown
+            .iter()
+            .find(|m| m["params"]["message"].as_str().unwrap().contains(said))
+            .unwrap_or_else(|| panic!("{said}: {shown:#?}"));
+        assert_eq!(warning["params"]["type"], 2, "a warning: {warning}");
+    }
+    // Looked at again every 2 s: no new message while nothing changes.
+    let before = client.seen.len();
+    client.drain(Duration::from_millis(4500)).await;
+    let again: Vec<&Value> = client.seen[before..]
+        .iter()
+        .filter(|m| m["method"] == "window/showMessage" || m["method"] == "window/logMessage")
+        .collect();
+    assert!(again.is_empty(), "{again:#?}");
+
+    // A relative home is refused, the setting named.
+    client
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"askLsp": {"codexHomes": ["relative/codex"]}}}),
+        )
+        .await;
+    let error = client.next_method("window/showMessage").await;
+    let message = error["params"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("codexHomes[0] \"relative/codex\": not an absolute path"),
+        "{error}"
+    );
+    assert_eq!(error["params"]["type"], 1, "{error}");
+    assert!(client.shutdown().await.success());
+}
+
+/// Runs `RUN: touch <target>` in `tmux` and accepts the prompt that comes
+/// from server `server` in the editor: the command runs, Codex shows it.
+async fn accepted_through(client: &mut LspClient, tmux: &Tmux, server: &str, target: &Path) {
+    tmux.type_line(&format!("RUN: touch {}", target.display()))
+        .await;
+    tmux.wait_for(CODEX_DIALOG).await;
+    let ask = client.next_method("askQuestions/ask").await;
+    assert_eq!(ask["params"]["server"], server, "{ask}");
+    assert_eq!(
+        ask["params"]["permission"]["command"],
+        format!("/bin/bash -lc 'touch {}'", target.display()),
+        "{ask}"
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "accept"}),
+        )
+        .await;
+    wait_for(|| target.exists()).await;
+    tmux.wait_for(&format!("Ran touch {}", target.display()))
+        .await;
+}
+
+/// Two Codex homes, each with its own daemon and terminal UI: `$CODEX_HOME`
+/// and one named in the `codexHomes` setting. Each has its own status line,
+/// the prompts of both reach the editor, and each answer goes back to the
+/// daemon that asked (the command runs in the UI that asked for it).
+#[tokio::test]
+async fn two_codex_homes_are_followed_each_answered_on_its_own_daemon() {
+    let Some(codex) = codex_bin(PINNED) else {
+        return;
+    };
+    let first = Setup::new(codex.clone(), "").await;
+    let second = Setup::new(codex, "").await;
+    let sim = sim().await;
+    let mut client = editor_on(
+        &sim,
+        &first.project(),
+        &first.runtime(),
+        &first.home(),
+        json!({"codexHomes": [second.home()]}),
+    )
+    .await;
+    first.start_daemon().await;
+    second.start_daemon().await;
+    let one = server_status_once(&mut client, "codex-daemon", true).await;
+    let two = server_status_once(&mut client, "codex-daemon-2", true).await;
+    assert_eq!(
+        one["url"],
+        json!(format!(
+            "unix:{}/app-server-control/app-server-control.sock",
+            first.home().display()
+        ))
+    );
+    assert_eq!(
+        two["url"],
+        json!(format!(
+            "unix:{}/app-server-control/app-server-control.sock",
+            second.home().display()
+        ))
+    );
+    // Both UIs work in the editor's workspace (the second one level down:
+    // its tmux server is named by its directory's parent).
+    let Some(tmux_one) = first.interactive("").await else {
+        return;
+    };
+    let below = first.project().join("below");
+    std::fs::create_dir(&below).unwrap();
+    let Some(tmux_two) = second.interactive_in("", &below).await else {
+        return;
+    };
+    accepted_through(
+        &mut client,
+        &tmux_two,
+        "codex-daemon-2",
+        &below.join("from-second"),
+    )
+    .await;
+    accepted_through(
+        &mut client,
+        &tmux_one,
+        "codex-daemon",
+        &first.project().join("from-first"),
+    )
+    .await;
+    assert!(
+        !tmux_two.screen().contains("from-first"),
+        "{}",
+        tmux_two.screen()
+    );
+    assert!(client.shutdown().await.success());
+}
+
+/// A Codex home that does not exist when the editor starts is followed
+/// once Codex makes it and starts its daemon, without a restart, and
+/// without a message per look while it was missing.
+#[tokio::test]
+async fn a_codex_home_made_after_the_editor_started_is_followed() {
+    let Some(codex) = codex_bin(PINNED) else {
+        return;
+    };
+    let setup = Setup::new(codex, "").await;
+    // Not there yet when the editor starts.
+    let later = setup.dir.path().join("home-later");
+    std::fs::rename(setup.home(), &later).unwrap();
+    let sim = sim().await;
+    let mut client = editor_on(
+        &sim,
+        &setup.project(),
+        &setup.runtime(),
+        &setup.home(),
+        json!({}),
+    )
+    .await;
+    let missing = server_status_once(&mut client, "codex-daemon", false).await;
+    assert_eq!(
+        missing["error"],
+        json!(format!("no Codex daemon for {}", setup.home().display())),
+        "{missing}"
+    );
+    // Several looks (every 2 s) while it is missing.
+    client.drain(Duration::from_secs(5)).await;
+    std::fs::rename(&later, setup.home()).unwrap();
+    setup.start_daemon().await;
+    server_status_once(&mut client, "codex-daemon", true).await;
+    let Some(tmux) = setup.interactive("").await else {
+        return;
+    };
+    accepted_through(
+        &mut client,
+        &tmux,
+        "codex-daemon",
+        &setup.project().join("after"),
+    )
+    .await;
+    let said: Vec<&Value> = client
+        .seen
+        .iter()
+        .filter(|m| {
+            m["params"]["message"]
+                .as_str()
+                .is_some_and(|t| t.contains("no Codex daemon"))
+        })
+        .collect();
+    assert!(said.len() <= 1, "said once at most: {said:#?}");
+    assert!(
+        said.iter().all(|m| m["method"] == "window/logMessage"),
+        "{said:#?}"
+    );
+    assert!(client.shutdown().await.success());
+}
+
+impl Setup {
+    /// Trusts every hook of this home as `/hooks` does: Codex keeps a
+    /// hook's trust in `config.toml` as `[hooks.state."<key>"] trusted_hash
+    /// = "<currentHash>"`, the key and hash being those its app-server's
+    /// `hooks/list` reports (Codex 0.169.0 and 0.171.0; an untrusted hook
+    /// does not run, and `--dangerously-bypass-hook-trust` takes the
+    /// thread off the daemon).
+    async fn trust_hooks(&self) {
+        let mut server = Command::new(&self.codex)
+            .arg("app-server")
+            .env("CODEX_HOME", self.home())
+            .env("HOME", self.home())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut input = server.stdin.take().unwrap();
+        let project = self.project();
+        for message in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"clientInfo": {"name": "ask-lsp-tests", "version": "1"},
+                              "capabilities": {"experimentalApi": true}}}),
+            json!({"jsonrpc": "2.0", "method": "initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "hooks/list",
+                   "params": {"cwds": [project]}}),
+        ] {
+            tokio::io::AsyncWriteExt::write_all(&mut input, format!("{message}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        let mut lines = tokio::io::BufReader::new(server.stdout.take().unwrap()).lines();
+        let listed = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                let message: Value = serde_json::from_str(&line).unwrap_or_default();
+                if message["id"] == 2 {
+                    return message;
+                }
+            }
+            panic!("the app-server ended before listing its hooks");
+        })
+        .await
+        .expect("hooks/list answered");
+        let mut trust = String::new();
+        for hook in listed["result"]["data"][0]["hooks"].as_array().unwrap() {
+            trust.push_str(&format!(
+                "\n[hooks.state.{key}]\ntrusted_hash = {hash}\n",
+                key = hook["key"],
+                hash = hook["currentHash"]
+            ));
+        }
+        assert!(!trust.is_empty(), "{listed}");
+        let config = self.home().join("config.toml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&trust);
+        std::fs::write(&config, text).unwrap();
+    }
+}
+
+/// `ask-lsp hook codex` configured and trusted, Codex on its daemon: the
+/// hook runs first and ask-lsp, following the daemon for that thread,
+/// answers it "no decision" (`followedByDaemon`); the request reaches the
+/// editor once, from the daemon, answerable there.
+async fn hook_and_daemon_show_one_prompt(var: &str) {
+    let Some(codex) = codex_bin(var) else { return };
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let hook = format!(
+        r#"
+[[hooks.PermissionRequest]]
+matcher = "*"
+[[hooks.PermissionRequest.hooks]]
+type = "command"
+command = "{hook} hook codex 2>>{log}"
+timeout = 60
+"#,
+        hook = env!("CARGO_BIN_EXE_ask-lsp"),
+        log = log.path().display(),
+    );
+    let setup = Setup::new(codex, &hook).await;
+    setup.trust_hooks().await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let socket = setup
+        .runtime()
+        .join("ask-lsp")
+        .join(format!("ask-lsp-{}.sock", client.child().id().unwrap()));
+    wait_for(|| socket.exists()).await;
+    setup.start_daemon().await;
+    daemon_status_once(&mut client, true).await;
+    let Some(tmux) = setup.interactive("").await else {
+        return;
+    };
+    let target = setup.project().join("once");
+    tmux.type_line(&format!("RUN: touch {}", target.display()))
+        .await;
+    tmux.wait_for(CODEX_DIALOG).await;
+    let ask = next_daemon_prompt(&mut client).await;
+    let said = std::fs::read_to_string(log.path()).unwrap();
+    assert!(
+        said.contains("left to the Codex daemon this ask-lsp follows"),
+        "the hook decided nothing, saying why: {said:?}"
+    );
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": "accept"}),
+        )
+        .await;
+    wait_for(|| target.exists()).await;
+    tmux.wait_for(&format!("Ran touch {}", target.display()))
+        .await;
+    client.drain(Duration::from_millis(500)).await;
+    let asks: Vec<Value> = client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "askQuestions/ask")
+        .cloned()
+        .collect();
+    assert_eq!(asks.len(), 1, "one prompt, from the daemon: {asks:#?}");
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn codex_0_169_hook_and_daemon_bring_one_prompt() {
+    hook_and_daemon_show_one_prompt(PINNED).await;
+}
+
+#[tokio::test]
+async fn codex_0_171_hook_and_daemon_bring_one_prompt() {
+    hook_and_daemon_show_one_prompt(NEXT).await;
 }

@@ -86,14 +86,6 @@ pub(crate) fn spec(name: String, home: PathBuf, roots: Vec<PathBuf>) -> ServerSp
     }
 }
 
-/// Whether Codex has been used from `home`: only then is its daemon looked
-/// for (a person without Codex hears nothing of it).
-pub(crate) fn used(home: &Path) -> bool {
-    ["config.toml", "auth.json", "app-server-control"]
-        .iter()
-        .any(|name| home.join(name).exists())
-}
-
 pub(crate) struct CodexDaemon {
     home: PathBuf,
     roots: Vec<PathBuf>,
@@ -189,6 +181,13 @@ impl CodexDaemon {
 
     /// Follows one connection until it ends; the error says why.
     async fn follow(&self, sink: &EventSink) -> BackendError {
+        // A home not made yet is looked at again (Codex makes it at its
+        // first start); a file where a home should be is said.
+        if std::fs::metadata(&self.home).is_ok_and(|meta| !meta.is_dir()) {
+            return BackendError::CodexHomeNotDirectory {
+                home: self.home.display().to_string(),
+            };
+        }
         let mut stream = match discovery::connect(&self.home).await {
             Ok(stream) => stream,
             Err(why) => {
@@ -390,7 +389,9 @@ impl Backend for CodexDaemon {
                 }
                 let found_none = matches!(
                     error,
-                    BackendError::NoCodexDaemon { .. } | BackendError::CodexSocketRefused { .. }
+                    BackendError::NoCodexDaemon { .. }
+                        | BackendError::CodexSocketRefused { .. }
+                        | BackendError::CodexHomeNotDirectory { .. }
                 );
                 let was_listed =
                     std::mem::take(&mut self.state.lock().expect("not poisoned").was_listed);
