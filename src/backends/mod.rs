@@ -16,6 +16,7 @@ pub(crate) mod net;
 pub(crate) mod opencode;
 mod opencode2;
 pub(crate) mod sandbox_agent;
+mod elicitation;
 mod shared;
 
 use std::sync::Arc;
