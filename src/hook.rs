@@ -85,10 +85,7 @@ async fn decide(
     // Claude's other events say what it no longer waits for (docs/hook.md,
     // "Withdrawal"): told to every instance, nothing decided or printed.
     let news = agent == "claude" && event.is_some_and(|e| CLAUDE_NEWS.contains(&e));
-    let mut request = json!({"agent": agent, "input": parsed})
-        .to_string()
-        .into_bytes();
-    request.push(b'\n');
+    let request = request_line(agent, &raw);
     if news {
         let _ = tokio::time::timeout(TELL_WITHIN, tell(cwd.as_deref(), &request)).await;
         return Ok(());
@@ -109,6 +106,17 @@ async fn decide(
     };
     writeln!(output, "{decision}").map_err(NoDecision::WritingDecision)?;
     Ok(())
+}
+
+/// The one request line: the agent and its input as received, so that the
+/// order of its keys stays (an MCP form's fields are shown in the order its
+/// server wrote them; `serde_json::Value` would sort them). A line break in
+/// valid JSON is whitespace (inside a string it is escaped): dropped.
+fn request_line(agent: &str, input: &[u8]) -> Vec<u8> {
+    let mut request = format!("{{\"agent\":{},\"input\":", json!(agent)).into_bytes();
+    request.extend(input.iter().filter(|b| !matches!(b, b'\n' | b'\r')));
+    request.extend(b"}\n");
+    request
 }
 
 /// Asks every instance whose workspace holds `cwd` at once, else the most
@@ -416,6 +424,24 @@ mod tests {
 #[cfg(test)]
 mod elicitation_tests {
     use super::*;
+
+    /// The input goes over as received, on one line: a form's fields keep
+    /// the server's order.
+    #[test]
+    fn the_request_keeps_the_inputs_key_order_on_one_line() {
+        let input = b"{\"requested_schema\": {\"properties\": {\"zeta\": {},\r\n \"alpha\": {\"title\": \"a\\nb\"}}}}\n";
+        let line = request_line("claude", input);
+        assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);
+        assert!(line.ends_with(b"\n"));
+        let text = String::from_utf8(line).unwrap();
+        assert!(text.find("zeta").unwrap() < text.find("alpha").unwrap(), "{text}");
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed["agent"], "claude");
+        assert_eq!(
+            parsed["input"]["requested_schema"]["properties"]["alpha"]["title"],
+            "a\nb"
+        );
+    }
 
     /// What Claude Code gets for each answer an instance could send to an
     /// `Elicitation`: only an explicit accept with content or a decline
