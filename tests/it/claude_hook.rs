@@ -822,3 +822,61 @@ async fn claudes_mcp_forms_stay_in_claude_without_the_opt_in() {
     client.expect_quiet(Duration::from_millis(300)).await;
     assert!(client.shutdown().await.success());
 }
+
+/// Interactive Claude Code (tmux): "allow always" for the mode-changing
+/// suggestion shows its words and the exact JSON, and what Claude applies
+/// is exactly that: the session switches to accept-edits (its footer says
+/// so), the next command runs without a prompt, and nothing else is
+/// stored (no rule in the project's local settings).
+#[tokio::test]
+async fn interactive_allow_always_for_the_mode_stores_exactly_that() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let Some(tmux) = setup.interactive().await else {
+        return;
+    };
+    let (first, second) = (
+        setup.project().join("first"),
+        setup.project().join("second"),
+    );
+    tmux.type_line(&format!(
+        "RUN: touch {} ||| touch {}",
+        first.display(),
+        second.display()
+    ))
+    .await;
+    let ask = client.next_method("askQuestions/ask").await;
+    let choices = ask["params"]["permission"]["choices"].as_array().unwrap();
+    assert_eq!(choices[0]["id"], "allow-once", "{ask}");
+    let mode = choices
+        .iter()
+        .find(|c| c["label"].as_str().unwrap().contains("\"setMode\""))
+        .unwrap_or_else(|| panic!("{ask}"));
+    let label = mode["label"].as_str().unwrap();
+    assert!(
+        label.starts_with("Broad: allow, and accept every file edit in this session — stores "),
+        "{label}"
+    );
+    let exact: Value = serde_json::from_str(label.split(" — stores ").nth(1).unwrap()).unwrap();
+    assert_eq!(
+        exact,
+        json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"})
+    );
+    assert_ne!(choices[1]["id"], mode["id"], "never the first always: {ask}");
+    tmux.wait_for("Do you want to proceed?").await;
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "choice": mode["id"]}))
+        .await;
+    tmux.wait_for("accept edits on").await;
+    wait_for(|| first.exists() && second.exists()).await;
+    // Nothing more was asked, and no rule was written anywhere.
+    assert_eq!(
+        client.next_method("askQuestions/resolved").await["params"]["here"],
+        true
+    );
+    client.expect_quiet(Duration::from_millis(500)).await;
+    assert!(!setup.project().join(".claude/settings.local.json").exists());
+    assert!(client.shutdown().await.success());
+}
