@@ -434,7 +434,10 @@ mod elicitation_tests {
         assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);
         assert!(line.ends_with(b"\n"));
         let text = String::from_utf8(line).unwrap();
-        assert!(text.find("zeta").unwrap() < text.find("alpha").unwrap(), "{text}");
+        assert!(
+            text.find("zeta").unwrap() < text.find("alpha").unwrap(),
+            "{text}"
+        );
         let parsed: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(parsed["agent"], "claude");
         assert_eq!(
@@ -452,12 +455,16 @@ mod elicitation_tests {
         let output = |answer: Value| elicitation_output(&answer).ok();
         assert_eq!(
             output(json!({"action": "accept", "content": {"name": "Ada", "age": 36}})),
-            Some(json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept",
-                        "content": {"name": "Ada", "age": 36}}}))
+            Some(
+                json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept",
+                        "content": {"name": "Ada", "age": 36}}})
+            )
         );
         assert_eq!(
             output(json!({"action": "decline"})),
-            Some(json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}}))
+            Some(
+                json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}})
+            )
         );
         for nothing in [
             json!({}),
@@ -479,7 +486,8 @@ mod elicitation_tests {
     /// over and prints nothing: Claude shows its own form at once.
     #[tokio::test]
     async fn an_elicitation_without_the_opt_in_prints_nothing() {
-        let input = br#"{"hook_event_name": "Elicitation", "session_id": "s", "cwd": "/nonexistent",
+        let input =
+            br#"{"hook_event_name": "Elicitation", "session_id": "s", "cwd": "/nonexistent",
             "mcp_server_name": "m", "message": "Who?", "mode": "form",
             "requested_schema": {"type": "object", "properties": {}}}"#;
         for elicitation in [None, Some(Duration::ZERO)] {

@@ -289,10 +289,14 @@ const ELICITATION: &str = "--elicitation-timeout-ms";
 /// Always exits 0: a failing hook must leave the agent to ask by itself.
 async fn hook_command(args: &[String]) -> ExitCode {
     let parsed = match args {
-        [agent, rest @ ..] => flags(rest, &["--timeout-ms", ELICITATION], Usage::Hook).and_then(
-            |pairs| {
+        [agent, rest @ ..] => {
+            flags(rest, &["--timeout-ms", ELICITATION], Usage::Hook).and_then(|pairs| {
                 let given = |flag: &str, from_env: Option<&'static str>| {
-                    let value = pairs.iter().rev().find(|(f, _)| *f == flag).map(|(_, v)| *v);
+                    let value = pairs
+                        .iter()
+                        .rev()
+                        .find(|(f, _)| *f == flag)
+                        .map(|(_, v)| *v);
                     value
                         .or(from_env)
                         .map(|v| milliseconds(flag, v).map(Duration::from_millis))
@@ -301,8 +305,8 @@ async fn hook_command(args: &[String]) -> ExitCode {
                 let timeout = given("--timeout-ms", ask_lsp::app::hook_timeout_ms())?;
                 let elicitation = given(ELICITATION, ask_lsp::app::hook_elicitation_timeout_ms())?;
                 Ok((agent.as_str(), timeout, elicitation))
-            },
-        ),
+            })
+        }
         [] => Err(cli::which_agent()),
     };
     let result = match parsed {

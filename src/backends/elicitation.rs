@@ -386,7 +386,6 @@ pub(in crate::backends) fn accept(form: &Form, values: &FormValues) -> Value {
     json!({"action": "accept", "content": content})
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,7 +444,12 @@ mod tests {
             "tags": {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}}}}"#;
         let order = serde_json::from_str::<Schema>(schema).unwrap().order();
         assert_eq!(order, ["name", "age", "ratio", "ok", "color", "tags"]);
-        let form = form("Who?".into(), &serde_json::from_str(schema).unwrap(), &order).unwrap();
+        let form = form(
+            "Who?".into(),
+            &serde_json::from_str(schema).unwrap(),
+            &order,
+        )
+        .unwrap();
         let ids: Vec<&str> = form.fields.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(ids, order, "the order written, not sorted");
         assert!(form.fields[0].required && !form.fields[1].required);
@@ -453,7 +457,10 @@ mod tests {
         let FieldKind::Choice { options, .. } = &form.fields[4].kind else {
             panic!("{form:?}")
         };
-        assert_eq!((options[1].value.as_str(), options[1].label.as_str()), ("g", "Green"));
+        assert_eq!(
+            (options[1].value.as_str(), options[1].label.as_str()),
+            ("g", "Green")
+        );
         let values: FormValues = [
             ("name".to_owned(), FieldValue::Text("Ada".into())),
             ("age".to_owned(), FieldValue::Number(36.0)),

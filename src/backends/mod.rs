@@ -9,6 +9,7 @@
 
 #[cfg(unix)]
 pub(crate) mod codex;
+mod elicitation;
 pub(crate) mod generation;
 #[cfg(unix)]
 pub(crate) mod hook;
@@ -16,7 +17,6 @@ pub(crate) mod net;
 pub(crate) mod opencode;
 mod opencode2;
 pub(crate) mod sandbox_agent;
-mod elicitation;
 mod shared;
 
 use std::sync::Arc;

@@ -711,7 +711,8 @@ async fn a_command_allowed_in_claudes_terminal_leaves_the_editor_at_once() {
 /// Once Claude Code has listed the MCP server's tools (it connects to MCP
 /// servers after its prompt shows), so the model is offered the tool.
 async fn listed(log: &Path) {
-    wait_for(|| std::fs::read_to_string(log).is_ok_and(|t| t.contains(r#"{"listed": true}"#))).await;
+    wait_for(|| std::fs::read_to_string(log).is_ok_and(|t| t.contains(r#"{"listed": true}"#)))
+        .await;
 }
 
 /// The `n`th line (from 1) the MCP server logged about the forms it asked:
@@ -787,7 +788,10 @@ async fn claudes_mcp_forms_are_filled_in_the_editor_when_opted_in() {
 
     let ask = client.next_method("askQuestions/ask").await;
     client
-        .respond(&ask["id"], json!({"outcome": "rejected", "message": "not today"}))
+        .respond(
+            &ask["id"],
+            json!({"outcome": "rejected", "message": "not today"}),
+        )
         .await;
     assert_eq!(form_answer(&log, 2).await, json!({"action": "decline"}));
 
@@ -864,10 +868,16 @@ async fn interactive_allow_always_for_the_mode_stores_exactly_that() {
         exact,
         json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"})
     );
-    assert_ne!(choices[1]["id"], mode["id"], "never the first always: {ask}");
+    assert_ne!(
+        choices[1]["id"], mode["id"],
+        "never the first always: {ask}"
+    );
     tmux.wait_for("Do you want to proceed?").await;
     client
-        .respond(&ask["id"], json!({"outcome": "answered", "choice": mode["id"]}))
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": mode["id"]}),
+        )
         .await;
     tmux.wait_for("accept edits on").await;
     wait_for(|| first.exists() && second.exists()).await;

@@ -177,7 +177,15 @@ mod tests {
         for event in ["PostToolUse", "PostToolUseFailure", "PermissionDenied"] {
             assert!(!ended(&input(event, "s1", Value::Null)).unwrap().ends(&form));
         }
-        assert!(ended(&input("Stop", "s1", Value::Null)).unwrap().ends(&form));
-        assert!(!ended(&input("Stop", "s2", Value::Null)).unwrap().ends(&form));
+        assert!(
+            ended(&input("Stop", "s1", Value::Null))
+                .unwrap()
+                .ends(&form)
+        );
+        assert!(
+            !ended(&input("Stop", "s2", Value::Null))
+                .unwrap()
+                .ends(&form)
+        );
     }
 }

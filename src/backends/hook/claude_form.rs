@@ -116,7 +116,10 @@ mod tests {
         let base = base.to_string();
         match extra.get("requested_schema") {
             Some(_) => base,
-            None => format!("{},\"requested_schema\":{SCHEMA}}}", &base[..base.len() - 1]),
+            None => format!(
+                "{},\"requested_schema\":{SCHEMA}}}",
+                &base[..base.len() - 1]
+            ),
         }
     }
 
@@ -165,7 +168,10 @@ mod tests {
                 },
                 json!({"action": "decline"}),
             ),
-            (Reply::Reject { message: None }, json!({"action": "decline"})),
+            (
+                Reply::Reject { message: None },
+                json!({"action": "decline"}),
+            ),
             (Reply::Cancel, json!({})),
             (
                 Reply::Answer(Answer::Permission {
@@ -184,7 +190,9 @@ mod tests {
     fn links_and_forms_ask_lsp_cannot_show_are_left_to_claude() {
         let refused = |extra: Value| prompt(&input(extra)).err();
         assert_eq!(
-            refused(json!({"mode": "url", "url": "https://example.com/\u{202e}x", "elicitation_id": "e1"})),
+            refused(
+                json!({"mode": "url", "url": "https://example.com/\u{202e}x", "elicitation_id": "e1"})
+            ),
             Some(Refusal::ElicitationUrl)
         );
         assert!(matches!(

@@ -15,8 +15,8 @@
 
 use serde_json::Value;
 
-pub(super) use crate::backends::elicitation::{accept, count_values};
 use crate::backends::elicitation::{Schema, form};
+pub(super) use crate::backends::elicitation::{accept, count_values};
 use crate::prompt::{Form, Link, Origin};
 
 /// A request ask-lsp can show, or why not.
