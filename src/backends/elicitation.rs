@@ -73,6 +73,10 @@ impl<'de> serde::Deserialize<'de> for Keys {
     }
 }
 
+/// The most JSON values one message carrying a form may hold: a form of 64
+/// fields with 500 options each fits (one field may hold 10,000).
+pub(in crate::backends) const MAX_VALUES: usize = 128 << 10;
+
 /// Counts the JSON values in `data` without building any: an error once
 /// there are more than `max` (or the text is not JSON).
 pub(in crate::backends) fn count_values(data: &str, max: usize) -> Result<(), serde_json::Error> {

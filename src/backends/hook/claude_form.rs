@@ -36,6 +36,13 @@ struct Input {
 /// The form prompt an `Elicitation` input asks, or why it is left to
 /// Claude's own form.
 pub(super) fn prompt(input: &str) -> Result<(Prompt, Agent), Refusal> {
+    // Counted before anything is built, as ACP's forms are: a schema of
+    // thousands of tiny values would build a tree many times its size.
+    elicitation::count_values(input, elicitation::MAX_VALUES).map_err(|e| {
+        Refusal::FormNotShown {
+            reason: e.to_string(),
+        }
+    })?;
     let parsed: Input = serde_json::from_str(input).map_err(|e| Refusal::NotClaudeInput {
         detail: e.to_string(),
     })?;
@@ -205,6 +212,11 @@ mod tests {
         assert!(matches!(
             refused(json!({"requested_schema": {"type": "object", "properties": many}})),
             Some(Refusal::FormNotShown { .. })
+        ));
+        let values = vec![0; elicitation::MAX_VALUES];
+        assert!(matches!(
+            refused(json!({"requested_schema": {"type": "object", "properties": {}, "x": values}})),
+            Some(Refusal::FormNotShown { reason }) if reason.contains("values")
         ));
         assert!(matches!(
             refused(json!({"mode": "voice"})),
