@@ -52,6 +52,9 @@ pub(crate) struct Environment {
     log: bool,
     /// `$ASK_LSP_HOOK_TIMEOUT_MS`, unparsed (the command line says what is wrong).
     hook_timeout_ms: Option<String>,
+    /// `$ASK_LSP_HOOK_ELICITATION_TIMEOUT_MS`, unparsed: Claude Code's MCP
+    /// forms in the editor (off unless set).
+    hook_elicitation_timeout_ms: Option<String>,
     /// The working directory: the workspace of `watch` and `status`.
     current_dir: Option<PathBuf>,
     /// `$LC_ALL`, else `$LC_MESSAGES`, else `$LANG` (the first set and
@@ -102,6 +105,7 @@ impl Environment {
             },
             log: std::env::var_os("ASK_LSP_LOG").is_some(),
             hook_timeout_ms: std::env::var("ASK_LSP_HOOK_TIMEOUT_MS").ok(),
+            hook_elicitation_timeout_ms: std::env::var("ASK_LSP_HOOK_ELICITATION_TIMEOUT_MS").ok(),
             current_dir: std::env::current_dir().ok(),
             locale: ["LC_ALL", "LC_MESSAGES", "LANG"].into_iter().find_map(text),
         }
@@ -141,6 +145,12 @@ pub fn logs_asked() -> bool {
 /// `$ASK_LSP_HOOK_TIMEOUT_MS`, for `ask-lsp hook` without `--timeout-ms`.
 pub fn hook_timeout_ms() -> Option<&'static str> {
     environment().hook_timeout_ms.as_deref()
+}
+
+/// `$ASK_LSP_HOOK_ELICITATION_TIMEOUT_MS`, for `ask-lsp hook` without
+/// `--elicitation-timeout-ms`.
+pub fn hook_elicitation_timeout_ms() -> Option<&'static str> {
+    environment().hook_elicitation_timeout_ms.as_deref()
 }
 
 /// The working directory, when it can be read.

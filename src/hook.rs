@@ -29,27 +29,40 @@ use crate::present::no_decision::NoDecision;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(50);
 /// How long Claude waits for news to reach the instances: its hook waits.
 const TELL_WITHIN: Duration = Duration::from_secs(2);
+/// Claude Code's hook event for an MCP server's form.
+const ELICITATION: &str = "Elicitation";
 /// An answer line is a decision: small.
 const MAX_ANSWER: u64 = 64 * 1024;
 
-/// Runs the hook for `agent` with `timeout` (None: the default), reading
-/// the input from `input` and writing a decision to `output`. Every failure
-/// is a one-line reason for stderr, in the person's language, and nothing
-/// on `output`.
+/// How long the hook waits for a decision.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bounds {
+    /// `--timeout-ms` (None: the default, 50 s).
+    pub timeout: Option<Duration>,
+    /// `--elicitation-timeout-ms`: Claude Code's `Elicitation` hook (an MCP
+    /// server's form) is handed over only when this is set (and not 0), and
+    /// waits at most this long. Claude shows its own form only once the
+    /// hook has ended, so it is an opt-in with its own, short bound.
+    pub elicitation: Option<Duration>,
+}
+
+/// Runs the hook for `agent` within `bounds`, reading the input from
+/// `input` and writing a decision to `output`. Every failure is a one-line
+/// reason for stderr, in the person's language, and nothing on `output`.
 pub async fn run(
     agent: &str,
-    timeout: Option<Duration>,
+    bounds: Bounds,
     input: impl Read,
     output: &mut impl std::io::Write,
 ) -> Result<(), String> {
-    decide(agent, timeout, input, output)
+    decide(agent, bounds, input, output)
         .await
         .map_err(|why| why.to_string())
 }
 
 async fn decide(
     agent: &str,
-    timeout: Option<Duration>,
+    bounds: Bounds,
     input: impl Read,
     output: &mut impl std::io::Write,
 ) -> Result<(), NoDecision> {
@@ -72,21 +85,38 @@ async fn decide(
     // Claude's other events say what it no longer waits for (docs/hook.md,
     // "Withdrawal"): told to every instance, nothing decided or printed.
     let news = agent == "claude" && event.is_some_and(|e| CLAUDE_NEWS.contains(&e));
-    let mut request = json!({"agent": agent, "input": parsed})
-        .to_string()
-        .into_bytes();
-    request.push(b'\n');
+    let request = request_line(agent, &raw);
     if news {
         let _ = tokio::time::timeout(TELL_WITHIN, tell(cwd.as_deref(), &request)).await;
         return Ok(());
     }
-    let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let form = agent == "claude" && event == Some(ELICITATION);
+    let timeout = match (form, bounds.elicitation) {
+        (false, _) => bounds.timeout.unwrap_or(DEFAULT_TIMEOUT),
+        (true, Some(bound)) if !bound.is_zero() => bound,
+        // Off: Claude shows its own form at once.
+        (true, _) => return Err(NoDecision::ElicitationOff),
+    };
     let answer = tokio::time::timeout(timeout, ask(cwd.as_deref(), &request))
         .await
         .map_err(|_| NoDecision::Timeout(timeout))??;
-    let decision = hook_output(agent, &answer)?;
+    let decision = match form {
+        true => elicitation_output(&answer)?,
+        false => hook_output(agent, &answer)?,
+    };
     writeln!(output, "{decision}").map_err(NoDecision::WritingDecision)?;
     Ok(())
+}
+
+/// The one request line: the agent and its input as received, so that the
+/// order of its keys stays (an MCP form's fields are shown in the order its
+/// server wrote them; `serde_json::Value` would sort them). A line break in
+/// valid JSON is whitespace (inside a string it is escaped): dropped.
+fn request_line(agent: &str, input: &[u8]) -> Vec<u8> {
+    let mut request = format!("{{\"agent\":{},\"input\":", json!(agent)).into_bytes();
+    request.extend(input.iter().filter(|b| !matches!(b, b'\n' | b'\r')));
+    request.extend(b"}\n");
+    request
 }
 
 /// Asks every instance whose workspace holds `cwd` at once, else the most
@@ -115,7 +145,10 @@ async fn ask(cwd: Option<&Path>, request: &[u8]) -> Result<Value, NoDecision> {
     let mut outcome = Err(NoDecision::NoInstanceAnswers);
     while let Some(answer) = asked.next().await {
         match answer {
-            Ok(answer) if answer.get("behavior").is_some() => return Ok(answer),
+            // A permission's decision, or a form's.
+            Ok(answer) if answer.get("behavior").is_some() || answer.get("action").is_some() => {
+                return Ok(answer);
+            }
             other => outcome = other,
         }
     }
@@ -210,20 +243,7 @@ fn hook_output(agent: &str, answer: &Value) -> Result<Value, NoDecision> {
                 decision.insert("message".into(), json!(message));
             }
         }
-        _ => {
-            let refusal = answer
-                .get("refusal")
-                .and_then(|why| Refusal::deserialize(why).ok());
-            return Err(
-                match (refusal, answer.get("error").and_then(Value::as_str)) {
-                    (Some(why), _) => NoDecision::Refused(why),
-                    (None, Some(error)) => NoDecision::RefusedSaying {
-                        error: error.to_owned(),
-                    },
-                    (None, None) => NoDecision::Undecided,
-                },
-            );
-        }
+        _ => return Err(undecided(answer)),
     }
     if agent == "copilot" {
         return Ok(Value::Object(decision));
@@ -231,6 +251,39 @@ fn hook_output(agent: &str, answer: &Value) -> Result<Value, NoDecision> {
     Ok(json!({
         "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}
     }))
+}
+
+/// Why an answer that is no decision decided nothing.
+fn undecided(answer: &Value) -> NoDecision {
+    let refusal = answer
+        .get("refusal")
+        .and_then(|why| Refusal::deserialize(why).ok());
+    match (refusal, answer.get("error").and_then(Value::as_str)) {
+        (Some(why), _) => NoDecision::Refused(why),
+        (None, Some(error)) => NoDecision::RefusedSaying {
+            error: error.to_owned(),
+        },
+        (None, None) => NoDecision::Undecided,
+    }
+}
+
+/// ask-lsp's answer to an `Elicitation` as Claude Code's hook output
+/// (2.1.332, docs/hook.md): the person's submit is `accept` with its
+/// content, a reject `decline`. Anything else (a permission's answer, a
+/// `cancel`, an accept without content) decides nothing: Claude shows its
+/// own form.
+fn elicitation_output(answer: &Value) -> Result<Value, NoDecision> {
+    let output = |action: &str| json!({"hookSpecificOutput": {"hookEventName": ELICITATION, "action": action}});
+    match answer.get("action").and_then(Value::as_str) {
+        Some("accept") => {
+            let content = answer.get("content").filter(|c| c.is_object());
+            let mut accept = output("accept");
+            accept["hookSpecificOutput"]["content"] = content.ok_or(NoDecision::Undecided)?.clone();
+            Ok(accept)
+        }
+        Some("decline") => Ok(output("decline")),
+        _ => Err(undecided(answer)),
+    }
 }
 
 #[cfg(test)]
@@ -365,5 +418,87 @@ mod tests {
             json!({"behavior": "allow"})
         );
         assert_eq!(hook_output("copilot", &deny).unwrap(), deny);
+    }
+}
+
+#[cfg(test)]
+mod elicitation_tests {
+    use super::*;
+
+    /// The input goes over as received, on one line: a form's fields keep
+    /// the server's order.
+    #[test]
+    fn the_request_keeps_the_inputs_key_order_on_one_line() {
+        let input = b"{\"requested_schema\": {\"properties\": {\"zeta\": {},\r\n \"alpha\": {\"title\": \"a\\nb\"}}}}\n";
+        let line = request_line("claude", input);
+        assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);
+        assert!(line.ends_with(b"\n"));
+        let text = String::from_utf8(line).unwrap();
+        assert!(
+            text.find("zeta").unwrap() < text.find("alpha").unwrap(),
+            "{text}"
+        );
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed["agent"], "claude");
+        assert_eq!(
+            parsed["input"]["requested_schema"]["properties"]["alpha"]["title"],
+            "a\nb"
+        );
+    }
+
+    /// What Claude Code gets for each answer an instance could send to an
+    /// `Elicitation`: only an explicit accept with content or a decline
+    /// decides; a permission's answer, `cancel`, a refusal or `{}` print
+    /// nothing (Claude's own form).
+    #[test]
+    fn only_the_persons_accept_or_decline_answers_a_form() {
+        let output = |answer: Value| elicitation_output(&answer).ok();
+        assert_eq!(
+            output(json!({"action": "accept", "content": {"name": "Ada", "age": 36}})),
+            Some(
+                json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept",
+                        "content": {"name": "Ada", "age": 36}}})
+            )
+        );
+        assert_eq!(
+            output(json!({"action": "decline"})),
+            Some(
+                json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}})
+            )
+        );
+        for nothing in [
+            json!({}),
+            json!({"action": "cancel"}),
+            json!({"action": "accept"}),
+            json!({"action": "accept", "content": "Ada"}),
+            json!({"action": "Accept", "content": {}}),
+            json!({"behavior": "allow"}),
+            json!({"behavior": "deny", "message": "no"}),
+            json!({"error": "refused", "refusal": {"why": "elicitationUrl"}}),
+        ] {
+            assert_eq!(output(nothing.clone()), None, "{nothing}");
+        }
+        // And a form's answer never becomes a permission's decision.
+        assert!(hook_output("claude", &json!({"action": "accept", "content": {}})).is_err());
+    }
+
+    /// With `--elicitation-timeout-ms` unset (or 0) the hook hands nothing
+    /// over and prints nothing: Claude shows its own form at once.
+    #[tokio::test]
+    async fn an_elicitation_without_the_opt_in_prints_nothing() {
+        let input =
+            br#"{"hook_event_name": "Elicitation", "session_id": "s", "cwd": "/nonexistent",
+            "mcp_server_name": "m", "message": "Who?", "mode": "form",
+            "requested_schema": {"type": "object", "properties": {}}}"#;
+        for elicitation in [None, Some(Duration::ZERO)] {
+            let mut out = Vec::new();
+            let bounds = Bounds {
+                timeout: Some(Duration::from_secs(5)),
+                elicitation,
+            };
+            let why = decide("claude", bounds, &input[..], &mut out).await;
+            assert!(matches!(why, Err(NoDecision::ElicitationOff)), "{why:?}");
+            assert!(out.is_empty());
+        }
     }
 }

@@ -283,24 +283,40 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
     watch_here(options).await
 }
 
+/// `ask-lsp hook claude`'s opt-in for Claude Code's MCP forms, and its bound.
+const ELICITATION: &str = "--elicitation-timeout-ms";
+
 /// Always exits 0: a failing hook must leave the agent to ask by itself.
 async fn hook_command(args: &[String]) -> ExitCode {
     let parsed = match args {
-        [agent, rest @ ..] => flags(rest, &["--timeout-ms"], Usage::Hook).and_then(|pairs| {
-            let from_env = ask_lsp::app::hook_timeout_ms();
-            let timeout = match pairs.last().map(|(_, v)| *v).or(from_env) {
-                Some(value) => Some(Duration::from_millis(milliseconds("--timeout-ms", value)?)),
-                None => None,
-            };
-            Ok((agent.as_str(), timeout))
-        }),
+        [agent, rest @ ..] => {
+            flags(rest, &["--timeout-ms", ELICITATION], Usage::Hook).and_then(|pairs| {
+                let given = |flag: &str, from_env: Option<&'static str>| {
+                    let value = pairs
+                        .iter()
+                        .rev()
+                        .find(|(f, _)| *f == flag)
+                        .map(|(_, v)| *v);
+                    value
+                        .or(from_env)
+                        .map(|v| milliseconds(flag, v).map(Duration::from_millis))
+                        .transpose()
+                };
+                let timeout = given("--timeout-ms", ask_lsp::app::hook_timeout_ms())?;
+                let elicitation = given(ELICITATION, ask_lsp::app::hook_elicitation_timeout_ms())?;
+                Ok((agent.as_str(), timeout, elicitation))
+            })
+        }
         [] => Err(cli::which_agent()),
     };
     let result = match parsed {
-        Ok((agent, timeout)) => {
+        Ok((agent, timeout, elicitation)) => {
             ask_lsp::hook::run(
                 agent,
-                timeout,
+                ask_lsp::hook::Bounds {
+                    timeout,
+                    elicitation,
+                },
                 std::io::stdin().lock(),
                 &mut std::io::stdout(),
             )

@@ -9,6 +9,7 @@
 
 #[cfg(unix)]
 pub(crate) mod codex;
+mod elicitation;
 pub(crate) mod generation;
 #[cfg(unix)]
 pub(crate) mod hook;

@@ -42,6 +42,9 @@ pub enum NoDecision {
     },
     /// The editor's side decided nothing (cancelled, a policy's timeout).
     Undecided,
+    /// Claude Code's `Elicitation` without `--elicitation-timeout-ms`: its
+    /// own form shows at once.
+    ElicitationOff,
     WritingDecision(std::io::Error),
 }
 
@@ -69,6 +72,7 @@ impl fmt::Display for NoDecision {
             NoDecision::Refused(why) => tr!("hook.refused", error = refusal(why)),
             NoDecision::RefusedSaying { error } => tr!("hook.refused", error = shown(error)),
             NoDecision::Undecided => tr!("hook.undecided"),
+            NoDecision::ElicitationOff => tr!("hook.elicitation_off"),
             NoDecision::WritingDecision(error) => tr!("hook.writing_decision", error = error),
         };
         f.write_str(&line)
@@ -144,6 +148,10 @@ fn refusal(why: &Refusal) -> String {
             tr!("hook.refusal.other_event", event = format!("{event:?}"))
         }
         Refusal::AskUserQuestion => tr!("hook.refusal.ask_user_question"),
+        Refusal::ElicitationUrl => tr!("hook.refusal.elicitation_url"),
+        Refusal::FormNotShown { reason } => {
+            tr!("hook.refusal.form_not_shown", reason = shown(reason))
+        }
         Refusal::TooLong => tr!("hook.refusal.too_long"),
         Refusal::BashWithoutCommand => tr!("hook.refusal.bash_without_command"),
         Refusal::Busy { readers } => tr!("hook.refusal.busy", readers = readers),

@@ -61,6 +61,29 @@ impl Setup {
         }
     }
 
+    /// tests/claude_hook/mcp-forms as the project's MCP server `forms`
+    /// (its tool allowed, so only its form is asked), and `ask-lsp hook
+    /// claude` as the `Elicitation` hook too, opted in with `opt_in`
+    /// (`--elicitation-timeout-ms`) or not. Returns the server's log.
+    fn with_forms(&self, opt_in: Option<&str>) -> PathBuf {
+        let log = self.dir.path().join("mcp-forms.log");
+        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/claude_hook/mcp-forms");
+        let mcp = json!({"mcpServers": {"forms": {"command": "python3", "args": [server, log]}}});
+        std::fs::write(self.project().join(".mcp.json"), mcp.to_string()).unwrap();
+        let path = self.dir.path().join("settings.json");
+        let mut settings: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let mut command = format!("{} hook claude", env!("CARGO_BIN_EXE_ask-lsp"));
+        if let Some(ms) = opt_in {
+            command = format!("{command} --elicitation-timeout-ms {ms}");
+        }
+        settings["hooks"]["Elicitation"] = json!([{"matcher": "*", "hooks": [
+            {"type": "command", "command": command, "timeout": 60}]}]);
+        settings["enableAllProjectMcpServers"] = json!(true);
+        settings["permissions"] = json!({"allow": ["mcp__forms__deploy"]});
+        std::fs::write(&path, settings.to_string()).unwrap();
+        log
+    }
+
     fn project(&self) -> PathBuf {
         std::fs::canonicalize(self.dir.path().join("project")).unwrap()
     }
@@ -158,7 +181,8 @@ impl Setup {
         let command = format!(
             "env HOME={home} XDG_RUNTIME_DIR={runtime} ANTHROPIC_BASE_URL=http://127.0.0.1:{port} \
              ANTHROPIC_API_KEY=sk-test IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-             DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 {claude} --permission-mode default --settings {settings}",
+             DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 ENABLE_TOOL_SEARCH=false \
+             {claude} --permission-mode default --settings {settings}",
             home = self.dir.path().join("home").display(),
             runtime = self.runtime().display(),
             port = self.api_port,
@@ -633,5 +657,188 @@ async fn a_command_allowed_in_claudes_terminal_leaves_the_editor_at_once() {
         )
         .await;
     wait_for(|| second.exists()).await;
+    assert!(client.shutdown().await.success());
+}
+
+/// Once Claude Code has listed the MCP server's tools (it connects to MCP
+/// servers after its prompt shows), so the model is offered the tool.
+async fn listed(log: &Path) {
+    wait_for(|| std::fs::read_to_string(log).is_ok_and(|t| t.contains(r#"{"listed": true}"#)))
+        .await;
+}
+
+/// The `n`th line (from 1) the MCP server logged about the forms it asked:
+/// what Claude Code answered it.
+async fn form_answer(log: &Path, n: usize) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let answers: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|l| l.get("elicitation").is_some())
+            .collect();
+        if let Some(answer) = answers.get(n - 1) {
+            return answer["elicitation"].clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no answer {n}: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Claude Code's `Elicitation` hook opted in: an MCP server's form (its
+/// tool's `elicitation/create`) comes to the editor as ACP's forms do, in
+/// the server's field order; the person's submit reaches the server as
+/// `accept` with exactly their values, a reject as `decline`; unanswered
+/// within the bound, the editor's form is withdrawn and Claude shows its own.
+#[tokio::test]
+async fn claudes_mcp_forms_are_filled_in_the_editor_when_opted_in() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let log = setup.with_forms(Some("15000"));
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let Some(tmux) = setup.interactive().await else {
+        return;
+    };
+    listed(&log).await;
+    tmux.type_line("RUN: MCP deploy ||| MCP deploy ||| MCP deploy")
+        .await;
+
+    let ask = client.next_method("askQuestions/ask").await;
+    let params = &ask["params"];
+    assert_eq!(params["server"], "hook", "{params}");
+    assert_eq!(params["kind"], "form", "{params}");
+    assert_eq!(params["title"], "Where should it deploy?", "{params}");
+    let fields = &params["form"]["fields"];
+    let ids: Vec<&str> = fields
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["target", "replicas", "notify"], "{params}");
+    assert_eq!(
+        fields[0]["options"],
+        json!([{"value": "staging", "label": "staging"}, {"value": "prod", "label": "prod"}])
+    );
+    assert_eq!(fields[1]["type"], "integer", "{params}");
+    // Claude's own form waits behind the hook.
+    assert!(!tmux.screen().contains("requests your input"));
+    let values = json!({"target": "prod", "replicas": 3, "notify": true});
+    client
+        .respond(&ask["id"], json!({"outcome": "answered", "values": values}))
+        .await;
+    assert_eq!(
+        form_answer(&log, 1).await,
+        json!({"action": "accept", "content": values})
+    );
+    assert!(setup.tool_result(1).await.contains("accept"));
+
+    let ask = client.next_method("askQuestions/ask").await;
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "rejected", "message": "not today"}),
+        )
+        .await;
+    assert_eq!(form_answer(&log, 2).await, json!({"action": "decline"}));
+
+    // Unanswered: withdrawn at the bound, then Claude's own form.
+    let ask = client.next_method("askQuestions/ask").await;
+    let cancel = client.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], ask["id"]);
+    tmux.wait_for("requests your input").await;
+    tmux.keys(&["Escape"]);
+    assert_eq!(form_answer(&log, 3).await["action"], "cancel");
+    assert!(client.shutdown().await.success());
+}
+
+/// Without the opt-in the `Elicitation` hook hands nothing over: Claude
+/// shows its own form at once and the editor sees nothing.
+#[tokio::test]
+async fn claudes_mcp_forms_stay_in_claude_without_the_opt_in() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let log = setup.with_forms(None);
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let Some(tmux) = setup.interactive().await else {
+        return;
+    };
+    listed(&log).await;
+    tmux.type_line("RUN: MCP deploy").await;
+    tmux.wait_for("requests your input").await;
+    client.expect_quiet(Duration::from_millis(500)).await;
+    tmux.keys(&["Escape"]);
+    assert_eq!(form_answer(&log, 1).await["action"], "cancel");
+    client.expect_quiet(Duration::from_millis(300)).await;
+    assert!(client.shutdown().await.success());
+}
+
+/// Interactive Claude Code (tmux): "allow always" for the mode-changing
+/// suggestion shows its words and the exact JSON, and what Claude applies
+/// is exactly that: the session switches to accept-edits (its footer says
+/// so), the next command runs without a prompt, and nothing else is
+/// stored (no rule in the project's local settings).
+#[tokio::test]
+async fn interactive_allow_always_for_the_mode_stores_exactly_that() {
+    let Some(claude) = claude_bin() else { return };
+    let setup = Setup::new(claude).await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    let Some(tmux) = setup.interactive().await else {
+        return;
+    };
+    let (first, second) = (
+        setup.project().join("first"),
+        setup.project().join("second"),
+    );
+    tmux.type_line(&format!(
+        "RUN: touch {} ||| touch {}",
+        first.display(),
+        second.display()
+    ))
+    .await;
+    let ask = client.next_method("askQuestions/ask").await;
+    let choices = ask["params"]["permission"]["choices"].as_array().unwrap();
+    assert_eq!(choices[0]["id"], "allow-once", "{ask}");
+    let mode = choices
+        .iter()
+        .find(|c| c["label"].as_str().unwrap().contains("\"setMode\""))
+        .unwrap_or_else(|| panic!("{ask}"));
+    let label = mode["label"].as_str().unwrap();
+    assert!(
+        label.starts_with("Broad: allow, and accept every file edit in this session — stores "),
+        "{label}"
+    );
+    let exact: Value = serde_json::from_str(label.split(" — stores ").nth(1).unwrap()).unwrap();
+    assert_eq!(
+        exact,
+        json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"})
+    );
+    assert_ne!(
+        choices[1]["id"], mode["id"],
+        "never the first always: {ask}"
+    );
+    tmux.wait_for("Do you want to proceed?").await;
+    client
+        .respond(
+            &ask["id"],
+            json!({"outcome": "answered", "choice": mode["id"]}),
+        )
+        .await;
+    tmux.wait_for("accept edits on").await;
+    wait_for(|| first.exists() && second.exists()).await;
+    // Nothing more was asked, and no rule was written anywhere.
+    assert_eq!(
+        client.next_method("askQuestions/resolved").await["params"]["here"],
+        true
+    );
+    client.expect_quiet(Duration::from_millis(500)).await;
+    assert!(!setup.project().join(".claude/settings.local.json").exists());
     assert!(client.shutdown().await.success());
 }

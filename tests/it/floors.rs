@@ -37,7 +37,7 @@ const FLOORS: &[&[&str]] = &[
         "backends/codex",
     ],
     // What two adapters read.
-    &["backends/shared"],
+    &["backends/shared", "backends/elicitation"],
     // Plumbing.
     &["backends/net"],
     // The backend interface: events, errors, timing.

@@ -1,5 +1,6 @@
 //! Claude Code's `PermissionRequest` hook input as a prompt, and the
-//! person's reply as Claude's decision (docs/hook.md).
+//! person's reply as Claude's decision (docs/hook.md); its `Elicitation`
+//! goes to `claude_form`.
 
 use std::path::PathBuf;
 
@@ -31,6 +32,18 @@ struct ClaudeInput {
 /// back.
 /// `roots`: the workspace, where an edited file may be read for its diff.
 pub(super) fn prompt(input: &str, roots: &[PathBuf]) -> Result<(Prompt, Agent), Refusal> {
+    #[derive(Deserialize)]
+    struct Event {
+        #[serde(default)]
+        hook_event_name: Option<String>,
+    }
+    if let Ok(Event {
+        hook_event_name: Some(event),
+    }) = serde_json::from_str(input)
+        && event == "Elicitation"
+    {
+        return super::claude_form::prompt(input);
+    }
     let input: ClaudeInput = serde_json::from_str(input).map_err(|e| Refusal::NotClaudeInput {
         detail: e.to_string(),
     })?;

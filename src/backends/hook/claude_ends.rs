@@ -20,7 +20,8 @@ use serde_json::Value;
 #[derive(Debug)]
 pub(super) struct Call {
     pub session: String,
-    tool: String,
+    /// `None` for a form, which no tool's event ends.
+    tool: Option<String>,
     /// The tool input without what the answer adds to it.
     input: Value,
 }
@@ -71,14 +72,24 @@ fn call(session: String, tool: String, mut input: Value) -> Call {
     }
     Call {
         session,
-        tool,
+        tool: Some(tool),
         input,
     }
 }
 
-/// The call a `PermissionRequest` input waits for.
+/// The call a `PermissionRequest` input waits for. An `Elicitation` (an MCP
+/// server's form) is asked inside a tool call Claude already runs: no call
+/// of its own ends it, its session's news does, and it withdraws the older
+/// prompts of its session as a new request does.
 pub(super) fn asking(input: &str) -> Option<Call> {
     let input: Input = serde_json::from_str(input).ok()?;
+    if input.hook_event_name.as_deref() == Some("Elicitation") {
+        return Some(Call {
+            session: input.session_id,
+            tool: None,
+            input: Value::Null,
+        });
+    }
     Some(call(input.session_id, input.tool_name?, input.tool_input))
 }
 
@@ -101,6 +112,7 @@ impl Ended {
         match self {
             Ended::Call(call) => {
                 call.session == waits.session
+                    && call.tool.is_some()
                     && call.tool == waits.tool
                     && call.input == waits.input
             }
@@ -156,5 +168,24 @@ mod tests {
             assert!(ended(&input(event, "s1", asked.clone())).is_none());
         }
         assert!(ended("{not json").is_none());
+    }
+
+    /// A form waits for no tool call: only its session's news ends it.
+    #[test]
+    fn a_form_is_ended_by_its_session_only() {
+        let form = asking(&input("Elicitation", "s1", Value::Null)).unwrap();
+        for event in ["PostToolUse", "PostToolUseFailure", "PermissionDenied"] {
+            assert!(!ended(&input(event, "s1", Value::Null)).unwrap().ends(&form));
+        }
+        assert!(
+            ended(&input("Stop", "s1", Value::Null))
+                .unwrap()
+                .ends(&form)
+        );
+        assert!(
+            !ended(&input("Stop", "s2", Value::Null))
+                .unwrap()
+                .ends(&form)
+        );
     }
 }

@@ -34,6 +34,7 @@ mod claude;
 mod claude_ends;
 pub(crate) use claude_ends::NEWS as CLAUDE_NEWS;
 mod claude_edit;
+mod claude_form;
 mod claude_question;
 mod claude_suggestions;
 mod codex;
@@ -401,6 +402,13 @@ pub(crate) enum Refusal {
         event: String,
     },
     AskUserQuestion,
+    /// Claude's `Elicitation` in url mode: its own dialog opens the link.
+    ElicitationUrl,
+    /// Claude's `Elicitation` whose form ask-lsp cannot show (English, as
+    /// ACP's decline reasons): Claude's own form shows it.
+    FormNotShown {
+        reason: String,
+    },
     TooLong,
     BashWithoutCommand,
     /// As many connections as it reads at once are being read.
@@ -475,6 +483,11 @@ enum Agent {
         tool_input: Value,
         texts: Vec<String>,
     },
+    /// An MCP server's form (Claude's `Elicitation`): an accept's content
+    /// is typed by its fields.
+    ClaudeForm {
+        form: crate::prompt::Form,
+    },
     Codex,
     Qwen,
     Copilot,
@@ -483,7 +496,9 @@ enum Agent {
 impl Agent {
     fn name(&self) -> &'static str {
         match self {
-            Agent::Claude { .. } | Agent::ClaudeQuestion { .. } => "claude",
+            Agent::Claude { .. } | Agent::ClaudeQuestion { .. } | Agent::ClaudeForm { .. } => {
+                "claude"
+            }
             Agent::Codex => "codex",
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
@@ -499,6 +514,7 @@ fn decision(reply: &Reply, agent: Agent) -> Value {
         Agent::ClaudeQuestion { tool_input, texts } => {
             claude_question::decision(reply, tool_input, &texts)
         }
+        Agent::ClaudeForm { form } => claude_form::decision(reply, &form),
         Agent::Codex => codex::decision(reply),
         Agent::Qwen | Agent::Copilot => once::decision(reply),
     }

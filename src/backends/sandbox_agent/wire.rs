@@ -13,9 +13,7 @@ use crate::prompt::{
 
 pub(super) const PERMISSION: &str = "session/request_permission";
 pub(super) const QUESTION: &str = "_sandboxagent/session/request_question";
-/// The most JSON values one agent message may hold: a form of 64 fields
-/// with 500 options each fits (one field may hold 10,000).
-pub(super) const MAX_VALUES: usize = 128 << 10;
+pub(super) use crate::backends::elicitation::MAX_VALUES;
 pub(super) const ELICIT: &str = "elicitation/create";
 pub(super) const ELICIT_COMPLETE: &str = "elicitation/complete";
 

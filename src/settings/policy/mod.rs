@@ -288,6 +288,17 @@ impl Policies {
         let policy = self.policy_for(scope);
         let questions = match &prompt.kind {
             Kind::Questions(questions) => questions,
+            // A form a hook brought (Claude Code's MCP forms) is filled by
+            // the person only: the agent shows its own form when nobody
+            // does. A policy may decline it, never fill it.
+            Kind::Form(form) if prompt.origin.requester.is_some() => {
+                return match policy.decide_form(form) {
+                    Decision::Reject { reason, message } => Decision::Reject { reason, message },
+                    _ => Decision::Forward {
+                        timeout: policy.timeout,
+                    },
+                };
+            }
             Kind::Form(form) => return policy.decide_form(form),
             // Only a person or a rule that names it may allow a permission:
             // modes that pick answers by themselves forward it instead.

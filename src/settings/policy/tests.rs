@@ -692,3 +692,5 @@ fn a_form_is_never_accepted_by_a_timeout_nor_empty_by_a_mode() {
 
 #[path = "action_tests.rs"]
 mod action_tests;
+#[path = "hook_form_tests.rs"]
+mod hook_form_tests;
