@@ -115,6 +115,9 @@ pub(crate) struct Question {
     pub multiple: bool,
     /// A typed answer is allowed.
     pub custom: bool,
+    /// The typed answer is a secret: type it masked, never show or keep
+    /// it. Sent only to a client that declared `"secret"` in its kinds.
+    pub secret: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

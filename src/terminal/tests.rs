@@ -11,6 +11,7 @@ fn question(multiple: bool, custom: bool) -> Question {
             .collect(),
         multiple,
         custom,
+        secret: false,
         cannot_show: None,
     }
 }

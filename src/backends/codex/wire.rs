@@ -288,9 +288,7 @@ pub(super) fn asked(
         }
         USER_INPUT => {
             let p: InputParams = serde_json::from_value(params)?;
-            // A secret is typed in Codex's own terminal: no surface of
-            // ask-lsp masks a typed answer, and it must never be logged.
-            if p.questions.is_empty() || p.questions.iter().any(|q| q.is_secret) {
+            if p.questions.is_empty() {
                 return Ok(None);
             }
             let ids = p.questions.iter().map(|q| q.id.clone()).collect();
@@ -307,10 +305,13 @@ pub(super) fn asked(
                     Question {
                         header: q.header,
                         text: q.question,
-                        // Without options the answer can only be typed.
-                        custom: q.is_other || options.is_empty(),
+                        // Without options the answer can only be typed; a
+                        // secret is typed masked (a surface that cannot mask
+                        // leaves it to Codex's terminal).
+                        custom: q.is_other || q.is_secret || options.is_empty(),
                         options,
                         multiple: false,
+                        secret: q.is_secret,
                         cannot_show: None,
                     }
                 })

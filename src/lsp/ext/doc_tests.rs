@@ -142,6 +142,7 @@ fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
         options: vec![],
         multiple: false,
         custom: true,
+        secret: false,
     };
     let permission = Permission {
         action: "bash".into(),
