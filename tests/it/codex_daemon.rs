@@ -517,6 +517,68 @@ async fn codex_0_171_secret_in_an_editor_that_cannot_mask_stays_in_the_terminal(
     secret_left_to_the_terminal(NEXT).await;
 }
 
+/// `ask-lsp watch` in a terminal (tmux), following the same daemon: a
+/// secret typed at its `> ` line is never echoed, not in the pane's
+/// scrollback, not in its stderr (trace), and reaches the model exactly.
+async fn secret_typed_in_watch(var: &str) {
+    let Some(codex) = codex_bin(var) else { return };
+    let setup = Setup::new(codex, "").await;
+    setup.start_daemon().await;
+    // Its own tmux server: named after the cwd's parent (the project).
+    let cwd = setup.project().join("watch");
+    std::fs::create_dir(&cwd).unwrap();
+    let log = setup.dir.path().join("watch.log");
+    let command = format!(
+        "env CODEX_HOME={home} HOME={home} XDG_RUNTIME_DIR={runtime} ASK_LSP_CODEX=1 \
+         ASK_LSP_HOOK=0 ASK_LSP_LOG=trace LANG=C.UTF-8 {bin} watch --url http://127.0.0.1:1 \
+         --directory {project} 2>{log}",
+        home = setup.home().display(),
+        runtime = setup.runtime().display(),
+        bin = env!("CARGO_BIN_EXE_ask-lsp"),
+        project = setup.project().display(),
+        log = log.display(),
+    );
+    let Some(watch) = Tmux::start(&command, &cwd, Duration::from_secs(60)) else {
+        return;
+    };
+    watch.wait_for("ask-lsp:").await;
+    let Some(tmux) = setup.interactive("").await else {
+        return;
+    };
+    let seen = setup.received().await.len();
+    tmux.type_line("SECRET: Which API token should I use").await;
+    watch.wait_for("Which API token should I use").await;
+    watch.wait_for("not shown as you type").await;
+    watch.keys(&["-l", SECRET]);
+    watch.keys(&["Enter"]);
+    let told = setup.told_after(seen).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&told).unwrap(),
+        json!({"answers": {"token": {"answers": [SECRET]}}}),
+        "{told}"
+    );
+    watch.wait_for("✓").await;
+    let pane = std::process::Command::new("tmux")
+        .args(["-L", &watch.name(), "capture-pane", "-p", "-S", "-", "-t", "0"])
+        .output()
+        .unwrap();
+    let pane = String::from_utf8_lossy(&pane.stdout);
+    assert!(!pane.contains(SECRET.trim()), "on watch's screen:\n{pane}");
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!logged.contains(SECRET.trim()), "in watch's stderr");
+    assert!(logged.contains("prompt resolved"), "traced: {logged}");
+}
+
+#[tokio::test]
+async fn codex_0_169_secret_typed_in_watch_is_never_echoed() {
+    secret_typed_in_watch(PINNED).await;
+}
+
+#[tokio::test]
+async fn codex_0_171_secret_typed_in_watch_is_never_echoed() {
+    secret_typed_in_watch(NEXT).await;
+}
+
 /// A file change is shown as a diff; declined, nothing is written; accepted,
 /// the file is written.
 async fn file_change_as_a_diff(var: &str) {
