@@ -24,7 +24,7 @@
 //!
 //! The ACP messages and replies are read and written in [`wire`].
 
-mod elicitation;
+pub(in crate::backends) mod elicitation;
 #[cfg(test)]
 mod tests;
 mod wire;

@@ -19,7 +19,7 @@ use crate::prompt::{
 };
 
 /// A request ask-lsp can show, or why not.
-pub(super) struct Elicitation {
+pub(in crate::backends) struct Elicitation {
     pub session: String,
     pub origin: Origin,
     pub form: Form,
@@ -30,7 +30,7 @@ pub(super) struct Elicitation {
 /// Why a request is refused: a decline the agent gets, with the reason shown
 /// to the person; or, for a mode ACP does not define, JSON-RPC -32602.
 #[derive(Debug, PartialEq)]
-pub(super) enum Refusal {
+pub(in crate::backends) enum Refusal {
     Decline(String),
     InvalidParams(String),
 }
@@ -155,7 +155,7 @@ pub(super) fn count_values(data: &str, max: usize) -> Result<(), serde_json::Err
     reader.end()
 }
 
-pub(super) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Refusal> {
+pub(in crate::backends) fn parse(params: &Value, order: &[String]) -> Result<Elicitation, Refusal> {
     let params = params
         .as_object()
         .ok_or_else(|| Refusal::InvalidParams("params are not an object".into()))?;
@@ -450,7 +450,7 @@ fn kind(p: &Map<String, Value>) -> Result<FieldKind, String> {
 }
 
 /// The `accept` result: content by field id, numbers as the schema typed them.
-pub(super) fn accept(form: &Form, values: &FormValues) -> Value {
+pub(in crate::backends) fn accept(form: &Form, values: &FormValues) -> Value {
     if form.url.is_some() {
         return json!({"action": "accept"});
     }
