@@ -626,7 +626,10 @@ fn question_text(text: &mut String, question: &Question, index: usize, total: us
         true => tr!("watch.how.empty_rejects_all"),
         false => tr!("watch.how.empty_rejects"),
     };
-    let literal = match (question.secret, question.custom && !question.options.is_empty()) {
+    let literal = match (
+        question.secret,
+        question.custom && !question.options.is_empty(),
+    ) {
         (true, _) => tr!("watch.how.secret"),
         (false, true) => tr!("watch.how.literal"),
         (false, false) => String::new(),

@@ -321,7 +321,10 @@ impl Presenter {
         // A secret is never typed where it shows: the prompt stays with the
         // agent's own terminal, and the person is told so once.
         if pending.prompt.asks_secret() && !(surface == Surface::Extension && self.kinds.secret) {
-            let message = format!("ask-lsp: {}", sentences::secret_elsewhere(&who::title(&pending.title)));
+            let message = format!(
+                "ask-lsp: {}",
+                sentences::secret_elsewhere(&who::title(&pending.title))
+            );
             self.pop_up(MessageType::INFO, message).await;
             // Put off, as `askLsp.show` can bring it back; the next is shown.
             return Box::pin(self.defer(pending.key.clone())).await;

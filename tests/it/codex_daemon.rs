@@ -445,7 +445,10 @@ async fn secret_answered_in_the_editor(var: &str) {
     tmux.type_line("SECRET: Which API token should I use").await;
     let ask = next_daemon_prompt(&mut client).await;
     let question = &ask["params"]["questions"][0];
-    assert_eq!(question["question"], "Which API token should I use", "{ask}");
+    assert_eq!(
+        question["question"], "Which API token should I use",
+        "{ask}"
+    );
     assert_eq!(question["secret"], true, "{ask}");
     assert_eq!(question["custom"], true, "{ask}");
     client.answer(&ask, json!([[SECRET]])).await;
@@ -499,7 +502,10 @@ async fn secret_left_to_the_terminal(var: &str) {
         }
     }
     assert!(
-        !client.seen.iter().any(|m| m["method"] == "askQuestions/ask"),
+        !client
+            .seen
+            .iter()
+            .any(|m| m["method"] == "askQuestions/ask"),
         "{:?}",
         client.seen
     );
@@ -559,7 +565,16 @@ async fn secret_typed_in_watch(var: &str) {
     );
     watch.wait_for("✓").await;
     let pane = std::process::Command::new("tmux")
-        .args(["-L", &watch.name(), "capture-pane", "-p", "-S", "-", "-t", "0"])
+        .args([
+            "-L",
+            &watch.name(),
+            "capture-pane",
+            "-p",
+            "-S",
+            "-",
+            "-t",
+            "0",
+        ])
         .output()
         .unwrap();
     let pane = String::from_utf8_lossy(&pane.stdout);

@@ -363,12 +363,20 @@ fn elicitation(params: &Value) -> Option<Asked> {
     // It names no item: the server, the turn it came in and what it asks
     // (FNV-1a of the request) tell a replay from another request.
     let turn = params.get("turnId").and_then(Value::as_str).unwrap_or("");
-    let asked = params.to_string().bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
-    });
+    let asked = params
+        .to_string()
+        .bytes()
+        .fold(0xcbf29ce484222325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+        });
     Some(Asked {
         prompt: Prompt {
-            id: prompt_id("form", &thread, server, Some(&format!("{turn}:{asked:016x}"))),
+            id: prompt_id(
+                "form",
+                &thread,
+                server,
+                Some(&format!("{turn}:{asked:016x}")),
+            ),
             session: thread.clone(),
             directory: None,
             origin: Origin {

@@ -139,10 +139,12 @@ fn each_decision_sends_codex_exactly_this() {
     let form = super::asked(ELICITATION, form_params(), |_, _| None)
         .unwrap()
         .unwrap();
-    let values: crate::prompt::FormValues =
-        [("db".to_owned(), crate::prompt::FieldValue::Choice("sqlite".into()))]
-            .into_iter()
-            .collect();
+    let values: crate::prompt::FormValues = [(
+        "db".to_owned(),
+        crate::prompt::FieldValue::Choice("sqlite".into()),
+    )]
+    .into_iter()
+    .collect();
     let table: Vec<(Reply, Result<Value, &str>)> = vec![
         (
             Reply::Answer(Answer::Form(values)),
@@ -153,7 +155,10 @@ fn each_decision_sends_codex_exactly_this() {
             Ok(json!({"action": "decline", "content": null})),
         ),
         // A timeout never accepts.
-        (Reply::Cancel, Ok(json!({"action": "cancel", "content": null}))),
+        (
+            Reply::Cancel,
+            Ok(json!({"action": "cancel", "content": null})),
+        ),
         (pick("accept"), Err("not values for a form")),
         (
             Reply::Answer(Answer::Questions(vec![])),
