@@ -116,7 +116,9 @@ pub(crate) struct Question {
     /// A typed answer is allowed.
     pub custom: bool,
     /// The typed answer is a secret: type it masked, never show or keep
-    /// it. Sent only to a client that declared `"secret"` in its kinds.
+    /// it. Sent only to a client that declared `"secret"` in its kinds;
+    /// left out when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub secret: bool,
 }
 

@@ -142,7 +142,7 @@ fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
         options: vec![],
         multiple: false,
         custom: true,
-        secret: false,
+        secret: true,
     };
     let permission = Permission {
         action: "bash".into(),
@@ -243,7 +243,16 @@ fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
                 json(&origin),
             ),
         ),
-        ("Question", same(json(&question))),
+        (
+            "Question",
+            (
+                json(&question),
+                json(Question {
+                    secret: false,
+                    ..question.clone()
+                }),
+            ),
+        ),
         (
             "QuestionOption",
             same(json(QuestionOption {
