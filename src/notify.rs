@@ -261,6 +261,7 @@ mod tests {
                 }],
                 multiple: false,
                 custom: true,
+                secret: false,
                 cannot_show: None,
             }]),
         };

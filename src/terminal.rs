@@ -53,6 +53,11 @@ pub trait Console: Write {
     /// and not entered yet (a line half typed, input not read yet) is
     /// dropped, so it never reaches this prompt.
     fn show_prompt(&mut self, text: &str) -> u64;
+
+    /// Whether the line awaited now is a secret: typed without echo, kept
+    /// in no history and nowhere on screen. A script's lines are never
+    /// shown anyway.
+    fn secret(&mut self, _secret: bool) {}
 }
 
 /// A script's output: its lines carry no prompt number.
@@ -178,6 +183,11 @@ impl Current {
             Kind::Questions(questions) => questions,
             Kind::Permission(_) | Kind::Form(_) => &[],
         }
+    }
+
+    /// The line awaited now answers a question asking for a secret.
+    fn awaits_secret(&self) -> bool {
+        !self.confirm_reject && self.questions().get(self.at).is_some_and(|q| q.secret)
     }
 
     /// Lines still needed: one per question or field, or one for a
@@ -343,6 +353,7 @@ impl<W: Console> Watch<W> {
                 self.say(format!("{mark} {message}"));
                 let was_current = was_current.is_some();
                 if was_current {
+                    self.out.secret(false);
                     self.next();
                 } else {
                     self.reprompt();
@@ -421,6 +432,8 @@ impl<W: Console> Watch<W> {
         };
         text.push_str(&current_text(&current));
         text.push_str("\n> ");
+        // Set before the prompt is up: no key of a secret is ever echoed.
+        self.out.secret(current.awaits_secret());
         current.shown = self.out.show_prompt(&text);
         let _ = self.out.flush();
         self.current = Some(current);
@@ -429,6 +442,8 @@ impl<W: Console> Watch<W> {
 
     /// After a notice, the prompt line again if input is awaited.
     fn reprompt(&mut self) {
+        let secret = self.current.as_ref().is_some_and(Current::awaits_secret);
+        self.out.secret(secret);
         if self.awaiting_input() && !self.at_prompt {
             let _ = write!(self.out, "> ");
             let _ = self.out.flush();
@@ -438,6 +453,7 @@ impl<W: Console> Watch<W> {
 
     fn prompt(&mut self) {
         let Some(current) = &self.current else { return };
+        self.out.secret(current.awaits_secret());
         let text = current_text(current);
         let _ = write!(self.out, "{text}\n> ");
         let _ = self.out.flush();
@@ -610,9 +626,13 @@ fn question_text(text: &mut String, question: &Question, index: usize, total: us
         true => tr!("watch.how.empty_rejects_all"),
         false => tr!("watch.how.empty_rejects"),
     };
-    let literal = match question.custom && !question.options.is_empty() {
-        true => tr!("watch.how.literal"),
-        false => String::new(),
+    let literal = match (
+        question.secret,
+        question.custom && !question.options.is_empty(),
+    ) {
+        (true, _) => tr!("watch.how.secret"),
+        (false, true) => tr!("watch.how.literal"),
+        (false, false) => String::new(),
     };
     text.push_str(&tr!(
         "watch.how",

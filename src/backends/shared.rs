@@ -45,6 +45,7 @@ impl QuestionInfo {
                 .collect(),
             multiple: self.multiple,
             custom: self.custom,
+            secret: false,
             cannot_show: None,
         }
     }

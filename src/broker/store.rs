@@ -242,6 +242,7 @@ pub(crate) mod tests {
                     options: vec![],
                     multiple: false,
                     custom: true,
+                    secret: false,
                     cannot_show: None,
                 }]),
             },

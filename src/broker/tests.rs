@@ -154,6 +154,7 @@ fn prompt(id: &str) -> Prompt {
                 .to_vec(),
             multiple: false,
             custom: false,
+            secret: false,
             cannot_show: None,
         }]),
     }

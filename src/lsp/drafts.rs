@@ -84,6 +84,7 @@ mod tests {
             options: vec![Choice::new("a".into(), String::new())],
             multiple: false,
             custom: false,
+            secret: false,
             cannot_show: None,
         };
         pending.prompt.kind = Kind::Questions(vec![question.clone(), question]);

@@ -115,6 +115,11 @@ pub(crate) struct Question {
     pub multiple: bool,
     /// A typed answer is allowed.
     pub custom: bool,
+    /// The typed answer is a secret: type it masked, never show or keep
+    /// it. Sent only to a client that declared `"secret"` in its kinds;
+    /// left out when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub secret: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

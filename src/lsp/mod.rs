@@ -69,6 +69,7 @@ impl ClientFlags {
             ask_kinds: presenter::Kinds {
                 permission: declared("permission"),
                 form: declared("form"),
+                secret: declared("secret"),
             },
         }
     }

@@ -86,6 +86,8 @@ struct Shown {
 pub(crate) struct Kinds {
     pub permission: bool,
     pub form: bool,
+    /// Questions whose answer is a secret, typed masked (`"secret"`).
+    pub secret: bool,
 }
 
 pub(crate) struct Presenter {
@@ -325,6 +327,17 @@ impl Presenter {
             (Kind::Form(_), Surface::Extension) if !self.kinds.form => Surface::MessageRequest,
             (_, surface) => surface,
         };
+        // A secret is never typed where it shows: the prompt stays with the
+        // agent's own terminal, and the person is told so once.
+        if pending.prompt.asks_secret() && !(surface == Surface::Extension && self.kinds.secret) {
+            let message = format!(
+                "ask-lsp: {}",
+                sentences::secret_elsewhere(&who::title(&pending.title))
+            );
+            self.pop_up(MessageType::INFO, message).await;
+            // Put off, as `askLsp.show` can bring it back; the next is shown.
+            return Box::pin(self.defer(pending.key.clone())).await;
+        }
         let id = match surface {
             Surface::Extension => {
                 self.send_request(

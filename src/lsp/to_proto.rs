@@ -31,6 +31,7 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
                             .collect(),
                         multiple: q.multiple,
                         custom: q.custom,
+                        secret: q.secret,
                     })
                     .collect(),
             ),

@@ -182,6 +182,7 @@ fn one_question_renderer_lays_options_out_for_buttons_or_typing() {
             .into(),
         multiple: false,
         custom: true,
+        secret: false,
         cannot_show: None,
     };
     let mut buttons = String::new();
@@ -255,6 +256,7 @@ fn a_stand_in_says_why_in_the_persons_language() {
         options: vec![],
         multiple: false,
         custom: true,
+        secret: false,
         cannot_show: None,
     };
     let (error, typed) = stand_in(Kind::Questions(vec![huge]));

@@ -187,6 +187,11 @@ pub(crate) fn held_back(count: usize) -> String {
     tr!("notice.held_back", count = count)
 }
 
+/// A question asking for a secret, on a surface that cannot type it masked.
+pub(crate) fn secret_elsewhere(title: &str) -> String {
+    tr!("notice.secret_elsewhere", title = title)
+}
+
 /// An editor's answer that does not parse.
 pub(crate) fn invalid_answer(key: &str, error: &str) -> String {
     tr!("notice.invalid_answer", key = key, error = error)

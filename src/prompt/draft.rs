@@ -191,6 +191,7 @@ mod tests {
                 .collect(),
             multiple,
             custom,
+            secret: false,
             cannot_show: None,
         }
     }

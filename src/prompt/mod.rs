@@ -201,6 +201,7 @@ impl Shape {
                     options: Vec::new(),
                     multiple: false,
                     custom: typed,
+                    secret: false,
                     cannot_show: why(),
                 };
                 Kind::Questions(vec![question; if typed { count } else { 1 }])
@@ -406,6 +407,11 @@ impl Prompt {
         Title { name, more }
     }
 
+    /// Whether one of its questions asks for a secret (typed masked).
+    pub fn asks_secret(&self) -> bool {
+        matches!(&self.kind, Kind::Questions(questions) if questions.iter().any(|q| q.secret))
+    }
+
     /// Checks a decision from a person, a policy or a timeout before it goes
     /// to the agent. Typed text is trimmed of surrounding whitespace.
     pub fn validate(&self, reply: Reply) -> Result<Reply, PromptError> {
@@ -485,6 +491,7 @@ mod tests {
             options: vec![],
             multiple: false,
             custom: true,
+            secret: false,
             cannot_show: None,
         };
         assert_eq!(
@@ -514,6 +521,7 @@ mod tests {
             options: vec![Choice::new("a".into(), String::new())],
             multiple: false,
             custom,
+            secret: false,
             cannot_show: None,
         };
         let refused = prompt(Kind::Questions(vec![huge(true), huge(true)]))
@@ -576,6 +584,7 @@ mod tests {
             options: vec![],
             multiple: false,
             custom: true,
+            secret: false,
             cannot_show: None,
         }]));
         p.origin.agent = Some("bu\u{1b}[2Jild".into());

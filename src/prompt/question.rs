@@ -12,6 +12,11 @@ pub(crate) struct Question {
     pub multiple: bool,
     /// Whether a typed answer is allowed.
     pub custom: bool,
+    /// The typed answer is a secret (a password, a token): typed masked
+    /// on every surface that can mask, taken exactly as typed, and never
+    /// shown, logged or quoted in an error; a surface that cannot mask
+    /// leaves the question to the agent's own terminal.
+    pub secret: bool,
     /// `Some(why)` on ask-lsp's stand-in for questions it could not show:
     /// `header` and `text` are then empty (none of the agent's words are
     /// kept) and `present` says why, in the person's language.
@@ -61,7 +66,11 @@ impl Question {
             let value = if let Some(option) = self.options.iter().find(|o| o.label == value) {
                 option.value.clone()
             } else if self.custom {
-                let typed = value.trim();
+                // A secret is taken exactly as typed: a space may be part of it.
+                let typed = match self.secret {
+                    true => value.as_str(),
+                    false => value.trim(),
+                };
                 if typed.is_empty() {
                     return Err(PromptError::EmptyAnswer { index });
                 }
@@ -94,6 +103,9 @@ pub(super) fn checked(mut questions: Vec<Question>) -> Result<Vec<Question>, Pro
                 count: q.options.len(),
             });
         }
+        // A secret is typed: text refused as no option would be quoted in
+        // the error.
+        q.custom |= q.secret;
         if q.options.is_empty() && !q.custom {
             return Err(PromptError::Unanswerable { index });
         }
@@ -149,6 +161,7 @@ mod tests {
                 .collect(),
             multiple,
             custom,
+            secret: false,
             cannot_show: None,
         }
     }

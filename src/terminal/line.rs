@@ -190,6 +190,8 @@ struct Line {
     browsing: usize,
     /// The new line, kept while browsing the history.
     draft: Vec<char>,
+    /// A secret is being typed: never drawn, never kept for up/down.
+    secret: bool,
 }
 
 impl Line {
@@ -212,7 +214,7 @@ impl Line {
                 let line: String = std::mem::take(&mut self.text).into_iter().collect();
                 self.cursor = 0;
                 self.draft.clear();
-                if !line.trim().is_empty() && self.history.back() != Some(&line) {
+                if !self.secret && !line.trim().is_empty() && self.history.back() != Some(&line) {
                     if self.history.len() == HISTORY {
                         self.history.pop_front();
                     }
@@ -251,6 +253,7 @@ impl Line {
                 self.text.drain(start..self.cursor);
                 self.cursor = start;
             }
+            Key::Up | Key::Down if self.secret => {}
             Key::Up if self.browsing > 0 => {
                 if self.browsing == self.history.len() {
                     self.draft = self.text.clone();

@@ -154,3 +154,18 @@ fn a_wrapped_line_counts_rows_in_display_cells() {
     assert_eq!(rows("> e\u{301}e\u{301}e\u{301}e\u{301}abcd", 10), 0);
     assert_eq!(rows("> 中文", usize::MAX), 0);
 }
+
+#[test]
+fn a_secret_line_is_kept_for_no_up_and_down() {
+    let mut line = Line::default();
+    assert_eq!(typed(&mut line, b"plain\r"), [Done::Line("plain".into())]);
+    line.secret = true;
+    assert_eq!(
+        typed(&mut line, b" hunter2 \r"),
+        [Done::Line(" hunter2 ".into())]
+    );
+    // Up while a secret is typed brings nothing back.
+    assert_eq!(typed(&mut line, b"\x1b[A\r"), [Done::Line(String::new())]);
+    line.secret = false;
+    assert_eq!(typed(&mut line, b"\x1b[A\r"), [Done::Line("plain".into())]);
+}

@@ -129,8 +129,15 @@ impl Shared {
         // Written twice up to the cursor, so the terminal itself places
         // the cursor whatever the characters' widths; only how many
         // rows a wrapped line takes is counted, in display cells.
-        let text: String = self.line.text.iter().collect();
-        let before: String = self.line.text[..self.line.cursor].iter().collect();
+        // A secret is not drawn: the cursor stays after the prompt.
+        let (text, before, shown) = {
+            let shown = match self.line.secret {
+                true => &[][..],
+                false => &self.line.text[..],
+            };
+            let before: String = shown[..self.line.cursor.min(shown.len())].iter().collect();
+            (shown.iter().collect::<String>(), before, shown.len())
+        };
         let columns = columns();
         let partial = String::from_utf8_lossy(&self.partial).into_owned();
         self.back_to_start(out);
@@ -138,7 +145,7 @@ impl Shared {
         let _ = write!(out, "{text}");
         let end = super::rows(partial.chars().chain(text.chars()), columns);
         let mut cursor = end;
-        if self.line.cursor < self.line.text.len() {
+        if self.line.cursor < shown {
             if end > 0 {
                 let _ = write!(out, "\x1b[{end}A");
             }
@@ -234,7 +241,39 @@ impl Write for Screen {
     }
 }
 
+/// Echo on or off where the terminal edits the line itself (canonical
+/// mode, stdout elsewhere); the settings before are kept for [`restore`].
+fn echo(on: bool) {
+    // SAFETY: a zeroed termios is a valid out-parameter for tcgetattr.
+    let mut settings: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: fd 0 is the terminal (checked before `start`).
+    if unsafe { libc::tcgetattr(0, &mut settings) } != 0 {
+        return;
+    }
+    SAVED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert(settings);
+    match on {
+        true => settings.c_lflag |= libc::ECHO,
+        false => settings.c_lflag &= !libc::ECHO,
+    }
+    // SAFETY: fd 0 and a termios derived from its own.
+    unsafe { libc::tcsetattr(0, libc::TCSANOW, &settings) };
+}
+
 impl Console for Screen {
+    fn secret(&mut self, secret: bool) {
+        let mut shared = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if shared.line.secret == secret {
+            return;
+        }
+        shared.line.secret = secret;
+        if !shared.edit {
+            echo(!secret);
+        }
+    }
+
     fn show_prompt(&mut self, text: &str) -> u64 {
         let mut shared = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = std::io::stdout().lock();
@@ -390,7 +429,10 @@ fn take_input(shared: &mut Shared, buffer: &mut [u8], entered: &mut Vec<Entered>
             Done::Line(line) => {
                 shared.after_line(&mut out);
                 shared.partial.clear();
-                shared.since_header.extend_from_slice(line.as_bytes());
+                // Ctrl-L shows the lines typed again, never a secret.
+                if !shared.line.secret {
+                    shared.since_header.extend_from_slice(line.as_bytes());
+                }
                 shared.since_header.push(b'\n');
                 let at = Some(shared.prompt);
                 entered.push(Entered { line, at });

@@ -11,6 +11,7 @@ fn question(multiple: bool, custom: bool) -> Question {
             .collect(),
         multiple,
         custom,
+        secret: false,
         cannot_show: None,
     }
 }
@@ -106,4 +107,30 @@ fn a_label_typed_out_is_its_option_and_a_near_miss_asks_first() {
         parse_line(&question(false, false), "gren"),
         Err("did you mean 3. Green? 3 picks it".into())
     );
+}
+
+#[test]
+fn a_secret_is_taken_as_typed_and_never_quoted() {
+    let secret = Question {
+        secret: true,
+        ..question(false, true)
+    };
+    // Spaces kept; a near miss of an option is not guessed (nor echoed).
+    assert_eq!(
+        parse_line(&secret, " gren pass "),
+        Ok(Typed::Answer(vec![" gren pass ".into()]))
+    );
+    assert_eq!(
+        parse_line(&secret, "gren"),
+        Ok(Typed::Answer(vec!["gren".into()]))
+    );
+    assert_eq!(
+        parse_line(&secret, "2"),
+        Ok(Typed::Answer(vec!["Blue".into()]))
+    );
+    assert_eq!(
+        parse_line(&secret, "=2"),
+        Ok(Typed::Answer(vec!["2".into()]))
+    );
+    assert_eq!(parse_line(&secret, "  "), Ok(Typed::Reject));
 }

@@ -15,6 +15,9 @@ pub(super) enum Typed {
 /// typed answer where allowed (`=` before text that would read as numbers),
 /// an empty line rejects.
 pub(super) fn parse_line(question: &Question, line: &str) -> Result<Typed, String> {
+    if question.secret {
+        return Ok(secret_line(question, line));
+    }
     let line = line.trim();
     if line.is_empty() {
         return Ok(Typed::Reject);
@@ -83,6 +86,24 @@ pub(super) fn parse_line(question: &Question, line: &str) -> Result<Typed, Strin
         Some(_) => Err(tr!("watch.pick_one", range = range, hint = hint)),
         None if question.multiple => Err(tr!("watch.pick_numbers", range = range, hint = hint)),
         None => Err(tr!("watch.pick_a_number", range = range, hint = hint)),
+    }
+}
+
+/// A secret's line: exactly as typed (a space may be part of it), or an
+/// option's number, `=` before a secret that reads as one; never quoted in
+/// an error, nor guessed to be a misspelt option.
+fn secret_line(question: &Question, line: &str) -> Typed {
+    if line.trim().is_empty() {
+        return Typed::Reject;
+    }
+    if let Some(text) = line.strip_prefix('=') {
+        return Typed::Answer(vec![text.to_owned()]);
+    }
+    match line.trim().parse::<usize>() {
+        Ok(n) if (1..=question.options.len()).contains(&n) => {
+            Typed::Answer(vec![question.options[n - 1].label.clone()])
+        }
+        _ => Typed::Answer(vec![line.to_owned()]),
     }
 }
 

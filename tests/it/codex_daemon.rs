@@ -81,9 +81,15 @@ default_mode_request_user_input = true
     /// The editor: an ask-lsp LSP server whose workspace is the project and
     /// whose `CODEX_HOME` is the test's.
     async fn editor(&self, sim: &ask_sim::Sim) -> LspClient {
+        self.editor_with(sim, extension_caps(), "ask_lsp=debug")
+            .await
+    }
+
+    /// [`Setup::editor`] with these client capabilities and `ASK_LSP_LOG`.
+    async fn editor_with(&self, sim: &ask_sim::Sim, caps: Value, log: &str) -> LspClient {
         let runtime = self.runtime();
         let home = self.home();
-        agents::editor_in(
+        agents::editor_with_caps(
             &self.project(),
             sim,
             &[
@@ -91,7 +97,9 @@ default_mode_request_user_input = true
                 ("CODEX_HOME", home.to_str().unwrap()),
                 ("ASK_LSP_CODEX", "1"),
                 ("ASK_LSP_HOOK", "1"),
+                ("ASK_LSP_LOG", log),
             ],
+            caps,
         )
         .await
     }
@@ -362,6 +370,179 @@ async fn codex_0_169_question_answered_in_the_editor_reaches_the_model() {
 #[tokio::test]
 async fn codex_0_171_question_answered_in_the_editor_reaches_the_model() {
     question_answered_in_the_editor(NEXT).await;
+}
+
+/// What a test types as a secret: spaces around it are part of it.
+const SECRET: &str = " s3cr3t-Tok3n 42 ";
+
+/// A question Codex marks `isSecret`, in an editor that types it masked
+/// (it lists `"secret"`): the editor is told it is a secret, the model
+/// receives the text exactly as typed, and nothing ask-lsp writes to
+/// stderr (every log, at trace level) holds it.
+async fn secret_answered_in_the_editor(var: &str) {
+    let Some(codex) = codex_bin(var) else { return };
+    let setup = Setup::new(codex, "").await;
+    let sim = sim().await;
+    let caps = json!({"experimental": {"askQuestions": {"version": 2,
+                      "kinds": ["permission", "form", "secret"]}},
+                      "window": {"showMessage": {}}});
+    let mut client = setup.editor_with(&sim, caps, "trace").await;
+    setup.start_daemon().await;
+    daemon_status_once(&mut client, true).await;
+    let Some(tmux) = setup.interactive("").await else {
+        return;
+    };
+    let seen = setup.received().await.len();
+    tmux.type_line("SECRET: Which API token should I use").await;
+    let ask = next_daemon_prompt(&mut client).await;
+    let question = &ask["params"]["questions"][0];
+    assert_eq!(
+        question["question"], "Which API token should I use",
+        "{ask}"
+    );
+    assert_eq!(question["secret"], true, "{ask}");
+    assert_eq!(question["custom"], true, "{ask}");
+    client.answer(&ask, json!([[SECRET]])).await;
+    let told = setup.told_after(seen).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&told).unwrap(),
+        json!({"answers": {"token": {"answers": [SECRET]}}}),
+        "{told}"
+    );
+    client.next_method("askQuestions/resolved").await;
+    tmux.wait_for("Ask Codex to do anything").await;
+    let logs = client.logs();
+    assert!(client.shutdown().await.success());
+    assert!(logs.contains("prompt resolved"), "traced: {logs}");
+    assert!(
+        !logs.contains(SECRET.trim()),
+        "the secret is in ask-lsp's stderr"
+    );
+}
+
+#[tokio::test]
+async fn codex_0_169_secret_answered_in_the_editor_reaches_the_model_and_no_log() {
+    secret_answered_in_the_editor(PINNED).await;
+}
+
+#[tokio::test]
+async fn codex_0_171_secret_answered_in_the_editor_reaches_the_model_and_no_log() {
+    secret_answered_in_the_editor(NEXT).await;
+}
+
+/// An editor that cannot type a secret masked (it does not list
+/// `"secret"`) is never asked it: it is told to answer in Codex's
+/// terminal, and the question stays there.
+async fn secret_left_to_the_terminal(var: &str) {
+    let Some(codex) = codex_bin(var) else { return };
+    let setup = Setup::new(codex, "").await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    setup.start_daemon().await;
+    daemon_status_once(&mut client, true).await;
+    let Some(tmux) = setup.interactive("").await else {
+        return;
+    };
+    tmux.type_line("SECRET: Which API token should I use").await;
+    loop {
+        let said = client.next_method("window/showMessage").await;
+        let message = said["params"]["message"].as_str().unwrap_or_default();
+        if message.contains("answer it in Codex's terminal") {
+            assert!(message.contains("Token"), "{said}");
+            break;
+        }
+    }
+    assert!(
+        !client
+            .seen
+            .iter()
+            .any(|m| m["method"] == "askQuestions/ask"),
+        "{:?}",
+        client.seen
+    );
+    tmux.wait_for("Which API token should I use").await;
+    assert!(client.shutdown().await.success());
+}
+
+#[tokio::test]
+async fn codex_0_169_secret_in_an_editor_that_cannot_mask_stays_in_the_terminal() {
+    secret_left_to_the_terminal(PINNED).await;
+}
+
+#[tokio::test]
+async fn codex_0_171_secret_in_an_editor_that_cannot_mask_stays_in_the_terminal() {
+    secret_left_to_the_terminal(NEXT).await;
+}
+
+/// `ask-lsp watch` in a terminal (tmux), following the same daemon: a
+/// secret typed at its `> ` line is never echoed, not in the pane's
+/// scrollback, not in its stderr (trace), and reaches the model exactly.
+async fn secret_typed_in_watch(var: &str) {
+    let Some(codex) = codex_bin(var) else { return };
+    let setup = Setup::new(codex, "").await;
+    setup.start_daemon().await;
+    // Its own tmux server: named after the cwd's parent (the project).
+    let cwd = setup.project().join("watch");
+    std::fs::create_dir(&cwd).unwrap();
+    let log = setup.dir.path().join("watch.log");
+    let command = format!(
+        "env CODEX_HOME={home} HOME={home} XDG_RUNTIME_DIR={runtime} ASK_LSP_CODEX=1 \
+         ASK_LSP_HOOK=0 ASK_LSP_LOG=trace LANG=C.UTF-8 {bin} watch --url http://127.0.0.1:1 \
+         --directory {project} 2>{log}",
+        home = setup.home().display(),
+        runtime = setup.runtime().display(),
+        bin = env!("CARGO_BIN_EXE_ask-lsp"),
+        project = setup.project().display(),
+        log = log.display(),
+    );
+    let Some(watch) = Tmux::start(&command, &cwd, Duration::from_secs(60)) else {
+        return;
+    };
+    watch.wait_for("ask-lsp:").await;
+    let Some(tmux) = setup.interactive("").await else {
+        return;
+    };
+    let seen = setup.received().await.len();
+    tmux.type_line("SECRET: Which API token should I use").await;
+    watch.wait_for("Which API token should I use").await;
+    watch.wait_for("not shown as you type").await;
+    watch.keys(&["-l", SECRET]);
+    watch.keys(&["Enter"]);
+    let told = setup.told_after(seen).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&told).unwrap(),
+        json!({"answers": {"token": {"answers": [SECRET]}}}),
+        "{told}"
+    );
+    watch.wait_for("✓").await;
+    let pane = std::process::Command::new("tmux")
+        .args([
+            "-L",
+            &watch.name(),
+            "capture-pane",
+            "-p",
+            "-S",
+            "-",
+            "-t",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    let pane = String::from_utf8_lossy(&pane.stdout);
+    assert!(!pane.contains(SECRET.trim()), "on watch's screen:\n{pane}");
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!logged.contains(SECRET.trim()), "in watch's stderr");
+    assert!(logged.contains("prompt resolved"), "traced: {logged}");
+}
+
+#[tokio::test]
+async fn codex_0_169_secret_typed_in_watch_is_never_echoed() {
+    secret_typed_in_watch(PINNED).await;
+}
+
+#[tokio::test]
+async fn codex_0_171_secret_typed_in_watch_is_never_echoed() {
+    secret_typed_in_watch(NEXT).await;
 }
 
 /// A file change is shown as a diff; declined, nothing is written; accepted,

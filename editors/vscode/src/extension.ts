@@ -135,6 +135,8 @@ function askOne(question: QuestionInfo, index: number, total: number, token: Can
           title: pick.title,
           prompt: question.question,
           ignoreFocusOut: true,
+          // A secret is typed masked (docs/protocol.md, `secret`).
+          password: question.secret === true,
         }, token);
         settled = false;
         if (token.isCancellationRequested) return finish({ outcome: 'cancelled' });

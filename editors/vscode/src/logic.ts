@@ -43,7 +43,8 @@ export function answerFrom(
   const answer = picked.filter((i) => i.kind === 'option').map((i) => i.label);
   const wantsTyped = picked.some((i) => i.kind === 'other');
   if (wantsTyped) {
-    const text = (typed ?? '').trim();
+    // A secret goes exactly as typed (a space may be part of it).
+    const text = question.secret ? (typed ?? '') : (typed ?? '').trim();
     if (!text) return { error: l10n.t('Type an answer, or pick an option.') };
     answer.push(text);
   }

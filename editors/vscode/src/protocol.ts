@@ -8,8 +8,9 @@ import * as l10n from './l10n';
 export const VERSION = 2;
 /** Prompt kinds besides questions this client shows natively. */
 export const KINDS: PromptKind[] = ['permission', 'form'];
-/** What the client sends as `capabilities.experimental.askQuestions`. */
-export const CAPABILITY = { version: VERSION, kinds: KINDS };
+/** What the client sends as `capabilities.experimental.askQuestions`:
+ * `secret` says questions marked secret are typed masked here. */
+export const CAPABILITY = { version: VERSION, kinds: [...KINDS, 'secret'] };
 
 /** Server → client request: show a question request; answered with `AskResult`. */
 export const ask = 'askQuestions/ask';
@@ -38,6 +39,8 @@ export interface QuestionInfo {
   options: QuestionOption[];
   multiple: boolean;
   custom: boolean;
+  /** The typed answer is a secret: typed masked, never shown or kept. */
+  secret?: boolean;
 }
 
 /** What asked: the agent's tool call, the agent's name and the session's title, when known. */

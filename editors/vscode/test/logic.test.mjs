@@ -248,7 +248,7 @@ test('an edit: its file, and the file with the diff applied, or why it does not 
 });
 
 test('the client declares the kinds it shows', () => {
-  assert.deepEqual(proto.CAPABILITY, { version: 2, kinds: ['permission', 'form'] });
+  assert.deepEqual(proto.CAPABILITY, { version: 2, kinds: ['permission', 'form', 'secret'] });
   assert.equal(proto.requestTitle({ ...bash, title: undefined }), 'default/per_1');
 });
 
@@ -269,4 +269,11 @@ test('the hook settings carry the binary\'s full path (shell-quoted when needed)
   const copilot = logic.hookSnippet('copilot', '/opt/ask-lsp');
   assert.equal(copilot.file, '~/.copilot/hooks/ask-lsp.json');
   assert.deepEqual(JSON.parse(copilot.text), { version: 1, hooks: { permissionRequest: [{ type: 'command', bash: '/opt/ask-lsp hook copilot', timeoutSec: 60 }] } });
+});
+
+test('a secret is typed masked and goes exactly as typed; the capability says so', () => {
+  const token = { question: 'Which API token?', header: 'Token', options: [], multiple: false, custom: true, secret: true };
+  const [other] = logic.itemsFor(token);
+  assert.deepEqual(logic.answerFrom(token, [other], ' s3cr3t '), { answer: [' s3cr3t '] });
+  assert.ok(proto.CAPABILITY.kinds.includes('secret'));
 });

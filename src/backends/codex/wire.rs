@@ -3,7 +3,9 @@
 //! (`codex app-server generate-json-schema`, 0.169.0 and 0.171.0:
 //! `CommandExecutionRequestApprovalParams`/`Response`,
 //! `FileChangeRequestApprovalParams`/`Response`,
-//! `ToolRequestUserInputParams`/`Response`) and what the real daemon sent.
+//! `ToolRequestUserInputParams`/`Response`,
+//! `McpServerElicitationRequestParams`/`Response`) and what the real daemon
+//! sent.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -16,6 +18,7 @@ use crate::prompt::{
 pub(super) const COMMAND_APPROVAL: &str = "item/commandExecution/requestApproval";
 pub(super) const FILE_APPROVAL: &str = "item/fileChange/requestApproval";
 pub(super) const USER_INPUT: &str = "item/tool/requestUserInput";
+pub(super) const ELICITATION: &str = "mcpServer/elicitation/request";
 
 /// The choices' ids: Codex's own decision names.
 const ACCEPT: &str = "accept";
@@ -31,6 +34,8 @@ pub(super) enum Expect {
     Approval { amendment: Option<Vec<String>> },
     /// `request_user_input`: the questions' ids, in order.
     Answers { ids: Vec<String> },
+    /// An MCP server's form (`mcpServer/elicitation/request`).
+    Form,
 }
 
 /// One request as a prompt, with what its response needs; `None` when it is
@@ -288,9 +293,7 @@ pub(super) fn asked(
         }
         USER_INPUT => {
             let p: InputParams = serde_json::from_value(params)?;
-            // A secret is typed in Codex's own terminal: no surface of
-            // ask-lsp masks a typed answer, and it must never be logged.
-            if p.questions.is_empty() || p.questions.iter().any(|q| q.is_secret) {
+            if p.questions.is_empty() {
                 return Ok(None);
             }
             let ids = p.questions.iter().map(|q| q.id.clone()).collect();
@@ -307,10 +310,13 @@ pub(super) fn asked(
                     Question {
                         header: q.header,
                         text: q.question,
-                        // Without options the answer can only be typed.
-                        custom: q.is_other || options.is_empty(),
+                        // Without options the answer can only be typed; a
+                        // secret is typed masked (a surface that cannot mask
+                        // leaves it to Codex's terminal).
+                        custom: q.is_other || q.is_secret || options.is_empty(),
                         options,
                         multiple: false,
+                        secret: q.is_secret,
                         cannot_show: None,
                     }
                 })
@@ -327,8 +333,62 @@ pub(super) fn asked(
                 thread: p.thread_id,
             }
         }
+        ELICITATION => match elicitation(&params) {
+            Some(asked) => asked,
+            None => return Ok(None),
+        },
         _ => return Ok(None),
     }))
+}
+
+/// An MCP server's form mode elicitation, mapped as ACP's forms are
+/// (`backends::elicitation`: the same restricted schema, MCP
+/// 2025-11-25); `None` for what stays in Codex: url and `openai/form`
+/// modes, a schema ask-lsp cannot show whole, and Codex's own approval of
+/// an MCP tool call (`_meta.codex_approval_kind`), a permission that only
+/// Codex words.
+fn elicitation(params: &Value) -> Option<Asked> {
+    let thread = thread_of(params)?.to_owned();
+    let server = params.get("serverName").and_then(Value::as_str)?;
+    if params.get("mode").and_then(Value::as_str) != Some("form")
+        || params.pointer("/_meta/codex_approval_kind").is_some()
+    {
+        return None;
+    }
+    let message = params.get("message").and_then(Value::as_str).unwrap_or("");
+    let schema = params.get("requestedSchema")?;
+    // Codex's schema is serde's too: its keys arrive sorted.
+    let form = crate::backends::elicitation::form(message.to_owned(), schema, &[]).ok()?;
+    // It names no item: the server, the turn it came in and what it asks
+    // (FNV-1a of the request) tell a replay from another request.
+    let turn = params.get("turnId").and_then(Value::as_str).unwrap_or("");
+    let asked = params
+        .to_string()
+        .bytes()
+        .fold(0xcbf29ce484222325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+        });
+    Some(Asked {
+        prompt: Prompt {
+            id: prompt_id(
+                "form",
+                &thread,
+                server,
+                Some(&format!("{turn}:{asked:016x}")),
+            ),
+            session: thread.clone(),
+            directory: None,
+            origin: Origin {
+                tool_call: None,
+                agent: Some(format!("codex · {server}")),
+                session_title: None,
+                requester: None,
+            },
+            kind: Kind::Form(Box::new(form)),
+        },
+        expect: Expect::Form,
+        thread,
+    })
 }
 
 /// The one place a decision becomes what Codex receives. A permission's
@@ -378,6 +438,16 @@ pub(super) fn response(
             }
             Reply::Reject { .. } | Reply::Cancel => json!({ "answers": {} }),
             Reply::Answer(_) => return Err("not answers to questions"),
+        }),
+        // A form: only the person's answer accepts; a refusal declines, a
+        // timeout cancels (Codex's `McpServerElicitationAction`).
+        (Expect::Form, Kind::Form(form), reply) => Ok(match reply {
+            Reply::Answer(Answer::Form(values)) if form.url.is_none() => {
+                crate::backends::elicitation::accept(form, values)
+            }
+            Reply::Reject { .. } => json!({"action": "decline", "content": null}),
+            Reply::Cancel => json!({"action": "cancel", "content": null}),
+            Reply::Answer(_) => return Err("not values for a form"),
         }),
         _ => Err("the answer does not fit the request"),
     }

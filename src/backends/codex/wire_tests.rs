@@ -135,6 +135,44 @@ fn each_decision_sends_codex_exactly_this() {
         );
     }
 
+    // An MCP server's form: only the person's values accept.
+    let form = super::asked(ELICITATION, form_params(), |_, _| None)
+        .unwrap()
+        .unwrap();
+    let values: crate::prompt::FormValues = [(
+        "db".to_owned(),
+        crate::prompt::FieldValue::Choice("sqlite".into()),
+    )]
+    .into_iter()
+    .collect();
+    let table: Vec<(Reply, Result<Value, &str>)> = vec![
+        (
+            Reply::Answer(Answer::Form(values)),
+            Ok(json!({"action": "accept", "content": {"db": "sqlite"}})),
+        ),
+        (
+            Reply::Reject { message: None },
+            Ok(json!({"action": "decline", "content": null})),
+        ),
+        // A timeout never accepts.
+        (
+            Reply::Cancel,
+            Ok(json!({"action": "cancel", "content": null})),
+        ),
+        (pick("accept"), Err("not values for a form")),
+        (
+            Reply::Answer(Answer::Questions(vec![])),
+            Err("not values for a form"),
+        ),
+    ];
+    for (reply, expected) in table {
+        assert_eq!(
+            response(&form.expect, &form.prompt, &reply),
+            expected,
+            "{reply:?}"
+        );
+    }
+
     let mut older = real_command();
     older.as_object_mut().unwrap().remove("availableDecisions");
     let asked = command_prompt(older);
@@ -145,7 +183,7 @@ fn each_decision_sends_codex_exactly_this() {
 }
 
 #[test]
-fn questions_take_their_answers_by_id_and_secrets_stay_in_codex() {
+fn questions_take_their_answers_by_id_and_secrets_exactly_as_typed() {
     let params = json!({"threadId": "t", "turnId": "u", "itemId": "call_6", "isBlocking": true,
                         "questions": [{"id": "db", "header": "Database", "question": "Which database?",
                                        "isOther": true, "isSecret": false,
@@ -183,9 +221,61 @@ fn questions_take_their_answers_by_id_and_secrets_stay_in_codex() {
         .is_err()
     );
 
+    // A secret is a typed question marked so, answered exactly as typed.
     let mut secret = params;
     secret["questions"][1]["isSecret"] = json!(true);
-    assert!(asked_none(USER_INPUT, secret));
+    let asked = super::asked(USER_INPUT, secret, |_, _| None)
+        .unwrap()
+        .unwrap();
+    let Kind::Questions(questions) = &asked.prompt.kind else {
+        panic!("{:?}", asked.prompt.kind)
+    };
+    assert!(questions[1].secret && questions[1].custom && !questions[0].secret);
+    let answers = Reply::Answer(Answer::Questions(vec![
+        vec!["SQLite".into()],
+        vec![" hunter2 ".into()],
+    ]));
+    assert_eq!(
+        response(&asked.expect, &asked.prompt, &answers),
+        Ok(json!({"answers": {"db": {"answers": ["SQLite"]}, "name": {"answers": [" hunter2 "]}}}))
+    );
+}
+
+/// An MCP server's form as Codex 0.171.0's schema prints it
+/// (`McpServerElicitationRequestParams`, mode `form`).
+fn form_params() -> Value {
+    json!({"threadId": "t", "turnId": "u", "serverName": "asker", "mode": "form",
+           "message": "Which database should I use?",
+           "requestedSchema": {"type": "object", "required": ["db"],
+               "properties": {"db": {"type": "string", "title": "Database",
+                   "oneOf": [{"const": "pg", "title": "Postgres"},
+                             {"const": "sqlite", "title": "SQLite"}]}}}})
+}
+
+#[test]
+fn an_mcp_form_is_a_form_and_codexs_own_approvals_stay_in_codex() {
+    let asked = asked(ELICITATION, form_params(), |_, _| None)
+        .unwrap()
+        .unwrap();
+    let Kind::Form(form) = &asked.prompt.kind else {
+        panic!("{:?}", asked.prompt.kind)
+    };
+    assert_eq!(form.message, "Which database should I use?");
+    assert_eq!(form.fields[0].id, "db");
+    assert!(form.fields[0].required);
+    assert_eq!(asked.prompt.session, "t");
+    // Codex's approval of an MCP tool call, a url and an `openai/form`: Codex's.
+    let mut approval = form_params();
+    approval["_meta"] = json!({"codex_approval_kind": "mcp_tool_call"});
+    assert!(asked_none(ELICITATION, approval));
+    let mut url = form_params();
+    url["mode"] = json!("url");
+    url["url"] = json!("https://example.com");
+    url["elicitationId"] = json!("e1");
+    assert!(asked_none(ELICITATION, url));
+    let mut openai = form_params();
+    openai["mode"] = json!("openai/form");
+    assert!(asked_none(ELICITATION, openai));
 }
 
 fn asked_none(method: &str, params: Value) -> bool {

@@ -72,6 +72,7 @@ pub(super) fn prompt(
             multiple: q.multi_select,
             // Claude's "Other": typed text is always an answer.
             custom: true,
+            secret: false,
             cannot_show: None,
         })
         .collect();

@@ -326,6 +326,7 @@ impl FormField {
                 .collect(),
             multiple,
             custom,
+            secret: false,
             cannot_show: None,
         }
     }

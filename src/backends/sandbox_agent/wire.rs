@@ -251,6 +251,7 @@ pub(super) fn parse_message(data: &str, event_id: &str) -> Result<AcpEvent, serd
                             .collect(),
                         multiple: false,
                         custom: false,
+                        secret: false,
                         cannot_show: None,
                     };
                     (vec![question], Some(p.options))

@@ -142,6 +142,7 @@ fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
         options: vec![],
         multiple: false,
         custom: true,
+        secret: true,
     };
     let permission = Permission {
         action: "bash".into(),
@@ -242,7 +243,16 @@ fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
                 json(&origin),
             ),
         ),
-        ("Question", same(json(&question))),
+        (
+            "Question",
+            (
+                json(&question),
+                json(Question {
+                    secret: false,
+                    ..question.clone()
+                }),
+            ),
+        ),
         (
             "QuestionOption",
             same(json(QuestionOption {

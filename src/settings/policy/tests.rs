@@ -20,6 +20,7 @@ fn request(questions: Value) -> Prompt {
                 .collect(),
             multiple: q["multiple"].as_bool().unwrap_or(false),
             custom: q["custom"].as_bool().unwrap_or(true),
+            secret: false,
             cannot_show: None,
         })
         .collect();

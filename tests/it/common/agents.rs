@@ -93,12 +93,22 @@ stream_max_retries = 0
 /// The editor: an ask-lsp LSP server started with `env`, whose workspace is
 /// `project` and which follows `sim`.
 pub async fn editor_in(project: &Path, sim: &ask_sim::Sim, env: &[(&str, &str)]) -> LspClient {
+    editor_with_caps(project, sim, env, extension_caps()).await
+}
+
+/// [`editor_in`] for a client declaring `capabilities`.
+pub async fn editor_with_caps(
+    project: &Path,
+    sim: &ask_sim::Sim,
+    env: &[(&str, &str)],
+    capabilities: Value,
+) -> LspClient {
     let mut client = LspClient::start(env).await;
     client
         .request(
             "initialize",
             json!({"processId": null, "rootUri": format!("file://{}", project.display()),
-                   "capabilities": extension_caps(),
+                   "capabilities": capabilities,
                    "initializationOptions": {"servers": [{"url": sim.url()}]}}),
         )
         .await;

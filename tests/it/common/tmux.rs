@@ -63,6 +63,11 @@ impl Tmux {
         }
     }
 
+    /// The tmux server's name (`tmux -L <name>`).
+    pub fn name(&self) -> String {
+        self.name.clone()
+    }
+
     pub fn keys(&self, keys: &[&str]) {
         let status = std::process::Command::new("tmux")
             .args(["-L", &self.name, "send-keys", "-t", "0"])

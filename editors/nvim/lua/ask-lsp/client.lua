@@ -177,7 +177,7 @@ function M.start()
   local capabilities = vim.lsp.protocol.make_client_capabilities()
   -- Permissions and forms come through the extension too (else ask-lsp
   -- would send them as plain showMessageRequest prompts).
-  capabilities.experimental = { askQuestions = { version = 2, kinds = { 'permission', 'form' } } }
+  capabilities.experimental = { askQuestions = { version = 2, kinds = { 'permission', 'form', 'secret' } } }
   M.client_id = vim.lsp.start({
     name = 'ask-lsp',
     cmd = cmd,

@@ -71,6 +71,8 @@ return {
   ['question.help'] = 'j/k move  1-9 pick  <Space> toggle  <CR> next/submit  <Tab> next  c type  <Esc> reject  q later',
   ['question.options_only'] = 'this question takes one of its options',
   ['question.answer_prompt'] = 'Answer: ',
+  ['question.secret_prompt'] = 'Secret (not shown as you type): ',
+  ['question.secret_typed'] = '(secret typed)',
   ['question.needs_answer'] = 'question {index} needs an answer',
   ['question.reject'] = 'Reject the question',
   ['question.still_pending'] = '"{title}" is still pending: :AskLsp answer shows it again, :AskLsp reject rejects it',

@@ -69,6 +69,8 @@ return {
   ['question.help'] = 'j/k 移动  1-9 选择  <Space> 切换  <CR> 下一个/提交  <Tab> 下一个  c 输入  <Esc> 拒绝  q 稍后',
   ['question.options_only'] = '此问题只能从选项中选择',
   ['question.answer_prompt'] = '答案：',
+  ['question.secret_prompt'] = '机密（输入时不显示）：',
+  ['question.secret_typed'] = '（已输入机密）',
   ['question.needs_answer'] = '问题 {index} 需要回答',
   ['question.reject'] = '拒绝此问题',
   ['question.still_pending'] = '“{title}”仍在等待：:AskLsp answer 重新显示，:AskLsp reject 拒绝',

@@ -79,7 +79,9 @@ function Form:render()
     local typed = self.typed[self.index]
     option_line[#question.options + 1] = #lines + 1
     -- Typed text may hold newlines (a vim.ui.input of a plugin's may allow them).
-    vim.list_extend(lines, wrap(typed and ('c. [✎] ' .. typed) or ('c. ' .. t('question.other')), width))
+    -- A secret is never drawn: only that it was typed.
+    local shown = typed and question.secret and t('question.secret_typed') or typed
+    vim.list_extend(lines, wrap(typed and ('c. [✎] ' .. shown) or ('c. ' .. t('question.other')), width))
   end
   table.insert(lines, '')
   local help = wrap(t('question.help'), width)
@@ -215,8 +217,9 @@ function Form:type()
     return
   end
   local index = self.index
-  vim.ui.input({ prompt = t('question.answer_prompt'), default = self.typed[index] }, function(text)
-    text = text and vim.trim(text) or ''
+  local function typed(text)
+    -- A secret goes exactly as typed (a space may be part of it).
+    text = text and (question.secret and text or vim.trim(text)) or ''
     self.typed[index] = text ~= '' and text or nil
     if not question.multiple and self.typed[index] then
       self.picked[index] = {}
@@ -228,7 +231,13 @@ function Form:type()
         self:render()
       end
     end
-  end)
+  end
+  if question.secret then
+    -- Typed masked, kept in no history; Esc or <C-c> gives ''.
+    local ok, text = pcall(vim.fn.inputsecret, t('question.secret_prompt'))
+    return typed(ok and text or nil)
+  end
+  vim.ui.input({ prompt = t('question.answer_prompt'), default = self.typed[index] }, typed)
 end
 
 --- Next question, or submit after the last.

@@ -50,15 +50,22 @@ function M.show(prompt)
       elseif choice == REJECT then
         prompt.respond({ outcome = 'rejected' })
       elseif choice == OTHER then
-        vim.ui.input({ prompt = question.question .. ' ' }, function(text)
-          text = text and vim.trim(text) or ''
+        local function typed(text)
+          text = text and (question.secret and text or vim.trim(text)) or ''
           if text == '' then
             later()
           else
             answers[index] = { text }
             ask(index + 1)
           end
-        end)
+        end
+        if question.secret then
+          -- Typed masked, kept in no history.
+          local ok, text = pcall(vim.fn.inputsecret, question.question .. ' ')
+          typed(ok and text or nil)
+        else
+          vim.ui.input({ prompt = question.question .. ' ' }, typed)
+        end
       else
         answers[index] = { choice.label }
         ask(index + 1)
