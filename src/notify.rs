@@ -114,8 +114,7 @@ impl Notifier {
                 if let Some(old) = self.waiting_at.insert(pending.key.clone(), self.arrivals) {
                     self.waiting.remove(&old);
                 }
-                self.waiting
-                    .insert(self.arrivals, (now, pending.clone()));
+                self.waiting.insert(self.arrivals, (now, pending.clone()));
             }
             Update::Resolved(resolution) => {
                 if let Some(at) = self.waiting_at.remove(&resolution.key) {

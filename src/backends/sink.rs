@@ -10,8 +10,9 @@
 //! broker) drops its [`Queued`]: the hop that tags it with its server's
 //! name does not count as taking it.
 //!
-//! Cost: two atomics per event, and a wake-up when the queue falls under
-//! the bound while a reader waits.
+//! Cost: two atomics per event; a reader held up waits until half the
+//! bound is handled, so it is woken once per [`EVENTS`]` / 2` events, not
+//! once per event.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,6 +23,8 @@ use super::BackendEvent;
 
 /// Events a server may have queued for the broker before its reader waits.
 pub(crate) const EVENTS: usize = 256;
+/// Where a waiting reader goes on.
+const RESUME: usize = EVENTS / 2;
 
 #[derive(Default)]
 struct Count {
@@ -36,6 +39,10 @@ pub(crate) struct EventSink {
     count: Arc<Count>,
 }
 
+/// Nobody receives any more.
+#[derive(Debug)]
+pub(crate) struct Closed;
+
 /// An event on its way, holding its place in the bound until dropped.
 pub(crate) struct Queued {
     pub event: BackendEvent,
@@ -46,7 +53,7 @@ struct Place(Arc<Count>);
 
 impl Drop for Place {
     fn drop(&mut self) {
-        if self.0.queued.fetch_sub(1, Ordering::SeqCst) == EVENTS {
+        if self.0.queued.fetch_sub(1, Ordering::SeqCst) == RESUME + 1 {
             self.0.drained.notify_waiters();
         }
     }
@@ -69,29 +76,31 @@ pub(crate) fn channel() -> (EventSink, EventReceiver) {
 }
 
 impl EventSink {
-    /// Queues an event without waiting; the event back once nobody receives.
-    pub fn send(&self, event: BackendEvent) -> Result<(), mpsc::error::SendError<BackendEvent>> {
+    /// Queues an event without waiting.
+    pub fn send(&self, event: BackendEvent) -> Result<(), Closed> {
         self.count.queued.fetch_add(1, Ordering::SeqCst);
         let queued = Queued {
             event,
             _place: Place(self.count.clone()),
         };
-        self.tx
-            .send(queued)
-            .map_err(|mpsc::error::SendError(queued)| mpsc::error::SendError(queued.event))
+        self.tx.send(queued).map_err(|_| Closed)
     }
 
     pub fn is_closed(&self) -> bool {
         self.tx.is_closed()
     }
 
-    /// Waits while [`EVENTS`] are queued; at once when nobody receives.
+    /// At once while fewer than [`EVENTS`] are queued (or nobody
+    /// receives); else waits until no more than half of them are.
     pub async fn room(&self) {
+        if self.count.queued.load(Ordering::SeqCst) < EVENTS {
+            return;
+        }
         loop {
             let drained = self.count.drained.notified();
             tokio::pin!(drained);
             drained.as_mut().enable();
-            if self.count.queued.load(Ordering::SeqCst) < EVENTS || self.tx.is_closed() {
+            if self.count.queued.load(Ordering::SeqCst) <= RESUME || self.tx.is_closed() {
                 return;
             }
             tokio::select! {
@@ -114,7 +123,7 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn a_reader_waits_while_the_bound_is_queued_until_one_is_taken() {
+    async fn a_reader_held_up_at_the_bound_goes_on_once_half_is_handled() {
         let (sink, mut events) = channel();
         for _ in 0..EVENTS {
             sink.send(BackendEvent::Connected).unwrap();
@@ -125,15 +134,18 @@ mod tests {
         });
         tokio::task::yield_now().await;
         assert!(!waiting.is_finished());
-        // Taken but still held (the tagging hop): no room yet.
+        for _ in 0..EVENTS - RESUME - 1 {
+            drop(events.recv().await.unwrap());
+        }
+        // Taken but still held (the tagging hop): not handled yet.
         let held = events.recv().await.unwrap();
         tokio::task::yield_now().await;
         assert!(!waiting.is_finished());
         drop(held);
         waiting.await.unwrap();
-        // Nobody receiving: no wait, and the event comes back.
+        // Nobody receiving: the event is refused.
         drop(events);
-        sink.room().await;
         assert!(sink.send(BackendEvent::Connected).is_err());
+        sink.room().await;
     }
 }
