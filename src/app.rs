@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::backends::opencode::discovery::{self, Places};
-use crate::backends::{Backend, BackendEvent, EventSink, Factory, Timing, generation};
+use crate::backends::{Backend, BackendEvent, Factory, Timing, generation};
 use crate::backends::{Problem, Source, sandbox_agent};
 use crate::broker::{BrokerHandle, Updates};
 use crate::notify;
@@ -282,7 +282,7 @@ pub(crate) fn start(
     policies: Policies,
     notify: NotifySettings,
 ) -> Started {
-    let (observer, observed) = mpsc::unbounded_channel();
+    let (observer, observed) = crate::broker::update_channel();
     let (broker, updates) = BrokerHandle::spawn(
         with_hook(servers, roots, codex_homes),
         policies,
@@ -322,7 +322,7 @@ fn both(words: impl Fn() -> String) -> (String, String) {
 pub(crate) async fn probe(spec: &ServerSpec) -> Probed {
     let timing = environment().timing;
     let backend = factory()(spec);
-    let (sink, mut events): (EventSink, _) = mpsc::unbounded_channel();
+    let (sink, mut events) = crate::backends::sink::channel();
     let following = tokio::spawn(backend.clone().run(sink));
     // Every backend ends its catch-up with a listing (sandbox-agent: what
     // its replayed history leaves open).
@@ -334,7 +334,7 @@ pub(crate) async fn probe(spec: &ServerSpec) -> Probed {
     let mut problems = Vec::new();
     loop {
         let event = match tokio::time::timeout_at(bound, events.recv()).await {
-            Ok(Some(event)) => event,
+            Ok(Some(queued)) => queued.event,
             Ok(None) => break,
             Err(_) if connected => {
                 error = Some(both(|| backend_error::no_listing(timing.request)));

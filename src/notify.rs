@@ -17,15 +17,15 @@
 
 mod desktop;
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::sync::Arc;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::broker::Notice;
-use crate::broker::{BrokerHandle, Pending, Update};
+use crate::broker::{BrokerHandle, Pending, Update, Updates};
 use crate::present::{sentences, who};
 use crate::prompt::Kind;
 use crate::settings::notify::{Osc, Settings};
@@ -37,7 +37,7 @@ const LISTED: usize = 3;
 /// settings say; a problem delivering goes to the person through `broker`.
 /// Returns the handle that changes the settings.
 pub(crate) fn spawn(
-    mut updates: mpsc::UnboundedReceiver<Update>,
+    mut updates: Updates,
     settings: Settings,
     broker: BrokerHandle,
 ) -> watch::Sender<Settings> {
@@ -84,8 +84,12 @@ struct Message {
 
 struct Notifier {
     settings: Settings,
-    /// Prompts not announced yet, in the order they came (so by due time).
-    waiting: VecDeque<(Instant, Arc<Pending>)>,
+    /// Prompts not announced yet, in the order they came (so by due time),
+    /// and where each key is: a resolution finds its prompt in `O(log n)`,
+    /// not by a scan of every prompt waiting.
+    waiting: BTreeMap<u64, (Instant, Arc<Pending>)>,
+    waiting_at: HashMap<String, u64>,
+    arrivals: u64,
     last_sent: Option<Instant>,
     /// The person was told that desktop notifications fail: once is enough.
     told_failure: bool,
@@ -95,7 +99,9 @@ impl Notifier {
     fn new(settings: Settings) -> Self {
         Notifier {
             settings,
-            waiting: VecDeque::new(),
+            waiting: BTreeMap::new(),
+            waiting_at: HashMap::new(),
+            arrivals: 0,
             last_sent: None,
             told_failure: false,
         }
@@ -103,15 +109,16 @@ impl Notifier {
 
     fn observe(&mut self, update: &Update, now: Instant) {
         match update {
-            Update::Added(pending) => self.waiting.push_back((now, pending.clone())),
-            // A key is waiting once at most: found, not every one compared.
+            Update::Added(pending) => {
+                self.arrivals += 1;
+                if let Some(old) = self.waiting_at.insert(pending.key.clone(), self.arrivals) {
+                    self.waiting.remove(&old);
+                }
+                self.waiting.insert(self.arrivals, (now, pending.clone()));
+            }
             Update::Resolved(resolution) => {
-                if let Some(at) = self
-                    .waiting
-                    .iter()
-                    .position(|(_, p)| p.key == resolution.key)
-                {
-                    self.waiting.remove(at);
+                if let Some(at) = self.waiting_at.remove(&resolution.key) {
+                    self.waiting.remove(&at);
                 }
             }
             Update::Status(_) | Update::Notice { .. } | Update::Connection { .. } => {}
@@ -123,7 +130,7 @@ impl Notifier {
         if !self.settings.enabled() {
             return None;
         }
-        let (since, _) = self.waiting.front()?;
+        let (_, (since, _)) = self.waiting.first_key_value()?;
         let due = *since + self.settings.after;
         Some(match self.last_sent {
             Some(sent) => due.max(sent + self.settings.interval),
@@ -137,12 +144,14 @@ impl Notifier {
             return None;
         }
         let after = self.settings.after;
-        let count = self
-            .waiting
-            .iter()
-            .take_while(|(since, _)| *since + after <= now)
-            .count();
-        let due: Vec<Arc<Pending>> = self.waiting.drain(..count).map(|(_, p)| p).collect();
+        let mut due: Vec<Arc<Pending>> = Vec::new();
+        while let Some(entry) = self.waiting.first_entry()
+            && entry.get().0 + after <= now
+        {
+            let (_, pending) = entry.remove();
+            self.waiting_at.remove(&pending.key);
+            due.push(pending);
+        }
         self.last_sent = Some(now);
         Some(message(&due))
     }

@@ -18,6 +18,7 @@ pub(crate) mod opencode;
 mod opencode2;
 pub(crate) mod sandbox_agent;
 mod shared;
+pub(crate) mod sink;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -192,8 +193,7 @@ impl Listing for Built {
     }
 }
 
-/// Where a server's events go.
-pub(crate) type EventSink = tokio::sync::mpsc::UnboundedSender<BackendEvent>;
+pub(crate) use sink::EventSink;
 
 /// A server's failure, as facts. Its words, in the person's language and in
 /// English (`Display`, for logs and `status --json`), come from one

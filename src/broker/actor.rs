@@ -12,6 +12,7 @@ use super::registry::{Registry, Transition};
 use super::store::Store;
 use super::updates::UpdateSender;
 use super::{BrokerError, Counters, Input, Pending, Reason, Resolution, State, Status, Update};
+use crate::backends::sink::Queued;
 use crate::backends::{BackendError, BackendEvent, Factory};
 use crate::prompt::{Decider, Why};
 
@@ -34,18 +35,22 @@ pub(super) struct Broker {
     /// The person was told the store is full.
     cap_noticed: bool,
     updates: UpdateSender,
-    /// Gets every update too, beside the presenter (the notifier).
-    observer: Option<mpsc::UnboundedSender<Update>>,
+    /// Gets the updates too, beside the presenter (the notifier),
+    /// coalesced the same way: a follower slower than the broker costs a
+    /// bound, not a queue of every step.
+    observer: Option<UpdateSender>,
     pub(super) inbox: mpsc::UnboundedSender<Input>,
 }
 
-type Events = mpsc::UnboundedReceiver<(Arc<str>, BackendEvent)>;
+/// Each event holds its place in its server's bound (`backends/sink.rs`)
+/// until it is handled.
+type Events = mpsc::UnboundedReceiver<(Arc<str>, Queued)>;
 
 impl Broker {
     pub fn new(
         factory: Factory,
         updates: UpdateSender,
-        observer: Option<mpsc::UnboundedSender<Update>>,
+        observer: Option<UpdateSender>,
         inbox: mpsc::UnboundedSender<Input>,
     ) -> (Broker, Events) {
         let (events, events_rx) = mpsc::unbounded_channel();
@@ -77,7 +82,7 @@ impl Broker {
                     Some(input) => self.input(input),
                     None => break,
                 },
-                Some((server, event)) = events.recv() => self.event(server, event),
+                Some((server, queued)) = events.recv() => self.event(server, queued.event),
             }
             if self.updates.is_closed() {
                 break;
@@ -90,7 +95,7 @@ impl Broker {
 
     pub(super) fn emit(&self, update: Update) {
         if let Some(observer) = &self.observer {
-            let _ = observer.send(update.clone());
+            observer.send(update.clone());
         }
         let _ = self.updates.send(update);
     }

@@ -26,7 +26,7 @@ pub(crate) use ending::ends;
 pub(crate) use notice::Notice;
 #[cfg(test)]
 pub(crate) use store::tests::pending as test_pending;
-pub(crate) use updates::Updates;
+pub(crate) use updates::{UpdateSender, Updates, channel as update_channel};
 
 use crate::backends::{BackendError, Factory, Source};
 use crate::prompt::{Answer, Prompt, PromptError, Title, Why};
@@ -189,12 +189,12 @@ pub(crate) struct BrokerHandle {
 impl BrokerHandle {
     /// Starts the broker and the backends `factory` builds for `servers`.
     /// Updates for the presenter come out of the returned receiver; an
-    /// `observer` gets each of them too, from the first.
+    /// `observer` gets them too, from the first, coalesced likewise.
     pub fn spawn(
         servers: Vec<ServerSpec>,
         policies: Policies,
         factory: Factory,
-        observer: Option<mpsc::UnboundedSender<Update>>,
+        observer: Option<UpdateSender>,
     ) -> (BrokerHandle, Updates) {
         let (inbox, inbox_rx) = mpsc::unbounded_channel();
         let (updates, updates_rx) = updates::channel();

@@ -8,7 +8,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::ServerStatus;
-use crate::backends::{Backend, BackendError, BackendEvent, Factory};
+use crate::backends::sink::{self, Queued};
+use crate::backends::{Backend, BackendError, Factory};
 use crate::settings::{BackendKind, ServerSpec, UrlSource};
 
 struct Server {
@@ -43,11 +44,11 @@ pub(super) struct Registry {
     servers: HashMap<Arc<str>, Server>,
     factory: Factory,
     /// Where every backend's events go, tagged with the server's name.
-    events: mpsc::UnboundedSender<(Arc<str>, BackendEvent)>,
+    events: mpsc::UnboundedSender<(Arc<str>, Queued)>,
 }
 
 impl Registry {
-    pub fn new(factory: Factory, events: mpsc::UnboundedSender<(Arc<str>, BackendEvent)>) -> Self {
+    pub fn new(factory: Factory, events: mpsc::UnboundedSender<(Arc<str>, Queued)>) -> Self {
         Registry {
             servers: HashMap::new(),
             factory,
@@ -77,7 +78,7 @@ impl Registry {
 
     fn start(&mut self, spec: ServerSpec) {
         let backend = (self.factory)(&spec);
-        let (sink, mut events) = mpsc::unbounded_channel();
+        let (sink, mut events) = sink::channel();
         let name = spec.name.clone();
         let tagged = self.events.clone();
         let follow = backend.clone().run(sink);

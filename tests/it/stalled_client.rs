@@ -1,34 +1,37 @@
 //! A client that stops reading ask-lsp's stdout (a busy or frozen editor)
 //! while the server floods prompts: what waits for it stays bounded, and
 //! when it reads again it gets the current state, not the backlog (issue
-//! #48). The real binary; a raw HTTP server in the test sends the flood as
-//! one prepared event stream, so it costs the test nothing per event.
+//! #48). The real binary and the simulated OpenCode server: 60,000
+//! questions (~1 KB of text each) asked and answered elsewhere, then 10,000
+//! that stay, the flood paced by what ask-lsp's event stream takes in (the
+//! sim's count of events sent), never by sleeps.
 //!
-//! `ASK_LSP_TEST_FLOOD=pairs,pending` sets the flood's size: by default
-//! 10,000 prompts come and go and 2,000 stay. The issue's flood is
-//! 60000,10000: in a debug build on a busy 2-core machine 60,000 pairs took
-//! over ten minutes (the time grows faster than the number of pairs, before
-//! anything reaches the presenter), and 10,000 prompts still pending cost
-//! about 2.3 KB each wherever ask-lsp holds them, which puts a debug build
-//! over 64 MiB with them alone (docs/performance.md, "A client that stops
-//! reading").
+//! `ASK_LSP_TEST_FLOOD=pairs,pending` changes the flood's size (the
+//! pending store holds 10,000 at most).
 
 use crate::common;
 use std::collections::{HashMap, HashSet};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use ask_sim::Sim;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpListener;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::watch;
 
 /// Under this much resident memory while the client does not read.
 const MAX_RSS_MIB: u64 = 64;
+/// Events the sim may have queued beyond what ask-lsp's stream took: well
+/// under what its broadcast keeps for a slow stream (65,536).
+const IN_FLIGHT: u64 = 20_000;
+/// How long the whole flood may take in a debug build on a busy machine.
+const FLOOD_BOUND: Duration = Duration::from_secs(20 * 60);
+/// Prompts that came and went the client may still hear of: those whose
+/// messages were written before the bound on its queue held ask-lsp up
+/// (1 MiB and 64 messages, the pipe's 64 KiB; about 1.7 KB an `ask`).
+/// However large the flood, never more.
+const MENTIONED_AT_MOST: usize = 1_000;
 
-/// How many prompts come and go, and how many stay.
 fn flood_size() -> (usize, usize) {
     std::env::var("ASK_LSP_TEST_FLOOD")
         .ok()
@@ -36,91 +39,7 @@ fn flood_size() -> (usize, usize) {
             let (pairs, pending) = v.split_once(',')?;
             Some((pairs.trim().parse().ok()?, pending.trim().parse().ok()?))
         })
-        .unwrap_or((10_000, 2_000))
-}
-
-/// One `question.asked` event of about 1 KB.
-fn asked(id: &str, text: &str) -> String {
-    let event = json!({"type": "question.asked", "properties": {
-        "id": id, "sessionID": "ses_flood",
-        "questions": [{"question": text, "header": "Flood",
-            "options": [{"label": "yes", "description": ""}, {"label": "no", "description": ""}]}],
-        "tool": {"messageID": "msg_1", "callID": format!("call_{id}")}}});
-    format!("data: {event}\n\n")
-}
-
-fn replied(id: &str) -> String {
-    let event = json!({"type": "question.replied", "properties": {
-        "sessionID": "ses_flood", "requestID": id, "answers": [["yes"]]}});
-    format!("data: {event}\n\n")
-}
-
-/// An OpenCode 1.x server as far as ask-lsp's connect goes; its event
-/// stream sends the flood once `go` is set.
-async fn flood_server(
-    flood: Arc<Vec<u8>>,
-    go: watch::Receiver<bool>,
-) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let seen = requests.clone();
-    tokio::spawn(async move {
-        while let Ok((socket, _)) = listener.accept().await {
-            let (flood, mut go, seen) = (flood.clone(), go.clone(), seen.clone());
-            tokio::spawn(async move {
-                let (read, mut write) = socket.into_split();
-                let mut read = BufReader::new(read);
-                let mut line = String::new();
-                if read.read_line(&mut line).await.unwrap_or(0) == 0 {
-                    return;
-                }
-                let target = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-                let mut length = 0;
-                loop {
-                    let mut header = String::new();
-                    if read.read_line(&mut header).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let header = header.trim_end().to_ascii_lowercase();
-                    if header.is_empty() {
-                        break;
-                    }
-                    if let Some(value) = header.strip_prefix("content-length:") {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0; length];
-                let _ = read.read_exact(&mut body).await;
-                let path = target.split('?').next().unwrap_or("").to_owned();
-                seen.lock().unwrap().push(path.clone());
-                if path == "/event" {
-                    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
-                    let _ = write.write_all(head.as_bytes()).await;
-                    let _ = write.write_all(b": connected\n\n").await;
-                    let _ = go.wait_for(|go| *go).await;
-                    let _ = write.write_all(&flood).await;
-                    let mut sink = Vec::new();
-                    let _ = read.read_to_end(&mut sink).await;
-                    return;
-                }
-                let (content_type, body) = match path.as_str() {
-                    // OpenCode 1.x: no /api/info (the web app's page).
-                    "/api/info" => ("text/html", "<html></html>".to_owned()),
-                    "/session/status" => ("application/json", "{}".to_owned()),
-                    _ => ("application/json", "[]".to_owned()),
-                };
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = write.write_all(head.as_bytes()).await;
-                let _ = write.write_all(body.as_bytes()).await;
-                let _ = write.shutdown().await;
-            });
-        }
-    });
-    (url, requests)
+        .unwrap_or((60_000, 10_000))
 }
 
 async fn send(stdin: &mut ChildStdin, message: Value) {
@@ -162,63 +81,52 @@ fn proc_mib(child: &Child, field: &str) -> u64 {
     kib / 1024
 }
 
-/// CPU time the process has used, in clock ticks.
-fn cpu_ticks(child: &Child) -> u64 {
-    let pid = child.id().expect("running");
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    // utime and stime: fields 14 and 15, counting the pid as 1.
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+fn listings(sim: &Sim) -> usize {
+    sim.requests()
+        .iter()
+        .filter(|r| r.starts_with("GET /question"))
+        .count()
 }
 
-/// Waits until the process has used no CPU for a second: it has taken
-/// everything it could (the flood is in, the rest waits on the client).
-async fn until_idle(child: &Child, limit: Duration) {
-    let deadline = tokio::time::Instant::now() + limit;
-    let mut last = cpu_ticks(child);
-    let mut still = 0;
-    while still < 4 {
-        assert!(tokio::time::Instant::now() < deadline, "never idle");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        let now = cpu_ticks(child);
-        still = if now == last { still + 1 } else { 0 };
-        last = now;
+async fn until(what: &str, deadline: tokio::time::Instant, mut condition: impl FnMut() -> bool) {
+    while !condition() {
+        assert!(tokio::time::Instant::now() < deadline, "never {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
-fn key_of(message: &Value) -> Option<&str> {
-    message["params"]["key"].as_str()
+/// Asks `count` questions, each answered elsewhere at once when `answer`;
+/// the keys of those that stay. At most [`IN_FLIGHT`] events wait in the
+/// sim for ask-lsp to take them.
+async fn flood(sim: &Sim, count: usize, answer: bool, text: &str) -> HashSet<String> {
+    let questions = common::questions(json!([{"question": text, "header": "Flood",
+        "options": [{"label": "yes", "description": ""}, {"label": "no", "description": ""}]}]));
+    let mut stay = HashSet::new();
+    let mut emitted = sim.events_sent();
+    for n in 0..count {
+        let request = sim.ask(Some("ses_flood"), questions.clone());
+        // The tool part pending and running, and the question.
+        emitted += 3;
+        if answer {
+            assert!(sim.answer_elsewhere(&request.id, vec![vec!["yes".into()]]));
+            emitted += 2;
+        } else {
+            stay.insert(format!("default/{}", request.id));
+        }
+        if n % 1_000 == 999 {
+            let deadline = tokio::time::Instant::now() + FLOOD_BOUND;
+            tokio::time::timeout_at(deadline, sim.until_sent(emitted.saturating_sub(IN_FLIGHT)))
+                .await
+                .expect("ask-lsp takes the flood in");
+        }
+    }
+    stay
 }
 
-/// ask-lsp with a client that stops reading once `initialize` is
-/// answered, following a server whose event stream sends `pairs` prompts
-/// that come and go and then `pending` that stay, once the returned sender
-/// says go.
-struct Stalled {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    before_stall: Vec<Value>,
-    go: watch::Sender<bool>,
-    flood_bytes: usize,
-}
-
-async fn stalled(pairs: usize, pending: usize) -> Stalled {
-    let text = "Which of these should the flood pick? ".repeat(24);
-    let mut flood = String::with_capacity((pairs * 2 + pending) * 1_200);
-    for n in 0..pairs {
-        let id = format!("que_gone{n}");
-        flood.push_str(&asked(&id, &text));
-        flood.push_str(&replied(&id));
-    }
-    for n in 0..pending {
-        flood.push_str(&asked(&format!("que_stay{n}"), &text));
-    }
-    let flood_bytes = flood.len();
-    let (go_tx, go) = watch::channel(false);
-    let (url, requests) = flood_server(Arc::new(flood.into_bytes()), go).await;
-
+#[tokio::test]
+async fn a_client_that_stops_reading_costs_a_bound_and_gets_the_current_state() {
+    let (pairs, pending) = flood_size();
+    let sim = common::sim().await;
     let mut child = Command::new(env!("CARGO_BIN_EXE_ask-lsp"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -228,6 +136,7 @@ async fn stalled(pairs: usize, pending: usize) -> Stalled {
         .env_remove("ASK_LSP_URL")
         .env("XDG_STATE_HOME", "/nonexistent/ask-lsp-tests")
         .env("ASK_LSP_HOOK", "0")
+        .env("ASK_LSP_CODEX", "0")
         .env_remove("LC_ALL")
         .env_remove("LC_MESSAGES")
         .env_remove("LANG")
@@ -240,7 +149,7 @@ async fn stalled(pairs: usize, pending: usize) -> Stalled {
         &mut stdin,
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "processId": null, "rootUri": null, "capabilities": common::extension_caps(),
-            "initializationOptions": {"servers": [{"url": url, "directory": "/p"}]}}}),
+            "initializationOptions": {"servers": [{"url": sim.url()}]}}}),
     )
     .await;
     let mut before_stall = Vec::new();
@@ -258,44 +167,40 @@ async fn stalled(pairs: usize, pending: usize) -> Stalled {
         json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
     )
     .await;
-    // From here the client reads nothing until the flood is in.
-    let listed = || requests.lock().unwrap().iter().any(|p| p == "/question");
+    // From here the client reads nothing until the flood is in: subscribed
+    // and listed, ask-lsp follows the sim.
     let deadline = tokio::time::Instant::now() + common::WAIT;
-    while !listed() {
-        assert!(tokio::time::Instant::now() < deadline, "never listed");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    Stalled {
-        child,
-        stdin,
-        stdout,
-        before_stall,
-        go: go_tx,
-        flood_bytes,
-    }
-}
+    until("listed", deadline, || {
+        sim.subscribers() > 0 && listings(&sim) > 0
+    })
+    .await;
 
-#[tokio::test]
-async fn a_client_that_stops_reading_costs_a_bound_and_gets_the_current_state() {
-    let (pairs, pending) = flood_size();
-    let Stalled {
-        mut child,
-        mut stdin,
-        mut stdout,
-        before_stall,
-        go: go_tx,
-        flood_bytes,
-    } = stalled(pairs, pending).await;
-    let started = std::time::Instant::now();
-    go_tx.send_replace(true);
-    until_idle(&child, Duration::from_secs(600)).await;
+    let started = Instant::now();
+    let text = "Which of these should the flood pick? ".repeat(24);
+    flood(&sim, pairs, true, &text).await;
+    let stay = flood(&sim, pending, false, &text).await;
+    // A running tool part for a call never asked makes ask-lsp list the
+    // questions: it has then taken in every event before it.
+    let listed_before = listings(&sim);
+    sim.emit(
+        "message.part.updated",
+        json!({"sessionID": "ses_flood", "time": 0, "part": {
+            "id": "prt_last", "messageID": "msg_last", "sessionID": "ses_flood",
+            "type": "tool", "tool": "question", "callID": "call_last",
+            "state": {"status": "running", "input": {}}}}),
+    );
+    let deadline = tokio::time::Instant::now() + FLOOD_BOUND;
+    until("through the flood", deadline, || {
+        listings(&sim) > listed_before
+    })
+    .await;
     let took = started.elapsed();
     let rss = proc_mib(&child, "VmRSS:");
     let peak = proc_mib(&child, "VmHWM:");
     eprintln!(
-        "{pairs} asked+replied and {pending} pending ({} MiB of events) taken in {took:.1?} \
+        "{pairs} asked+replied and {pending} pending ({} events) taken in {took:.1?} \
          with the client not reading: {rss} MiB resident, {peak} MiB at the peak",
-        flood_bytes >> 20
+        sim.events_sent()
     );
     assert!(
         peak < MAX_RSS_MIB,
@@ -312,7 +217,7 @@ async fn a_client_that_stops_reading_costs_a_bound_and_gets_the_current_state() 
         }
     });
     let mut after = Vec::new();
-    let deadline = tokio::time::Instant::now() + 6 * common::WAIT;
+    let deadline = tokio::time::Instant::now() + 10 * common::WAIT;
     loop {
         let message = tokio::time::timeout_at(deadline, incoming.recv())
             .await
@@ -347,42 +252,40 @@ async fn a_client_that_stops_reading_costs_a_bound_and_gets_the_current_state() 
         .iter()
         .map(|p| p["key"].as_str().unwrap())
         .collect();
-    let expected: HashSet<String> = (0..pending)
-        .map(|n| format!("default/que_stay{n}"))
-        .collect();
     assert_eq!(listed.len(), pending, "each pending prompt once");
     assert_eq!(
         listed.iter().map(|k| k.to_string()).collect::<HashSet<_>>(),
-        expected
+        stay,
+        "exactly the prompts still pending"
     );
 
-    // Prompts that came and went: only those the client was asked about
-    // before its pipe and ask-lsp's bounded queue were full were ever
-    // mentioned, and nothing after it was told the current state.
+    // Prompts that came and went: only those the client was told of before
+    // the bound on its queue held ask-lsp up, however large the flood; each
+    // of them was asked once and resolved once.
     let all: Vec<&Value> = before_stall.iter().chain(after.iter()).collect();
-    let mut mentioned: HashMap<&str, usize> = HashMap::new();
+    let mut asked: HashMap<&str, usize> = HashMap::new();
+    let mut resolved: HashMap<&str, usize> = HashMap::new();
     for message in &all {
-        if let Some(key) = key_of(message)
-            && key.contains("que_gone")
-        {
-            *mentioned.entry(key).or_default() += 1;
+        let Some(key) = message["params"]["key"].as_str() else {
+            continue;
+        };
+        if message["method"] == "askQuestions/ask" {
+            *asked.entry(key).or_default() += 1;
+        }
+        if message["method"] == "askQuestions/resolved" {
+            *resolved.entry(key).or_default() += 1;
         }
     }
-    eprintln!(
-        "{} of {pairs} prompts that came and went were mentioned to the client",
-        mentioned.len()
-    );
+    let gone_asked = asked.keys().filter(|k| !stay.contains(**k)).count();
+    eprintln!("{gone_asked} of {pairs} prompts that came and went were shown to the client");
     assert!(
-        mentioned.len() <= 2_000,
-        "{} prompts that came and went reached the client",
-        mentioned.len()
+        gone_asked <= MENTIONED_AT_MOST,
+        "{gone_asked} prompts that came and went reached the client"
     );
-    let asks: Vec<&str> = all
-        .iter()
-        .filter(|m| m["method"] == "askQuestions/ask")
-        .filter_map(|m| key_of(m))
-        .collect();
-    let distinct: HashSet<&&str> = asks.iter().collect();
-    assert_eq!(distinct.len(), asks.len(), "no prompt asked twice");
+    assert!(asked.values().all(|&n| n == 1), "no prompt asked twice");
+    assert!(resolved.values().all(|&n| n == 1), "none resolved twice");
+    for (key, _) in resolved.iter() {
+        assert!(asked.contains_key(key), "{key} resolved, never asked");
+    }
     let _ = child.start_kill();
 }

@@ -192,6 +192,9 @@ pub struct SimState {
     generation: watch::Sender<u64>,
     events_up: watch::Sender<bool>,
     stalled: watch::Sender<bool>,
+    /// Events handed to open streams so far, for a test that paces a flood
+    /// by what the client takes in.
+    sent: watch::Sender<u64>,
 }
 
 /// A running simulated server. Dropping it does not stop it; call [`Sim::stop`].
@@ -230,6 +233,7 @@ impl Sim {
             generation: watch::channel(0).0,
             events_up: watch::channel(true).0,
             stalled: watch::channel(false).0,
+            sent: watch::channel(0).0,
         });
         let app = Router::new()
             .route(
@@ -525,6 +529,16 @@ impl SimState {
 
     pub fn pending(&self) -> Vec<QuestionRequest> {
         self.pending.lock().expect("not poisoned").clone()
+    }
+
+    /// Events handed to open streams so far (every stream counted).
+    pub fn events_sent(&self) -> u64 {
+        *self.sent.borrow()
+    }
+
+    /// Waits until [`SimState::events_sent`] reaches `count`.
+    pub async fn until_sent(&self, count: u64) {
+        let _ = self.sent.subscribe().wait_for(|sent| *sent >= count).await;
     }
 
     /// Open event streams.

@@ -23,6 +23,7 @@ pub(super) fn stream(inner: Arc<SimState>, global: bool) -> Response {
     let workspace = (inner.options.dialect != Dialect::V118).then_some(SIM_WORKSPACE);
     let heartbeat = inner.options.heartbeat;
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(1024);
+    let state = inner.clone();
     let wrap = move |directory: Option<&str>, event: &str| -> String {
         let mut wrapper = serde_json::Map::new();
         if let Some(directory) = directory {
@@ -95,7 +96,11 @@ pub(super) fn stream(inner: Arc<SimState>, global: bool) -> Response {
             if bytes.is_empty() {
                 continue;
             }
-            if tx.send(bytes).await.is_err() || end {
+            if tx.send(bytes).await.is_err() {
+                return;
+            }
+            state.sent.send_modify(|sent| *sent += 1);
+            if end {
                 return;
             }
         }

@@ -218,6 +218,7 @@ async fn connect_once<F: Follow>(
             }
         };
         for event in batch {
+            events.room(sink).await;
             match server.event(event, sink).await {
                 Flow::Continue => {}
                 Flow::Reconnect => return (End::Closed, true),
@@ -306,6 +307,22 @@ impl EventStream {
             stall,
             watch: watchdog::watch(stall),
             ended: false,
+        }
+    }
+
+    /// Waits until the broker has room for another event from this server
+    /// (`backends/sink.rs`). Nothing is read meanwhile, so the server is
+    /// held up at its socket; the stall watchdog is told this silence is
+    /// ours, not the server's.
+    async fn room(&mut self, sink: &EventSink) {
+        let room = sink.room();
+        tokio::pin!(room);
+        loop {
+            tokio::select! {
+                biased;
+                () = &mut room => return,
+                () = tokio::time::sleep(self.stall / 8) => self.watch.got_bytes(),
+            }
         }
     }
 
