@@ -21,7 +21,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
 use crate::app::hook_client::{
-    CLAUDE_NEWS, MAX_INPUT, Refusal, instances, is_ask_lsp, named_by_ask_lsp, same_user,
+    CLAUDE_NEWS, MAX_INPUT, Refusal, instances, is_ask_lsp, named_by_ask_lsp,
 };
 use crate::present::no_decision::NoDecision;
 
@@ -98,28 +98,35 @@ async fn ask(cwd: Option<&Path>, request: &[u8]) -> Result<Value, NoDecision> {
     if holding.is_empty() && others.is_empty() {
         return Err(NoDecision::NoInstance { error: None });
     }
-    let mut asked = FuturesUnordered::new();
-    for socket in &holding {
-        if let Some(stream) = connect(socket).await {
-            asked.push(exchange(stream, request));
+    // Each instance gets the request as soon as it is connected, so the
+    // first ones are deciding (on the other core) while the hook still
+    // connects to the rest.
+    let mut asked: FuturesUnordered<_> = holding
+        .iter()
+        .map(|socket| async move {
+            match connect(socket).await {
+                Some(stream) => Some(exchange(stream, request).await),
+                None => None,
+            }
+        })
+        .collect();
+    let mut outcome = None;
+    while let Some(answer) = asked.next().await {
+        match answer {
+            Some(Ok(answer)) if answer.get("behavior").is_some() => return Ok(answer),
+            Some(other) => outcome = Some(other),
+            None => {}
         }
     }
-    if asked.is_empty() {
+    if outcome.is_none() {
         for socket in &others {
             if let Some(stream) = connect(socket).await {
-                asked.push(exchange(stream, request));
+                outcome = Some(exchange(stream, request).await);
                 break;
             }
         }
     }
-    let mut outcome = Err(NoDecision::NoInstanceAnswers);
-    while let Some(answer) = asked.next().await {
-        match answer {
-            Ok(answer) if answer.get("behavior").is_some() => return Ok(answer),
-            other => outcome = other,
-        }
-    }
-    outcome
+    outcome.unwrap_or(Err(NoDecision::NoInstanceAnswers))
 }
 
 /// Tells every instance (any of them may show the prompt), each answering
@@ -128,12 +135,15 @@ async fn tell(cwd: Option<&Path>, request: &[u8]) {
     let Ok((holding, others)) = instances(cwd) else {
         return;
     };
-    let mut told = FuturesUnordered::new();
-    for socket in holding.iter().chain(&others) {
-        if let Some(stream) = connect(socket).await {
-            told.push(exchange(stream, request));
-        }
-    }
+    let mut told: FuturesUnordered<_> = holding
+        .iter()
+        .chain(&others)
+        .map(|socket| async move {
+            if let Some(stream) = connect(socket).await {
+                let _ = exchange(stream, request).await;
+            }
+        })
+        .collect();
     while told.next().await.is_some() {}
 }
 
@@ -148,13 +158,11 @@ async fn connect(socket: &Path) -> Option<UnixStream> {
         return None;
     }
     let stream = UnixStream::connect(socket).await.ok()?;
-    if !same_user(&stream) {
-        tracing::warn!("{} belongs to another user; skipped", socket.display());
-        return None;
-    }
+    // One SO_PEERCRED: this user's, the pid the socket is named by, this
+    // executable.
     if !is_ask_lsp(&stream, socket) {
         tracing::warn!(
-            "{} is not served by this ask-lsp executable; skipped",
+            "{} is not served by this user's ask-lsp executable; skipped",
             socket.display()
         );
         return None;
