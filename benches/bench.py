@@ -11,7 +11,9 @@ not part of the test suites. Environment: BENCH_RUNS (5), BENCH_EVENTS
 (1,000,000), BENCH_ONLY (comma-separated parts: per_event, opencode, wakeups,
 visible, hook, throughput, latency, pending, idle, footprint, memory), BENCH_QUIET_S (30, the
 wake-up part's quiet window), BENCH_PROMPTS (50, per surface in the time to a
-visible prompt), BENCH_SURFACES (nvim,vscode), ASK_LSP_BASE_BIN (an ask-lsp to compare
+visible prompt), BENCH_SURFACES (nvim,vscode), BENCH_LOADS (quiet,loaded: the time
+to a visible prompt and the hook on the machine as it is, then with a busy loop
+per core), ASK_LSP_BASE_BIN (an ask-lsp to compare
 beside this one in the per-event and wake-up parts, e.g. the last release).
 """
 
@@ -797,7 +799,7 @@ class CpuLoad:
             proc.wait()
 
     def name(self):
-        return f"{self.loops} busy loops" if self.loops else "quiet"
+        return f"{self.loops} busy loops added" if self.loops else "no busy loop"
 
 
 def time_to_visible(surface, count=VISIBLE_PROMPTS, loaded=False):

@@ -98,35 +98,31 @@ async fn ask(cwd: Option<&Path>, request: &[u8]) -> Result<Value, NoDecision> {
     if holding.is_empty() && others.is_empty() {
         return Err(NoDecision::NoInstance { error: None });
     }
-    // Each instance gets the request as soon as it is connected, so the
-    // first ones are deciding (on the other core) while the hook still
-    // connects to the rest.
-    let mut asked: FuturesUnordered<_> = holding
-        .iter()
-        .map(|socket| async move {
-            match connect(socket).await {
-                Some(stream) => Some(exchange(stream, request).await),
-                None => None,
-            }
-        })
-        .collect();
-    let mut outcome = None;
-    while let Some(answer) = asked.next().await {
-        match answer {
-            Some(Ok(answer)) if answer.get("behavior").is_some() => return Ok(answer),
-            Some(other) => outcome = Some(other),
-            None => {}
+    // Every one connected first, then the requests in one burst: sending
+    // each as soon as it was connected let the woken instances take the
+    // cores from the hook still connecting (docs/hook.md, measured).
+    let mut asked = FuturesUnordered::new();
+    for socket in &holding {
+        if let Some(stream) = connect(socket).await {
+            asked.push(exchange(stream, request));
         }
     }
-    if outcome.is_none() {
+    if asked.is_empty() {
         for socket in &others {
             if let Some(stream) = connect(socket).await {
-                outcome = Some(exchange(stream, request).await);
+                asked.push(exchange(stream, request));
                 break;
             }
         }
     }
-    outcome.unwrap_or(Err(NoDecision::NoInstanceAnswers))
+    let mut outcome = Err(NoDecision::NoInstanceAnswers);
+    while let Some(answer) = asked.next().await {
+        match answer {
+            Ok(answer) if answer.get("behavior").is_some() => return Ok(answer),
+            other => outcome = other,
+        }
+    }
+    outcome
 }
 
 /// Tells every instance (any of them may show the prompt), each answering
@@ -135,15 +131,12 @@ async fn tell(cwd: Option<&Path>, request: &[u8]) {
     let Ok((holding, others)) = instances(cwd) else {
         return;
     };
-    let mut told: FuturesUnordered<_> = holding
-        .iter()
-        .chain(&others)
-        .map(|socket| async move {
-            if let Some(stream) = connect(socket).await {
-                let _ = exchange(stream, request).await;
-            }
-        })
-        .collect();
+    let mut told = FuturesUnordered::new();
+    for socket in holding.iter().chain(&others) {
+        if let Some(stream) = connect(socket).await {
+            told.push(exchange(stream, request));
+        }
+    }
     while told.next().await.is_some() {}
 }
 
