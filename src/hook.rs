@@ -99,8 +99,8 @@ async fn ask(cwd: Option<&Path>, request: &[u8]) -> Result<Value, NoDecision> {
         return Err(NoDecision::NoInstance { error: None });
     }
     // Every one connected first, then the requests in one burst: sending
-    // each as soon as it was connected let the woken instances take the
-    // cores from the hook still connecting (docs/hook.md, measured).
+    // each as soon as it was connected measured no better on busy cores
+    // (docs/hook.md).
     let mut asked = FuturesUnordered::new();
     for socket in &holding {
         if let Some(stream) = connect(socket).await {
