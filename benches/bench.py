@@ -11,7 +11,9 @@ not part of the test suites. Environment: BENCH_RUNS (5), BENCH_EVENTS
 (1,000,000), BENCH_ONLY (comma-separated parts: per_event, opencode, wakeups,
 visible, hook, throughput, latency, pending, idle, footprint, memory), BENCH_QUIET_S (30, the
 wake-up part's quiet window), BENCH_PROMPTS (50, per surface in the time to a
-visible prompt), BENCH_SURFACES (nvim,vscode), ASK_LSP_BASE_BIN (an ask-lsp to compare
+visible prompt), BENCH_SURFACES (nvim,vscode), BENCH_LOADS (quiet,loaded: the time
+to a visible prompt and the hook on the machine as it is, then with a busy loop
+per core), ASK_LSP_BASE_BIN (an ask-lsp to compare
 beside this one in the per-event and wake-up parts, e.g. the last release).
 """
 
@@ -45,6 +47,9 @@ TIMED_LLM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "timed_llm.
 # Time to a visible prompt: prompts per surface, and the surfaces.
 VISIBLE_PROMPTS = int(os.environ.get("BENCH_PROMPTS", "50"))
 VISIBLE_SURFACES = os.environ.get("BENCH_SURFACES", "nvim,vscode").split(",")
+# The machine the time to a visible prompt and the hook are measured on:
+# quiet, and with another build's worth of CPU taken (CpuLoad).
+LOADS = os.environ.get("BENCH_LOADS", "quiet,loaded").split(",")
 MOCK_LLM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "opencode", "mock_llm.py")
 SDK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sdk", "consume.mjs")
 # Node and Python consumers doing ask-lsp's work with ask-lsp's prefilter.
@@ -772,7 +777,32 @@ PROBE = "ask-lsp-bench-probe"
 PROBE_POLICY = {"permissions": [{"action": "bash", "match": f"echo {PROBE}", "decision": "allow"}]}
 
 
-def time_to_visible(surface, count=VISIBLE_PROMPTS):
+class CpuLoad:
+    """While open, with `loaded`: one busy loop per core at the default
+    priority (what `stress --cpu N` does), the cores as taken as a `cargo
+    build` of another copy keeps them, but the same from run to run. Started
+    once the editor is up and stopped after the last prompt: the session's
+    first prompt is measured under it."""
+
+    def __init__(self, loaded):
+        self.loops = os.cpu_count() if loaded else 0
+        self.procs = []
+
+    def __enter__(self):
+        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                      for _ in range(self.loops)]
+        return self
+
+    def __exit__(self, *exc):
+        for proc in self.procs:
+            proc.kill()
+            proc.wait()
+
+    def name(self):
+        return f"{self.loops} busy loops added" if self.loops else "no busy loop"
+
+
+def time_to_visible(surface, count=VISIBLE_PROMPTS, loaded=False):
     """Agent asks → prompt visible: the real OpenCode asks `count` questions
     one after the other (a new session each, the mock LLM calling the
     question tool; the next once the last turn has ended), the Neovim plugin
@@ -844,6 +874,8 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS):
         # The probe's own `prompt asked` is not one of the timed prompts.
         probes = sum(1 for line in open(lsp_log) if "prompt asked" in line)
         time.sleep(1)
+        cpu = CpuLoad(loaded).__enter__()
+        time.sleep(1 if loaded else 0)
         load0, uptime0 = load(), uptime()
         for i in range(count):
             session = server.prompt("ASK:single")
@@ -860,6 +892,7 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS):
             # The rejection has ended the turn before the next one asks.
             assert server.settled(session, 60), f"turn {i + 1} did not end"
         load1, uptime1 = load(), uptime()
+        cpu.__exit__()
         if surface == "vscode":
             editor.stdin.close()
             editor.wait(timeout=30)
@@ -877,6 +910,8 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS):
               file=sys.stderr)
         raise
     finally:
+        if "cpu" in locals():
+            cpu.__exit__()
         if editor and editor.poll() is None:
             editor.kill()
             editor.wait()
@@ -891,7 +926,7 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS):
         if values:
             assert len(values) == count, f"{len(values)} {name} stamps for {count} prompts"
     return {"surface": surface, "load": load0, "load_after": load1, "uptime": uptime0, "uptime_after": uptime1,
-            "count": count, "clock_ms": clock, "hops": hops}
+            "count": count, "clock_ms": clock, "hops": hops, "machine": CpuLoad(loaded).name()}
 
 
 def wakeups(servers, bin=BIN, heartbeat_s=10):
@@ -924,7 +959,37 @@ def wakeups(servers, bin=BIN, heartbeat_s=10):
 HOOK_INSTANCES = (1, 20)
 
 
-def hook_overhead(count=50, instances=1):
+# The hook's timing loop, in a process of its own: the bench's own process
+# runs a reader thread per instance, and the loop waiting for Python's lock
+# behind twenty of them would be the bench's time, not the hook's.
+HOOK_TIMER = r"""
+import json, subprocess, sys, time
+bin, count = sys.argv[1], int(sys.argv[2])
+request = sys.stdin.buffer.read()
+times, spawns = [], []
+for _ in range(count):
+    started = time.perf_counter()
+    hook = subprocess.Popen([bin, "hook", "claude"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    hook.stdin.write(request)
+    hook.stdin.close()
+    line = hook.stdout.readline()
+    times.append((time.perf_counter() - started) * 1000)
+    err = hook.stderr.read()
+    hook.wait()
+    if not line:
+        sys.exit(f"the hook decided nothing: {err!r}")
+    if json.loads(line)["hookSpecificOutput"]["decision"]["behavior"] != "allow":
+        sys.exit(f"not allowed: {line!r}")
+    # The floor: spawning a process that does nothing, the same way.
+    started = time.perf_counter()
+    subprocess.run(["/bin/true"], stdin=subprocess.DEVNULL)
+    spawns.append((time.perf_counter() - started) * 1000)
+print(json.dumps({"ms": times, "spawn_ms": spawns}))
+"""
+
+
+def hook_overhead(count=50, instances=1, loaded=False):
     """`ask-lsp hook claude` with `instances` LSP servers running on the
     same folder (editors open on one project: the hook asks each): hook
     spawned (the Popen) to its decision line read, the decision taken at
@@ -950,33 +1015,23 @@ def hook_overhead(count=50, instances=1):
         "session_id": "bench", "transcript_path": "/nonexistent/t.jsonl", "cwd": root,
         "permission_mode": "default", "hook_event_name": "PermissionRequest", "tool_name": "Bash",
         "tool_input": {"command": "git status --short", "description": "Show the status"}}).encode()
-    load0 = load()
-    times, spawns = [], []
-    for _ in range(count):
-        started = time.perf_counter()
-        hook = subprocess.Popen([BIN, "hook", "claude"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=hook_env)
-        hook.stdin.write(request)
-        hook.stdin.close()
-        line = hook.stdout.readline()
-        times.append((time.perf_counter() - started) * 1000)
-        err = hook.stderr.read()
-        hook.wait()
-        assert line, f"the hook decided nothing: {err}"
-        decision = json.loads(line)["hookSpecificOutput"]["decision"]["behavior"]
-        assert decision == "allow", line
-        # The floor: spawning a process that does nothing, the same way.
-        started = time.perf_counter()
-        subprocess.run(["/bin/true"], stdin=subprocess.DEVNULL)
-        spawns.append((time.perf_counter() - started) * 1000)
+    with CpuLoad(loaded) as cpu:
+        time.sleep(1 if loaded else 0)
+        load0 = load()
+        timer = subprocess.run([sys.executable, "-c", HOOK_TIMER, BIN, str(count)], input=request,
+                               capture_output=True, env=hook_env)
+        load1 = load()
+    assert timer.returncode == 0, timer.stderr.decode()
+    timed = json.loads(timer.stdout)
+    times, spawns = timed["ms"], timed["spawn_ms"]
     for lsp in lsps:
         lsp.close()
     idle.stdin.close()
     idle.kill()
     idle.wait()
     runtime.cleanup()
-    return {"load": load0, "load_after": load(), "ms": sorted(times), "spawn_ms": sorted(spawns),
-            "instances": instances}
+    return {"load": load0, "load_after": load1, "ms": sorted(times), "spawn_ms": sorted(spawns),
+            "instances": instances, "machine": cpu.name()}
 
 
 def percentile(values, p):
@@ -1210,12 +1265,15 @@ def print_visible(results):
     print(f"\nTime to a visible prompt: real OpenCode 1.18.33 asks (`question.asked` out on /event: the"
           f" first of an observer's read and ask-lsp's) → the prompt drawn in the editor; realtime clock at"
           f" every hop; {os.cpu_count()} cores\n")
-    print("| agent asks → | load (uptime) before / after | prompts | p50 | p99 | max | target |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| agent asks → | machine | load (uptime) before / after | prompts | p50 | p99 | max | first prompt |"
+          " target |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for v in results:
+        first = visible_ms(v)[0]
         ms = sorted(visible_ms(v))
-        print(f"| {SURFACE_NAMES[v['surface']]} | {v['uptime']} / {v['uptime_after']} | {len(ms)} |"
-              f" {statistics.median(ms):.1f} ms | {percentile(ms, 0.99):.1f} ms | {ms[-1]:.1f} ms | p99 < 50 ms |")
+        print(f"| {SURFACE_NAMES[v['surface']]} | {v['machine']} | {v['uptime']} / {v['uptime_after']} | {len(ms)} |"
+              f" {statistics.median(ms):.1f} ms | {percentile(ms, 0.99):.1f} ms | {ms[-1]:.1f} ms | {first:.1f} ms |"
+              f" p99 < 50 ms |")
     for v in results:
         hops = [("mock LLM's tool call written → `question.asked` out on /event (OpenCode)", "llm", "first"),
                 ("`question.asked` out → ask-lsp's `prompt asked` (0 where ask-lsp read it first)",
@@ -1235,7 +1293,7 @@ def print_visible(results):
         if v["clock_ms"]:
             clock = f"; page clock − Date.now(): {', '.join(f'{c:+.2f}' for c in v['clock_ms'])} ms (start, end)"
         late = max(visible_ms(v, "taken", "asked"))
-        print(f"\n{SURFACE_NAMES[v['surface']]}, per hop (ms; min / p50 / p99 / max); the observer's read of"
+        print(f"\n{SURFACE_NAMES[v['surface']]} ({v['machine']}), per hop (ms; min / p50 / p99 / max); the observer's read of"
               f" `question.asked` − ask-lsp's `prompt asked`: at most {late:.1f} ms{clock}\n")
         print("| hop | min | p50 | p99 | max |\n| --- | --- | --- | --- | --- |")
         for label, a, b in hops:
@@ -1251,14 +1309,15 @@ def visible_summary(results, hook=None):
         ms = sorted(visible_ms(v))
         p99 = percentile(ms, 0.99)
         met = met and p99 < 50
-        cells.append(f"{SURFACE_NAMES[v['surface']]} p50 {statistics.median(ms):.1f} ms p99 {p99:.1f} ms"
+        cells.append(f"{SURFACE_NAMES[v['surface']]} ({v['machine']}) p50 {statistics.median(ms):.1f} ms"
+                     f" p99 {p99:.1f} ms first {visible_ms(v)[0]:.1f} ms"
                      f" ({len(ms)} prompts, load {v['uptime']} / {v['uptime_after']})")
     line = ("time to visible (agent asks → drawn): " + "; ".join(cells)
             + f"; target p99 < 50 ms: {'met' if met else 'not met'}")
     for h in hook or []:
         ms = h["ms"]
         p99 = percentile(ms, 0.99)
-        line += (f"; hook with {h['instances']} instance(s) spawned → decision printed p50"
+        line += (f"; hook with {h['instances']} instance(s) ({h['machine']}) spawned → decision printed p50"
                  f" {statistics.median(ms):.1f} ms p99 {p99:.1f} ms (load {h['load']:.2f}),"
                  f" target < 20 ms: {'met' if p99 < 20 else 'not met'}")
     return line
@@ -1280,14 +1339,14 @@ def print_wakeups(results):
 def print_hook(hooks):
     print("\n`ask-lsp hook claude`: spawned to decision line read, decided by a permission rule"
           " (no person's time), with 1 and 20 instances on the hook's folder\n")
-    print("| | instances | hooks | load (1 min) before / after | p50 | p99 | max | target |\n"
-          "| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| | instances | machine | hooks | load (1 min) before / after | p50 | p99 | max | target |\n"
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for h in hooks:
         ms, spawn = h["ms"], h["spawn_ms"]
         load_cell = f"{h['load']:.2f} / {h['load_after']:.2f}"
-        print(f"| hook spawned → decision printed | {h['instances']} | {len(ms)} | {load_cell} |"
+        print(f"| hook spawned → decision printed | {h['instances']} | {h['machine']} | {len(ms)} | {load_cell} |"
               f" {statistics.median(ms):.1f} ms | {percentile(ms, 0.99):.1f} ms | {ms[-1]:.1f} ms | < 20 ms |")
-        print(f"| /bin/true spawned → exited (the floor) | | | |"
+        print(f"| /bin/true spawned → exited (the floor) | | | | |"
               f" {statistics.median(spawn):.1f} ms | {percentile(spawn, 0.99):.1f} ms | {spawn[-1]:.1f} ms | |")
 
 
@@ -1359,18 +1418,23 @@ def main():
                     print("  time to visible, VS Code: skipped (CODE_SERVER_DIR, CODE_SERVER_NODE, ASK_LSP_VSIX)",
                           file=sys.stderr)
                     continue
-                v = time_to_visible(surface)
-                extra["visible"].append(v)
-                ms = sorted(visible_ms(v))
-                print(f"  time to visible, {surface}: p50 {statistics.median(ms):.1f} ms"
-                      f" p99 {percentile(ms, 0.99):.1f} ms (load {v['uptime']}) {json.dumps(v)}", file=sys.stderr)
+                for machine in LOADS:
+                    v = time_to_visible(surface, loaded=machine == "loaded")
+                    extra["visible"].append(v)
+                    ms = sorted(visible_ms(v))
+                    print(f"  time to visible, {surface} ({v['machine']}): p50 {statistics.median(ms):.1f} ms"
+                          f" p99 {percentile(ms, 0.99):.1f} ms first {visible_ms(v)[0]:.1f} ms"
+                          f" (load {v['uptime']}) {json.dumps(v)}", file=sys.stderr)
         else:
             print("  time to visible: skipped (no real OpenCode)", file=sys.stderr)
     if wanted("hook"):
-        extra["hook"] = [hook_overhead(instances=n) for n in HOOK_INSTANCES]
-        for h in extra["hook"]:
-            print(f"  hook, {h['instances']} instance(s): p99 {percentile(h['ms'], 0.99):.1f} ms"
-                  f" (load {h['load']:.2f})", file=sys.stderr)
+        extra["hook"] = []
+        for machine in LOADS:
+            for n in HOOK_INSTANCES:
+                h = hook_overhead(instances=n, loaded=machine == "loaded")
+                extra["hook"].append(h)
+                print(f"  hook, {h['instances']} instance(s), {h['machine']}: p50 {statistics.median(h['ms']):.1f} ms"
+                      f" p99 {percentile(h['ms'], 0.99):.1f} ms (load {h['load']:.2f})", file=sys.stderr)
     if wanted("idle"):
         extra["idle"] = idle_servers()
     if wanted("footprint"):

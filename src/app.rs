@@ -403,7 +403,7 @@ pub(crate) mod hook_client {
     use std::path::{Path, PathBuf};
 
     pub(crate) use crate::backends::hook::instances::{is_ask_lsp, named_by_ask_lsp};
-    pub(crate) use crate::backends::hook::{CLAUDE_NEWS, MAX_INPUT, Refusal, same_user};
+    pub(crate) use crate::backends::hook::{CLAUDE_NEWS, MAX_INPUT, Refusal};
 
     /// Those whose workspace holds `cwd`, then the others.
     pub(crate) fn instances(cwd: Option<&Path>) -> io::Result<(Vec<PathBuf>, Vec<PathBuf>)> {

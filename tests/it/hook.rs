@@ -928,6 +928,13 @@ async fn status_says_whether_hooks_reach_this_ask_lsp() {
                        "tool_input": {"command": "make", "description": "Build"}});
     feed(&mut hook, input.to_string().as_bytes()).await;
     let ask = client.next_method("askQuestions/ask").await;
+    // Written down while the prompt waits for the person (not before the
+    // decision: the hook's time with many editors, docs/hook.md).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while json_status().await["listeners"][0]["requests"] != 1 {
+        assert!(Instant::now() < deadline, "{}", json_status().await);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     client
         .respond(
             &ask["id"],

@@ -211,10 +211,13 @@ pub(super) fn holds_directory(roots: &[PathBuf], directory: Option<&str>) -> boo
 /// executable file as this process. What that buys against another process
 /// of the same user is in docs/security.md.
 pub(crate) fn is_ask_lsp(stream: &tokio::net::UnixStream, socket: &Path) -> bool {
-    let Some(pid) = stream.peer_cred().ok().and_then(|cred| cred.pid()) else {
+    let Ok(cred) = stream.peer_cred() else {
         return false;
     };
-    socket.file_name().and_then(socket_pid) == Some(pid) && runs_this_executable(pid)
+    cred.uid() == euid()
+        && cred.pid().is_some_and(|pid| {
+            socket.file_name().and_then(socket_pid) == Some(pid) && runs_this_executable(pid)
+        })
 }
 
 /// Whether the process `socket` is named by runs this executable: checked
@@ -227,11 +230,16 @@ pub(crate) fn named_by_ask_lsp(socket: &Path) -> bool {
         .is_some_and(runs_this_executable)
 }
 
-/// Whether process `pid` runs the same executable file as this process.
+/// Whether process `pid` runs the same executable file as this process
+/// (this one's read once: the hook checks every instance twice).
 fn runs_this_executable(pid: i32) -> bool {
-    let ours = std::fs::metadata("/proc/self/exe");
-    let theirs = std::fs::metadata(format!("/proc/{pid}/exe"));
-    matches!((ours, theirs), (Ok(a), Ok(b)) if a.dev() == b.dev() && a.ino() == b.ino())
+    static OURS: std::sync::OnceLock<Option<(u64, u64)>> = std::sync::OnceLock::new();
+    let identity = |meta: std::fs::Metadata| (meta.dev(), meta.ino());
+    let ours = OURS.get_or_init(|| std::fs::metadata("/proc/self/exe").ok().map(identity));
+    let theirs = std::fs::metadata(format!("/proc/{pid}/exe"))
+        .ok()
+        .map(identity);
+    ours.is_some() && *ours == theirs
 }
 
 /// What the kernel says of the process that sent a request and of its

@@ -54,6 +54,9 @@ const REQUEST_WITHIN: Duration = Duration::from_secs(5);
 /// reached only by a flood; request bytes in flight stay under
 /// `READERS * MAX_REQUEST` (16 MiB), whatever the number of connections.
 const READERS: usize = 16;
+/// A prompt still waiting for its decision after this long (a person's)
+/// has its request written in the description file meanwhile.
+const NOTE_WHILE_WAITING: Duration = Duration::from_millis(200);
 /// The registry's name for the hook socket.
 pub(crate) const HOOK_SERVER: &str = "hook";
 
@@ -207,7 +210,8 @@ impl HookListener {
     }
 
     /// Notes that a hook request arrived (`agent`: the one it named, if
-    /// known), for `ask-lsp status`.
+    /// known), for `ask-lsp status`: in memory only; [`Self::write_note`]
+    /// writes it down once the hook has its answer.
     fn note_request(&self, agent: Option<&'static str>) {
         let at = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -215,6 +219,15 @@ impl HookListener {
         let mut reached = self.reached.lock().expect("not poisoned");
         reached.requests += 1;
         reached.last = Some((at, agent));
+    }
+
+    /// Rewrites the description file with the requests noted so far. Not
+    /// on the way to a decision: with several editors on one folder every
+    /// instance takes each request, and a file rewrite (0.3 ms, several
+    /// under load) in each one before deciding was most of the hook's time
+    /// (docs/hook.md, "Cost with several editors on one folder").
+    fn write_note(&self) {
+        let reached = self.reached.lock().expect("not poisoned");
         if let Some(info) = reached.info.clone()
             && let Err(e) = self.describe(&info, &reached)
         {
@@ -280,12 +293,14 @@ impl HookListener {
             Ok(Parsed::Ended(ended)) => {
                 self.withdraw(|waits| ended.ends(waits), &sink);
                 let _ = write.write_all(b"{}\n").await;
+                self.write_note();
                 return;
             }
             Err(refusal) => {
                 tracing::warn!("hook socket: {refusal}");
                 let answer = json!({"error": refusal.to_string(), "refusal": refusal});
                 let _ = write.write_all(format!("{answer}\n").as_bytes()).await;
+                self.write_note();
                 return;
             }
         };
@@ -310,22 +325,43 @@ impl HookListener {
         );
         if sink.send(BackendEvent::Asked(prompt)).is_err() {
             self.waiting.lock().expect("not poisoned").remove(&id);
+            self.write_note();
             return;
         }
-        // The hook sends nothing more: anything read means it is gone.
+        // The hook sends nothing more: anything read means it is gone. The
+        // description is rewritten once the decision is out, or while the
+        // prompt waits for a person.
         let mut rest = [0u8; 64];
-        tokio::select! {
-            Ok((decision, written)) = answered => {
-                let line = format!("{decision}\n");
-                let ok = write.write_all(line.as_bytes()).await.is_ok()
-                    && write.flush().await.is_ok();
-                let _ = written.send(ok);
-            }
-            _ = read.read(&mut rest) => {
-                if self.waiting.lock().expect("not poisoned").remove(&id).is_some() {
-                    let _ = sink.send(BackendEvent::Withdrawn { id });
+        let waiting = tokio::time::sleep(NOTE_WHILE_WAITING);
+        tokio::pin!(waiting, answered);
+        let (mut noted, mut dropped) = (false, false);
+        loop {
+            tokio::select! {
+                decided = &mut answered, if !dropped => {
+                    let Ok((decision, written)) = decided else {
+                        dropped = true; // no decision will come: wait for the hook to go
+                        continue;
+                    };
+                    let line = format!("{decision}\n");
+                    let ok = write.write_all(line.as_bytes()).await.is_ok()
+                        && write.flush().await.is_ok();
+                    let _ = written.send(ok);
+                    break;
+                }
+                _ = read.read(&mut rest) => {
+                    if self.waiting.lock().expect("not poisoned").remove(&id).is_some() {
+                        let _ = sink.send(BackendEvent::Withdrawn { id });
+                    }
+                    break;
+                }
+                () = &mut waiting, if !noted => {
+                    noted = true;
+                    self.write_note();
                 }
             }
+        }
+        if !noted {
+            self.write_note();
         }
     }
 }
