@@ -17,6 +17,7 @@ use crate::common::agents;
 use crate::common::tmux::Tmux;
 use crate::common::*;
 use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
 /// The pinned Codex (`ASK_LSP_CODEX_BIN`) or the newer one beside it

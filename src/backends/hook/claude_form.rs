@@ -54,7 +54,7 @@ pub(super) fn prompt(input: &str) -> Result<(Prompt, Agent), Refusal> {
         other => {
             return Err(not_shown(format!(
                 "mode {:?} is not form",
-                other.map(|m| crate::text::for_display_in_english(m, 40))
+                other.map(|m| crate::text::for_display(m, 40))
             )));
         }
     }
