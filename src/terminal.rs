@@ -378,6 +378,9 @@ impl<W: Console> Watch<W> {
             }
             Update::Connection { server, error } => {
                 match error {
+                    // A state (no Codex daemon running), not a fault: the
+                    // status says it, as the editors' log does.
+                    Some(error) if error.is_normal_state() => return,
                     Some(error) => {
                         let error = backend_error::backend_error(&error);
                         self.say(format!("! {server}: {error}"))

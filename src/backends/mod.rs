@@ -193,7 +193,8 @@ impl Listing for Built {
     }
 }
 
-pub(crate) use sink::EventSink;
+/// Where a backend's events go, bounded ([`sink`]).
+pub(crate) type EventSink = sink::Sink<BackendEvent>;
 
 /// A server's failure, as facts. Its words, in the person's language and in
 /// English (`Display`, for logs and `status --json`), come from one

@@ -1,6 +1,6 @@
 //! Where a server's events go: to the broker, through a queue bounded in
 //! events. Sending never waits (backends send from plain functions too);
-//! instead a backend's read loop waits for [`EventSink::room`] before it
+//! instead a backend's read loop waits for [`Sink::room`] before it
 //! takes in more of its stream, so a server that floods ask-lsp is held up
 //! at its own socket while the broker catches up, rather than queued in
 //! memory without bound (issue #48: the flood outran the broker and grew
@@ -19,8 +19,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::{Notify, mpsc};
 
-use super::BackendEvent;
-
 /// Events a server may have queued for the broker before its reader waits.
 pub(crate) const EVENTS: usize = 256;
 /// Where a waiting reader goes on.
@@ -32,11 +30,20 @@ struct Count {
     drained: Notify,
 }
 
-/// The sending side; clones share the bound.
-#[derive(Clone)]
-pub(crate) struct EventSink {
-    tx: mpsc::UnboundedSender<Queued>,
+/// The sending side; clones share the bound. Generic so that this floor
+/// names no backend type (`backends::EventSink` is the one used).
+pub(crate) struct Sink<T> {
+    tx: mpsc::UnboundedSender<Queued<T>>,
     count: Arc<Count>,
+}
+
+impl<T> Clone for Sink<T> {
+    fn clone(&self) -> Self {
+        Sink {
+            tx: self.tx.clone(),
+            count: self.count.clone(),
+        }
+    }
 }
 
 /// Nobody receives any more.
@@ -44,8 +51,8 @@ pub(crate) struct EventSink {
 pub(crate) struct Closed;
 
 /// An event on its way, holding its place in the bound until dropped.
-pub(crate) struct Queued {
-    pub event: BackendEvent,
+pub(crate) struct Queued<T> {
+    pub event: T,
     _place: Place,
 }
 
@@ -59,25 +66,25 @@ impl Drop for Place {
     }
 }
 
-pub(crate) struct EventReceiver {
-    rx: mpsc::UnboundedReceiver<Queued>,
+pub(crate) struct Receiver<T> {
+    rx: mpsc::UnboundedReceiver<Queued<T>>,
 }
 
 /// A sink and the receiver of what it sends.
-pub(crate) fn channel() -> (EventSink, EventReceiver) {
+pub(crate) fn channel<T>() -> (Sink<T>, Receiver<T>) {
     let (tx, rx) = mpsc::unbounded_channel();
     (
-        EventSink {
+        Sink {
             tx,
             count: Arc::default(),
         },
-        EventReceiver { rx },
+        Receiver { rx },
     )
 }
 
-impl EventSink {
+impl<T> Sink<T> {
     /// Queues an event without waiting.
-    pub fn send(&self, event: BackendEvent) -> Result<(), Closed> {
+    pub fn send(&self, event: T) -> Result<(), Closed> {
         self.count.queued.fetch_add(1, Ordering::SeqCst);
         let queued = Queued {
             event,
@@ -111,9 +118,9 @@ impl EventSink {
     }
 }
 
-impl EventReceiver {
+impl<T> Receiver<T> {
     /// The next event; `None` once every sink is gone and all are read.
-    pub async fn recv(&mut self) -> Option<Queued> {
+    pub async fn recv(&mut self) -> Option<Queued<T>> {
         self.rx.recv().await
     }
 }
@@ -124,9 +131,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_reader_held_up_at_the_bound_goes_on_once_half_is_handled() {
-        let (sink, mut events) = channel();
+        let (sink, mut events) = channel::<u8>();
         for _ in 0..EVENTS {
-            sink.send(BackendEvent::Connected).unwrap();
+            sink.send(0).unwrap();
         }
         let waiting = tokio::spawn({
             let sink = sink.clone();
@@ -145,7 +152,7 @@ mod tests {
         waiting.await.unwrap();
         // Nobody receiving: the event is refused.
         drop(events);
-        assert!(sink.send(BackendEvent::Connected).is_err());
+        assert!(sink.send(0).is_err());
         sink.room().await;
     }
 }

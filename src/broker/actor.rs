@@ -44,7 +44,7 @@ pub(super) struct Broker {
 
 /// Each event holds its place in its server's bound (`backends/sink.rs`)
 /// until it is handled.
-type Events = mpsc::UnboundedReceiver<(Arc<str>, Queued)>;
+type Events = mpsc::UnboundedReceiver<(Arc<str>, Queued<BackendEvent>)>;
 
 impl Broker {
     pub fn new(

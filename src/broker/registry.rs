@@ -9,7 +9,7 @@ use tokio::task::JoinHandle;
 
 use super::ServerStatus;
 use crate::backends::sink::{self, Queued};
-use crate::backends::{Backend, BackendError, Factory};
+use crate::backends::{Backend, BackendError, BackendEvent, Factory};
 use crate::settings::{BackendKind, ServerSpec, UrlSource};
 
 struct Server {
@@ -44,11 +44,14 @@ pub(super) struct Registry {
     servers: HashMap<Arc<str>, Server>,
     factory: Factory,
     /// Where every backend's events go, tagged with the server's name.
-    events: mpsc::UnboundedSender<(Arc<str>, Queued)>,
+    events: mpsc::UnboundedSender<(Arc<str>, Queued<BackendEvent>)>,
 }
 
 impl Registry {
-    pub fn new(factory: Factory, events: mpsc::UnboundedSender<(Arc<str>, Queued)>) -> Self {
+    pub fn new(
+        factory: Factory,
+        events: mpsc::UnboundedSender<(Arc<str>, Queued<BackendEvent>)>,
+    ) -> Self {
         Registry {
             servers: HashMap::new(),
             factory,

@@ -355,6 +355,10 @@ pub(crate) struct ServerStatus {
     pub connected: bool,
     /// Why it is not connected, in the person's language.
     pub error: Option<String>,
+    /// Not connected as a state, not a fault (no Codex daemon running):
+    /// nothing for the person to fix.
+    #[serde(default)]
+    pub idle: bool,
     /// No URL was configured: found running, `$ASK_LSP_URL` or the
     /// built-in default.
     pub defaulted: bool,

@@ -245,6 +245,7 @@ pub(crate) fn status_params(status: &Status) -> ext::StatusParams {
                 url: s.url.clone(),
                 connected: s.connected,
                 error: s.error.as_ref().map(backend_error::backend_error),
+                idle: s.error.as_ref().is_some_and(|e| e.is_normal_state()),
                 defaulted: s.defaulted,
                 discovered: s.discovered.clone(),
                 generation: s.kind.generation().map(str::to_owned),

@@ -42,6 +42,8 @@ const FLOORS: &[&[&str]] = &[
     &["backends/net"],
     // The backend interface: events, errors, timing.
     &["backends"],
+    // The bounded queue backends send into.
+    &["backends/sink"],
     &["settings"],
     // The model, and the sanitiser it uses.
     &["prompt"],

@@ -51,6 +51,9 @@ function M.check()
     end
     if server.connected then
       health.ok(t('health.connected', { name = server.name, url = server.url }))
+    elseif server.idle then
+      -- A state, not a fault: no Codex daemon runs (nothing to fix).
+      health.info(t('health.server_error', { name = server.name, url = server.url, error = server.error or '' }))
     elseif server.error and server.error:find('401', 1, true) then
       health.error(t('health.server_error', { name = server.name, url = server.url, error = server.error }), {
         t('health.advice_password'),
