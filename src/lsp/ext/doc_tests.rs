@@ -203,6 +203,7 @@ fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
         url: "http://x".into(),
         connected: true,
         error: None,
+        idle: false,
         defaulted: false,
         discovered: None,
         generation: None,
