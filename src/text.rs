@@ -418,6 +418,15 @@ impl<'a> Cut<'a> {
         }
     }
 
+    /// The cut, keeping its own copy of the text (a prompt's fields outlive
+    /// the server's message they were cut from).
+    pub fn into_owned(self) -> Cut<'static> {
+        Cut {
+            kept: Cow::Owned(self.kept.into_owned()),
+            hidden: self.hidden,
+        }
+    }
+
     /// [`Cut::noted`] in English (`… (+1,234 more characters)`): for logs,
     /// `--json` and the agent, and for what floors below the presentation
     /// keep.

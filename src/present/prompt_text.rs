@@ -308,7 +308,7 @@ pub(crate) fn choice_label(choice: &PermissionChoice) -> String {
         } => tr!(
             "choice.with_patterns",
             does = effect(choice.effect),
-            patterns = patterns
+            patterns = patterns.clone().noted(super::cut::note)
         ),
         ChoiceLabel::Stores(stores) => super::stores::stores_label(stores),
         ChoiceLabel::ForSession => tr!("choice.for_session"),

@@ -10,7 +10,7 @@ fn a_choice_says_what_it_does_before_the_agents_label() {
     };
     let always = choice(
         ChoiceLabel::Effect {
-            patterns: Some("git *".into()),
+            patterns: Some(crate::text::cut("git *", 200).into_owned()),
         },
         Effect::AllowAlways,
     );

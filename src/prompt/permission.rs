@@ -120,8 +120,10 @@ impl From<&str> for PermissionTitle {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ChoiceLabel {
     Agent(String),
+    /// The patterns as cut to a label's length; `present/` words the cut's
+    /// note in the person's language.
     Effect {
-        patterns: Option<String>,
+        patterns: Option<crate::text::Cut<'static>>,
     },
     /// Allows, and stores this in the agent's own settings: said in
     /// ask-lsp's words, the exact JSON beside them.
@@ -231,7 +233,9 @@ impl Permission {
                 }
                 ChoiceLabel::Effect {
                     patterns: Some(patterns),
-                } => *patterns = line("choice label", patterns, limits::LABEL_LEN)?,
+                } => {
+                    patterns.kept = line("choice label", &patterns.kept, limits::LABEL_LEN)?.into()
+                }
                 ChoiceLabel::Effect { patterns: None } => {}
                 ChoiceLabel::Stores(stores) => stores.check()?,
                 ChoiceLabel::ForSession => {}
@@ -322,7 +326,7 @@ impl PermissionChoice {
             ChoiceLabel::Effect { patterns: None } => does.into(),
             ChoiceLabel::Effect {
                 patterns: Some(patterns),
-            } => format!("{does} ({patterns})"),
+            } => format!("{does} ({})", patterns.clone().english()),
             ChoiceLabel::Stores(stores) => format!("{does} (stores {})", stores.exact),
             ChoiceLabel::ForSession => "Allow for this session".into(),
             ChoiceLabel::StartingWith { prefix } => {
