@@ -234,14 +234,15 @@ pub(crate) enum BackendError {
         server: ServerLabel,
         advice: AuthAdvice,
     },
+    /// `message`: what the server said, as cut for showing.
     BadRequest {
         server: ServerLabel,
-        message: String,
+        message: crate::text::Cut<'static>,
     },
     Server {
         server: ServerLabel,
         status: u16,
-        message: String,
+        message: crate::text::Cut<'static>,
     },
     NotJson {
         server: ServerLabel,

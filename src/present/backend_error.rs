@@ -15,6 +15,7 @@ use crate::backends::{
     AuthAdvice, BackendError, BodyKind, ConnectHint, Expected, RefuseReason, ServerLabel, StartHint,
 };
 use crate::settings::ServerKind;
+use crate::text;
 
 /// `error` in the person's language.
 pub(crate) fn backend_error(error: &BackendError) -> String {
@@ -31,7 +32,7 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
             tr!(
                 "backend.bad_request",
                 server = server_label(server),
-                message = message
+                message = said(message)
             )
         }
         BackendError::Server {
@@ -42,7 +43,7 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
             "backend.server",
             server = server_label(server),
             status = status,
-            message = message
+            message = said(message)
         ),
         BackendError::NotJson {
             server,
@@ -146,6 +147,12 @@ impl fmt::Display for BackendError {
 }
 
 impl std::error::Error for BackendError {}
+
+/// What the server said, with the note of what its cut hid in the
+/// person's language.
+fn said(message: &text::Cut<'static>) -> String {
+    message.clone().noted(super::cut::note).into_owned()
+}
 
 /// Why an answer was not sent, in the person's language.
 fn refuse_reason(reason: &RefuseReason) -> String {

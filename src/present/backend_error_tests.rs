@@ -358,3 +358,17 @@ fn chinese_words_keep_what_the_server_and_the_system_said() {
         "http://127.0.0.1:4096 上的 OpenCode：返回了 200 和 HTML 页面，而不是 JSON：这是 OpenCode 服务器吗？路由是否正确？"
     );
 }
+
+/// What the server said, cut for showing: the note of what the cut hid in
+/// the person's language (#45), in English for logs.
+#[test]
+fn a_cut_server_message_says_what_it_hid_in_the_persons_language() {
+    let error = BackendError::Server {
+        server: server(),
+        status: 500,
+        message: crate::text::cut("错误信息", 2).into_owned(),
+    };
+    let zh = in_locale(Locale::ZhCn, || backend_error(&error));
+    assert!(zh.ends_with("错误…（另有 2 个字符）"), "{zh}");
+    assert!(error.to_string().ends_with("错误… (+2 more characters)"));
+}
