@@ -397,10 +397,20 @@ impl Iterator for Visible<'_> {
 /// the cut hid (0: none, `kept` is the whole text). The floor that shows it
 /// words the note: `present/` in the person's language, [`Cut::english`]
 /// below it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cut<'a> {
     pub kept: Cow<'a, str>,
     pub hidden: usize,
+}
+
+/// Whole text: nothing hidden.
+impl<'a, T: Into<Cow<'a, str>>> From<T> for Cut<'a> {
+    fn from(text: T) -> Self {
+        Cut {
+            kept: text.into(),
+            hidden: 0,
+        }
+    }
 }
 
 impl<'a> Cut<'a> {
@@ -415,6 +425,15 @@ impl<'a> Cut<'a> {
                 out.push_str(&note);
                 Cow::Owned(out)
             }
+        }
+    }
+
+    /// The cut, keeping its own copy of the text (a prompt's fields outlive
+    /// the server's message they were cut from).
+    pub fn into_owned(self) -> Cut<'static> {
+        Cut {
+            kept: Cow::Owned(self.kept.into_owned()),
+            hidden: self.hidden,
         }
     }
 

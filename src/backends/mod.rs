@@ -193,6 +193,33 @@ impl Listing for Built {
     }
 }
 
+/// Why an answer was not sent ([`BackendError::Refused`]), as facts; worded
+/// in `present/backend_error.rs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RefuseReason {
+    /// The reply is not of a kind the prompt's request takes.
+    AnswerDoesNotFit,
+    NotAnAnswerToQuestions,
+    NotAnAnswerToForm,
+    NotAnAnswerToPermission,
+    /// The chosen option is not one the permission offered.
+    NotAChoice,
+    /// Codex: the amendment was chosen, but none was proposed.
+    NoAmendment,
+    NotOneAnswerPerQuestion,
+    /// The server's id may not go into a URL path.
+    BadId(crate::text::IdError),
+    /// OpenCode 2: the form cannot be shown, so it cannot be answered.
+    FormUnshowable {
+        detail: String,
+    },
+    /// OpenCode 1.x: allowing runs the command, and the server cannot say
+    /// whether the permission's session still runs.
+    SessionUnconfirmed,
+    /// OpenCode's new engine: asking whether the permission still waits failed.
+    PermissionUnconfirmed(Box<BackendError>),
+}
+
 /// Where a backend's events go, bounded ([`sink`]).
 pub(crate) type EventSink = sink::Sink<BackendEvent>;
 
@@ -209,14 +236,15 @@ pub(crate) enum BackendError {
         server: ServerLabel,
         advice: AuthAdvice,
     },
+    /// `message`: what the server said, as cut for showing.
     BadRequest {
         server: ServerLabel,
-        message: String,
+        message: crate::text::Cut<'static>,
     },
     Server {
         server: ServerLabel,
         status: u16,
-        message: String,
+        message: crate::text::Cut<'static>,
     },
     NotJson {
         server: ServerLabel,
@@ -235,7 +263,7 @@ pub(crate) enum BackendError {
     /// Nothing was sent: the prompt cannot be answered this way.
     Refused {
         server: ServerLabel,
-        reason: String,
+        reason: RefuseReason,
     },
     Connect {
         server: ServerLabel,

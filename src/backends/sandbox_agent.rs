@@ -39,8 +39,8 @@ use serde_json::{Value, json};
 use super::net::http::{self, Peer};
 use super::net::stream::{Flow, Follow, follow};
 use super::{
-    Backend, BackendError, BackendEvent, Declined, EventSink, Expected, Problem, ServerLabel,
-    Source, Timing, id_within,
+    Backend, BackendError, BackendEvent, Declined, EventSink, Expected, Problem, RefuseReason,
+    ServerLabel, Source, Timing, id_within,
 };
 use crate::backends::net::sse::SseEvent;
 use crate::prompt::{Prompt, Reply, SessionTitle};
@@ -149,7 +149,7 @@ impl SandboxAgent {
         })?;
         let result = result_for(&route, prompt, reply).ok_or_else(|| BackendError::Refused {
             server: label.clone(),
-            reason: "the answer does not fit the request".into(),
+            reason: RefuseReason::AnswerDoesNotFit,
         })?;
         // Taken out while it is sent: an `elicitation/complete` or a tool
         // call's end meanwhile cannot answer or resolve it a second time.

@@ -5,6 +5,7 @@
 
 use serde::Deserialize;
 
+use crate::backends::RefuseReason;
 use crate::prompt::{Answer, Choice, Effect, Permission, Question, Reply};
 
 /// One question as OpenCode writes it (sandbox-agent forwards this shape too).
@@ -57,7 +58,7 @@ impl QuestionInfo {
 pub(in crate::backends) fn permission_reply(
     permission: &Permission,
     reply: &Reply,
-) -> Result<(serde_json::Value, bool), &'static str> {
+) -> Result<(serde_json::Value, bool), RefuseReason> {
     match reply {
         Reply::Answer(Answer::Permission { choice }) => {
             let effect = permission
@@ -65,7 +66,7 @@ pub(in crate::backends) fn permission_reply(
                 .iter()
                 .find(|c| &c.id == choice)
                 .map(|c| c.effect)
-                .ok_or("not one of the permission's choices")?;
+                .ok_or(RefuseReason::NotAChoice)?;
             let (reply, allows) = match effect {
                 Effect::AllowOnce => ("once", true),
                 Effect::AllowAlways => ("always", true),
@@ -82,6 +83,6 @@ pub(in crate::backends) fn permission_reply(
         Reply::Reject { message: None } | Reply::Cancel => {
             Ok((serde_json::json!({ "reply": "reject" }), false))
         }
-        Reply::Answer(_) => Err("not an answer to a permission"),
+        Reply::Answer(_) => Err(RefuseReason::NotAnAnswerToPermission),
     }
 }

@@ -175,7 +175,7 @@ fn server_error() -> BackendError {
     BackendError::Server {
         server: crate::backends::ServerLabel::Hook,
         status: 500,
-        message: String::new(),
+        message: String::new().into(),
     }
 }
 

@@ -10,10 +10,12 @@ use std::fmt;
 use std::time::Duration;
 
 use super::i18n::{Locale, in_locale, tr};
+use super::problem::id_error;
 use crate::backends::{
-    AuthAdvice, BackendError, BodyKind, ConnectHint, Expected, ServerLabel, StartHint,
+    AuthAdvice, BackendError, BodyKind, ConnectHint, Expected, RefuseReason, ServerLabel, StartHint,
 };
 use crate::settings::ServerKind;
+use crate::text;
 
 /// `error` in the person's language.
 pub(crate) fn backend_error(error: &BackendError) -> String {
@@ -30,7 +32,7 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
             tr!(
                 "backend.bad_request",
                 server = server_label(server),
-                message = message
+                message = said(message)
             )
         }
         BackendError::Server {
@@ -41,7 +43,7 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
             "backend.server",
             server = server_label(server),
             status = status,
-            message = message
+            message = said(message)
         ),
         BackendError::NotJson {
             server,
@@ -73,7 +75,7 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
             tr!(
                 "backend.refused",
                 server = server_label(server),
-                reason = reason
+                reason = refuse_reason(reason)
             )
         }
         BackendError::Connect {
@@ -148,6 +150,34 @@ impl fmt::Display for BackendError {
 }
 
 impl std::error::Error for BackendError {}
+
+/// What the server said, with the note of what its cut hid in the
+/// person's language.
+fn said(message: &text::Cut<'static>) -> String {
+    message.clone().noted(super::cut::note).into_owned()
+}
+
+/// Why an answer was not sent, in the person's language.
+fn refuse_reason(reason: &RefuseReason) -> String {
+    match reason {
+        RefuseReason::AnswerDoesNotFit => tr!("refuse.answer_does_not_fit"),
+        RefuseReason::NotAnAnswerToQuestions => tr!("refuse.not_an_answer_to_questions"),
+        RefuseReason::NotAnAnswerToForm => tr!("refuse.not_an_answer_to_form"),
+        RefuseReason::NotAnAnswerToPermission => tr!("refuse.not_an_answer_to_permission"),
+        RefuseReason::NotAChoice => tr!("refuse.not_a_choice"),
+        RefuseReason::NoAmendment => tr!("refuse.no_amendment"),
+        RefuseReason::NotOneAnswerPerQuestion => tr!("refuse.not_one_answer_per_question"),
+        RefuseReason::BadId(error) => id_error(error),
+        RefuseReason::FormUnshowable { detail } => {
+            tr!("refuse.form_unshowable", detail = detail)
+        }
+        RefuseReason::SessionUnconfirmed => tr!("refuse.session_unconfirmed"),
+        RefuseReason::PermissionUnconfirmed(cause) => tr!(
+            "refuse.permission_unconfirmed",
+            error = backend_error(cause)
+        ),
+    }
+}
 
 /// The server `label` names, in the person's language: "OpenCode at
 /// http://127.0.0.1:4096".

@@ -45,10 +45,6 @@ fn errors() -> Vec<BackendError> {
             server: server(),
             after: Duration::from_millis(1500),
         },
-        BackendError::Refused {
-            server: server(),
-            reason: "a link among fields".into(),
-        },
         BackendError::Unanswered { server: server() },
         BackendError::SubscriptionUnanswered { server: server() },
         BackendError::Stream {
@@ -114,7 +110,80 @@ fn errors() -> Vec<BackendError> {
             hint,
         });
     }
+    errors.extend(reasons().into_iter().map(|reason| BackendError::Refused {
+        server: server(),
+        reason,
+    }));
     errors
+}
+
+/// Every reason an answer is not sent, one sample each.
+fn reasons() -> Vec<RefuseReason> {
+    vec![
+        RefuseReason::AnswerDoesNotFit,
+        RefuseReason::NotAnAnswerToQuestions,
+        RefuseReason::NotAnAnswerToForm,
+        RefuseReason::NotAnAnswerToPermission,
+        RefuseReason::NotAChoice,
+        RefuseReason::NoAmendment,
+        RefuseReason::NotOneAnswerPerQuestion,
+        RefuseReason::BadId(crate::text::IdError::Empty),
+        RefuseReason::FormUnshowable {
+            detail: "⟨…⟩".into(),
+        },
+        RefuseReason::SessionUnconfirmed,
+        RefuseReason::PermissionUnconfirmed(Box::new(BackendError::Closed)),
+    ]
+}
+
+/// Each reason by number: a new one fails to compile here until
+/// [`reasons`] has it.
+fn reason_variant(reason: &RefuseReason) -> usize {
+    match reason {
+        RefuseReason::AnswerDoesNotFit => 0,
+        RefuseReason::NotAnAnswerToQuestions => 1,
+        RefuseReason::NotAnAnswerToForm => 2,
+        RefuseReason::NotAnAnswerToPermission => 3,
+        RefuseReason::NotAChoice => 4,
+        RefuseReason::NoAmendment => 5,
+        RefuseReason::NotOneAnswerPerQuestion => 6,
+        RefuseReason::BadId(_) => 7,
+        RefuseReason::FormUnshowable { .. } => 8,
+        RefuseReason::SessionUnconfirmed => 9,
+        RefuseReason::PermissionUnconfirmed(_) => 10,
+    }
+}
+
+/// Why an answer was not sent, in Chinese with none of the English
+/// sentence's words (#45: the reason was an English string), and in
+/// English for logs.
+#[test]
+fn every_refusal_reason_is_worded_in_chinese_without_english() {
+    let covered: BTreeSet<usize> = reasons().iter().map(reason_variant).collect();
+    assert_eq!(covered, (0..11).collect());
+    for reason in reasons() {
+        let error = BackendError::Refused {
+            server: server(),
+            reason,
+        };
+        let en = error.to_string();
+        let (_, english) = en.split_once(": not sent: ").expect(&en);
+        let zh = in_locale(Locale::ZhCn, || backend_error(&error));
+        for word in english
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .filter(|word| word.len() > 3)
+        {
+            assert!(!zh.contains(word), "{word:?} in {zh}");
+        }
+    }
+    assert_eq!(
+        BackendError::Refused {
+            server: server(),
+            reason: RefuseReason::AnswerDoesNotFit,
+        }
+        .to_string(),
+        "OpenCode at http://127.0.0.1:4096: not sent: the answer does not fit the request"
+    );
 }
 
 /// Each variant by number: a new one fails to compile here until the
@@ -292,4 +361,18 @@ fn chinese_words_keep_what_the_server_and_the_system_said() {
         }),
         "http://127.0.0.1:4096 上的 OpenCode：返回了 200 和 HTML 页面，而不是 JSON：这是 OpenCode 服务器吗？路由是否正确？"
     );
+}
+
+/// What the server said, cut for showing: the note of what the cut hid in
+/// the person's language (#45), in English for logs.
+#[test]
+fn a_cut_server_message_says_what_it_hid_in_the_persons_language() {
+    let error = BackendError::Server {
+        server: server(),
+        status: 500,
+        message: crate::text::cut("错误信息", 2).into_owned(),
+    };
+    let zh = in_locale(Locale::ZhCn, || backend_error(&error));
+    assert!(zh.ends_with("错误…（另有 2 个字符）"), "{zh}");
+    assert!(error.to_string().ends_with("错误… (+2 more characters)"));
 }

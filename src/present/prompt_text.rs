@@ -285,8 +285,10 @@ pub(crate) fn choice_title(choice: &PermissionChoice) -> String {
     match &choice.label {
         ChoiceLabel::Agent(label) => {
             let does = effect(choice.effect);
-            match label.starts_with(&does) {
-                true => label.clone(),
+            let starts = label.kept.starts_with(&does);
+            let label = label.clone().noted(super::cut::note);
+            match starts {
+                true => label.into_owned(),
                 false => tr!("choice.title", does = does, label = label),
             }
         }
@@ -301,14 +303,14 @@ pub(crate) fn choice_title(choice: &PermissionChoice) -> String {
 /// the person's language.
 pub(crate) fn choice_label(choice: &PermissionChoice) -> String {
     match &choice.label {
-        ChoiceLabel::Agent(label) => label.clone(),
+        ChoiceLabel::Agent(label) => label.clone().noted(super::cut::note).into_owned(),
         ChoiceLabel::Effect { patterns: None } => effect(choice.effect),
         ChoiceLabel::Effect {
             patterns: Some(patterns),
         } => tr!(
             "choice.with_patterns",
             does = effect(choice.effect),
-            patterns = patterns
+            patterns = patterns.clone().noted(super::cut::note)
         ),
         ChoiceLabel::Stores(stores) => super::stores::stores_label(stores),
         ChoiceLabel::ForSession => tr!("choice.for_session"),

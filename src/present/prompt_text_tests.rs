@@ -10,7 +10,7 @@ fn a_choice_says_what_it_does_before_the_agents_label() {
     };
     let always = choice(
         ChoiceLabel::Effect {
-            patterns: Some("git *".into()),
+            patterns: Some(crate::text::cut("git *", 200).into_owned()),
         },
         Effect::AllowAlways,
     );
@@ -306,4 +306,49 @@ fn a_stand_in_says_why_in_the_persons_language() {
             format!("无法在此显示的表单（{reason}）；只能拒绝")
         );
     });
+}
+
+/// A refused permission's stand-in keeps its reject choices, their labels
+/// cut to a label's length: the cut's note is in the person's language
+/// (#45: it was English, added below the presentation floor).
+#[test]
+fn a_stand_ins_cut_choice_label_says_what_it_hid_in_the_persons_language() {
+    use crate::present::i18n::{Locale, in_locale};
+    use crate::prompt::{Kind, Origin, Prompt};
+    let reject = PermissionChoice {
+        id: "reject".into(),
+        label: "拒".repeat(600).into(),
+        effect: Effect::RejectOnce,
+    };
+    let prompt = Prompt {
+        id: "per_1".into(),
+        session: "ses_1".into(),
+        directory: None,
+        origin: Origin::default(),
+        kind: Kind::Permission(Box::new(Permission {
+            action: "bash".into(),
+            title: PermissionTitle::Run("ls".into()),
+            patterns: Vec::new(),
+            command: None,
+            diff: None,
+            choices: vec![reject],
+            raw_command: None,
+            raw_patterns: Vec::new(),
+        })),
+    };
+    let stand_in = *prompt.checked().unwrap_err().stand_in.expect("a stand-in");
+    let Kind::Permission(permission) = &stand_in.kind else {
+        panic!("not a permission")
+    };
+    let kept = "拒".repeat(500);
+    in_locale(Locale::ZhCn, || {
+        assert_eq!(
+            choice_label(&permission.choices[0]),
+            format!("{kept}…（另有 100 个字符）")
+        );
+    });
+    assert_eq!(
+        in_locale(Locale::En, || choice_label(&permission.choices[0])),
+        format!("{kept}… (+100 more characters)")
+    );
 }

@@ -33,7 +33,10 @@ pub(crate) use session_title::SessionTitle;
 pub(crate) use stores::{AgentMode, Change, RuleBehavior, Scope, Stores, ToolRule};
 pub(crate) use title::{Title, TitleName};
 
-use crate::text::{DISPLAY_ID_CHARS, DISPLAY_MESSAGE_CHARS, for_display, multi_line, one_line};
+use crate::text::{
+    Cut, DISPLAY_ID_CHARS, DISPLAY_MESSAGE_CHARS, cut_for_display, for_display, multi_line,
+    one_line,
+};
 
 /// Bounds on what an agent may ask. A request over them is refused with a
 /// clear error instead of being shown half-broken.
@@ -219,9 +222,13 @@ impl Shape {
                     .map(|c| PermissionChoice {
                         label: match c.label {
                             ChoiceLabel::Agent(label) => {
-                                match for_display(&label, limits::LABEL_LEN) {
-                                    label if label.trim().is_empty() => ChoiceLabel::EFFECT,
-                                    label => ChoiceLabel::Agent(label.into_owned()),
+                                let cut = cut_for_display(&label.kept, limits::LABEL_LEN);
+                                match cut.kept.trim().is_empty() {
+                                    true => ChoiceLabel::EFFECT,
+                                    false => ChoiceLabel::Agent(Cut {
+                                        hidden: cut.hidden + label.hidden,
+                                        ..cut.into_owned()
+                                    }),
                                 }
                             }
                             ours => ours,

@@ -119,9 +119,13 @@ impl From<&str> for PermissionTitle {
 /// the choice does ([`Effect`]) with the patterns "always" would approve.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ChoiceLabel {
-    Agent(String),
+    /// The agent's label, whole unless a stand-in cut it (`present/` words
+    /// the cut's note in the person's language).
+    Agent(crate::text::Cut<'static>),
+    /// The patterns as cut to a label's length; `present/` words the cut's
+    /// note in the person's language.
     Effect {
-        patterns: Option<String>,
+        patterns: Option<crate::text::Cut<'static>>,
     },
     /// Allows, and stores this in the agent's own settings: said in
     /// ask-lsp's words, the exact JSON beside them.
@@ -131,20 +135,21 @@ pub(crate) enum ChoiceLabel {
     ForSession,
     /// Allowed now, and from now on every command that starts with
     /// `prefix` (Codex's proposed exec-policy amendment).
-    StartingWith {
-        prefix: String,
-    },
+    StartingWith { prefix: String },
 }
 
 impl From<String> for ChoiceLabel {
     fn from(label: String) -> Self {
-        ChoiceLabel::Agent(label)
+        ChoiceLabel::Agent(crate::text::Cut {
+            kept: label.into(),
+            hidden: 0,
+        })
     }
 }
 
 impl From<&str> for ChoiceLabel {
     fn from(label: &str) -> Self {
-        ChoiceLabel::Agent(label.into())
+        ChoiceLabel::from(label.to_owned())
     }
 }
 
@@ -222,8 +227,8 @@ impl Permission {
         for choice in &mut self.choices {
             match &mut choice.label {
                 ChoiceLabel::Agent(label) => {
-                    *label = line("choice label", label, limits::LABEL_LEN)?;
-                    if label.is_empty() {
+                    label.kept = line("choice label", &label.kept, limits::LABEL_LEN)?.into();
+                    if label.kept.is_empty() {
                         return Err(PromptError::Empty {
                             field: "choice label",
                         });
@@ -231,7 +236,9 @@ impl Permission {
                 }
                 ChoiceLabel::Effect {
                     patterns: Some(patterns),
-                } => *patterns = line("choice label", patterns, limits::LABEL_LEN)?,
+                } => {
+                    patterns.kept = line("choice label", &patterns.kept, limits::LABEL_LEN)?.into()
+                }
                 ChoiceLabel::Effect { patterns: None } => {}
                 ChoiceLabel::Stores(stores) => stores.check()?,
                 ChoiceLabel::ForSession => {}
@@ -318,11 +325,11 @@ impl PermissionChoice {
             Effect::RejectAlways => "Reject always",
         };
         match &self.label {
-            ChoiceLabel::Agent(label) => label.clone(),
+            ChoiceLabel::Agent(label) => label.clone().english().into_owned(),
             ChoiceLabel::Effect { patterns: None } => does.into(),
             ChoiceLabel::Effect {
                 patterns: Some(patterns),
-            } => format!("{does} ({patterns})"),
+            } => format!("{does} ({})", patterns.clone().english()),
             ChoiceLabel::Stores(stores) => format!("{does} (stores {})", stores.exact),
             ChoiceLabel::ForSession => "Allow for this session".into(),
             ChoiceLabel::StartingWith { prefix } => {

@@ -996,3 +996,49 @@ async fn a_prompt_that_cannot_be_answered_here_is_named_in_chinese_in_watch_and_
         assert!(!status.contains(english), "{status}");
     }
 }
+
+/// OpenCode's "allow always" patterns beyond the label's 200 characters:
+/// the choice's label says what the cut hid in Chinese, not in English
+/// (#45: the cut was noted in English below the presentation floor).
+#[tokio::test]
+async fn a_long_allow_always_pattern_is_cut_with_its_note_in_chinese() {
+    let sim = sim().await;
+    let mut client = client_in(&sim, &[], extension_caps(), Some("zh-CN"), json!({})).await;
+    let pattern = "长".repeat(250);
+    let permission = sim
+        .ask_permission(PermissionAsk {
+            session_id: None,
+            permission: "bash".into(),
+            patterns: vec!["ls".into()],
+            metadata: json!({"command": "ls"}),
+            always: vec![pattern],
+        })
+        .unwrap();
+    let ask = client.next_method("askQuestions/ask").await;
+    let always = ask["params"]["permission"]["choices"]
+        .as_array()
+        .expect("choices")
+        .iter()
+        .find(|c| c["id"] == "always")
+        .expect("an always choice")["label"]
+        .as_str()
+        .expect("a label")
+        .to_owned();
+    assert_eq!(
+        always,
+        format!("始终允许（{}…（另有 50 个字符））", "长".repeat(200))
+    );
+    client
+        .respond(&ask["id"], json!({"outcome": "rejected"}))
+        .await;
+    wait_for(|| !sim.received().is_empty()).await;
+    assert_eq!(
+        sim.received(),
+        [Received::Permission {
+            id: permission.id,
+            reply: "reject".into(),
+            message: None,
+        }]
+    );
+    assert!(client.shutdown().await.success());
+}

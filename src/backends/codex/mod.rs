@@ -350,7 +350,7 @@ impl Backend for CodexDaemon {
             let result = wire::response(&route.expect, prompt, reply).map_err(|reason| {
                 BackendError::Refused {
                     server: self.label(),
-                    reason: reason.into(),
+                    reason,
                 }
             })?;
             let outbox = state.outbox.clone().ok_or_else(|| BackendError::NotFound {

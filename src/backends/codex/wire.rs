@@ -10,6 +10,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::backends::RefuseReason;
 use crate::prompt::{
     Answer, Asker, Choice, ChoiceLabel, Effect, Kind, Origin, Permission, PermissionChoice,
     PermissionTitle, Prompt, Question, Reply,
@@ -399,13 +400,13 @@ pub(super) fn response(
     expect: &Expect,
     prompt: &Prompt,
     reply: &Reply,
-) -> Result<Value, &'static str> {
+) -> Result<Value, RefuseReason> {
     match (expect, &prompt.kind, reply) {
         (Expect::Approval { amendment }, Kind::Permission(permission), reply) => {
             let decision = match reply {
                 Reply::Answer(Answer::Permission { choice }) => {
                     if !permission.choices.iter().any(|c| &c.id == choice) {
-                        return Err("not one of the permission's choices");
+                        return Err(RefuseReason::NotAChoice);
                     }
                     match choice.as_str() {
                         ACCEPT => json!(ACCEPT),
@@ -414,20 +415,20 @@ pub(super) fn response(
                             Some(amendment) => {
                                 json!({ACCEPT_AMENDMENT: {"execpolicy_amendment": amendment}})
                             }
-                            None => return Err("no amendment was proposed"),
+                            None => return Err(RefuseReason::NoAmendment),
                         },
                         _ => json!(DECLINE),
                     }
                 }
                 Reply::Reject { .. } | Reply::Cancel => json!(DECLINE),
-                Reply::Answer(_) => return Err("not an answer to a permission"),
+                Reply::Answer(_) => return Err(RefuseReason::NotAnAnswerToPermission),
             };
             Ok(json!({ "decision": decision }))
         }
         (Expect::Answers { ids }, Kind::Questions(_), reply) => Ok(match reply {
             Reply::Answer(Answer::Questions(answers)) => {
                 if answers.len() != ids.len() {
-                    return Err("not one answer per question");
+                    return Err(RefuseReason::NotOneAnswerPerQuestion);
                 }
                 let answers: serde_json::Map<String, Value> = ids
                     .iter()
@@ -437,7 +438,7 @@ pub(super) fn response(
                 json!({ "answers": answers })
             }
             Reply::Reject { .. } | Reply::Cancel => json!({ "answers": {} }),
-            Reply::Answer(_) => return Err("not answers to questions"),
+            Reply::Answer(_) => return Err(RefuseReason::NotAnAnswerToQuestions),
         }),
         // A form: only the person's answer accepts; a refusal declines, a
         // timeout cancels (Codex's `McpServerElicitationAction`).
@@ -447,9 +448,9 @@ pub(super) fn response(
             }
             Reply::Reject { .. } => json!({"action": "decline", "content": null}),
             Reply::Cancel => json!({"action": "cancel", "content": null}),
-            Reply::Answer(_) => return Err("not values for a form"),
+            Reply::Answer(_) => return Err(RefuseReason::NotAnAnswerToForm),
         }),
-        _ => Err("the answer does not fit the request"),
+        _ => Err(RefuseReason::AnswerDoesNotFit),
     }
 }
 

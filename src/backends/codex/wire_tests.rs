@@ -92,7 +92,7 @@ fn each_decision_sends_codex_exactly_this() {
     let asked = command_prompt(real_command());
     let amendment =
         json!({"acceptWithExecpolicyAmendment": {"execpolicy_amendment": ["touch", "/p/a1"]}});
-    let table: Vec<(Reply, Result<Value, &str>)> = vec![
+    let table: Vec<(Reply, Result<Value, RefuseReason>)> = vec![
         (pick("accept"), Ok(json!({"decision": "accept"}))),
         (
             pick("acceptWithExecpolicyAmendment"),
@@ -100,16 +100,10 @@ fn each_decision_sends_codex_exactly_this() {
         ),
         (pick("decline"), Ok(json!({"decision": "decline"}))),
         // Not offered here (Codex did not list it): never sent.
-        (
-            pick("acceptForSession"),
-            Err("not one of the permission's choices"),
-        ),
-        (pick("cancel"), Err("not one of the permission's choices")),
-        (
-            pick("allow-once"),
-            Err("not one of the permission's choices"),
-        ),
-        (pick(""), Err("not one of the permission's choices")),
+        (pick("acceptForSession"), Err(RefuseReason::NotAChoice)),
+        (pick("cancel"), Err(RefuseReason::NotAChoice)),
+        (pick("allow-once"), Err(RefuseReason::NotAChoice)),
+        (pick(""), Err(RefuseReason::NotAChoice)),
         (
             Reply::Reject {
                 message: Some("use make".into()),
@@ -124,7 +118,7 @@ fn each_decision_sends_codex_exactly_this() {
         (Reply::Cancel, Ok(json!({"decision": "decline"}))),
         (
             Reply::Answer(Answer::Questions(vec![])),
-            Err("not an answer to a permission"),
+            Err(RefuseReason::NotAnAnswerToPermission),
         ),
     ];
     for (reply, expected) in table {
@@ -145,7 +139,7 @@ fn each_decision_sends_codex_exactly_this() {
     )]
     .into_iter()
     .collect();
-    let table: Vec<(Reply, Result<Value, &str>)> = vec![
+    let table: Vec<(Reply, Result<Value, RefuseReason>)> = vec![
         (
             Reply::Answer(Answer::Form(values)),
             Ok(json!({"action": "accept", "content": {"db": "sqlite"}})),
@@ -159,10 +153,10 @@ fn each_decision_sends_codex_exactly_this() {
             Reply::Cancel,
             Ok(json!({"action": "cancel", "content": null})),
         ),
-        (pick("accept"), Err("not values for a form")),
+        (pick("accept"), Err(RefuseReason::NotAnAnswerToForm)),
         (
             Reply::Answer(Answer::Questions(vec![])),
-            Err("not values for a form"),
+            Err(RefuseReason::NotAnAnswerToForm),
         ),
     ];
     for (reply, expected) in table {

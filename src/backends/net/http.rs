@@ -226,11 +226,15 @@ impl Peer {
         }
     }
 
-    pub fn server_error(&self, status: u16, message: String) -> BackendError {
+    pub fn server_error(
+        &self,
+        status: u16,
+        message: impl Into<crate::text::Cut<'static>>,
+    ) -> BackendError {
         BackendError::Server {
             server: self.label.clone(),
             status,
-            message,
+            message: message.into(),
         }
     }
 
@@ -331,7 +335,7 @@ pub(in crate::backends) fn json_answer(
                 .and_then(|data| data.message.and_then(text));
             inner.or_else(|| said.message.and_then(text))
         })
-        .map(|m| crate::text::for_display(&m, crate::text::DISPLAY_MESSAGE_CHARS).into_owned())
+        .map(|m| crate::text::cut_for_display(&m, crate::text::DISPLAY_MESSAGE_CHARS).into_owned())
         .unwrap_or_default()
     };
     match answered.status {
@@ -440,6 +444,28 @@ pub(super) mod tests {
                 ConnectHint::Start(crate::backends::StartHint::OpenCodeServe),
                 "{message}"
             );
+        }
+    }
+
+    /// A long message from the server is kept cut, as facts: the note of
+    /// what the cut hid is worded where it is shown, in the person's
+    /// language (#45: it was English here, below the presentation floor).
+    #[test]
+    fn a_long_server_message_keeps_its_cut_for_the_presentation() {
+        let said = "错".repeat(crate::text::DISPLAY_MESSAGE_CHARS + 100);
+        let body = serde_json::json!({ "message": said }).to_string();
+        for status in [400, 500] {
+            let answered = Answered {
+                status,
+                content_type: "application/json".into(),
+                body: body.clone().into(),
+            };
+            let Err(error) = json_answer(&peer(), answered) else {
+                panic!("{status} is a failure")
+            };
+            let facts = format!("{error:?}");
+            assert!(!facts.contains("more characters"), "{facts}");
+            assert!(facts.contains("hidden: 100"), "{facts}");
         }
     }
 }

@@ -39,8 +39,8 @@ use super::net::http::{self, Answered, Peer};
 use super::net::stream::{Flow, Follow};
 use super::shared::permission_reply;
 use super::{
-    AnswerIn, BackendError, BackendEvent, EventSink, Expected, Problem, ServerLabel, Snapshot,
-    Timing, id_within,
+    AnswerIn, BackendError, BackendEvent, EventSink, Expected, Problem, RefuseReason, ServerLabel,
+    Snapshot, Timing, id_within,
 };
 use crate::backends::net::sse::SseEvent;
 use crate::prompt::{Answer, Kind, KindName, Prompt, Reply, SessionTitle};
@@ -435,15 +435,15 @@ impl OpenCode {
     /// Sends a decision on a prompt this backend produced.
     pub(super) async fn send(&self, prompt: &Prompt, reply: &Reply) -> Result<(), BackendError> {
         {
-            let refused = |reason: &str| BackendError::Refused {
+            let refused = |reason: RefuseReason| BackendError::Refused {
                 server: self.peer.label.clone(),
-                reason: reason.to_owned(),
+                reason,
             };
             let engine = self.engine(&prompt.id);
             if engine == Engine::Next {
                 return self.send_next(prompt, reply).await;
             }
-            let id = text::url_segment(&prompt.id).map_err(|e| refused(&e.to_string()))?;
+            let id = text::url_segment(&prompt.id).map_err(|e| refused(RefuseReason::BadId(e)))?;
             let directory = prompt.directory.as_deref();
             let request = match (&prompt.kind, reply) {
                 (Kind::Questions(_), Reply::Answer(Answer::Questions(answers))) => self
@@ -475,7 +475,7 @@ impl OpenCode {
                     )
                     .json(&body)
                 }
-                _ => return Err(refused("not an answer to these questions")),
+                _ => return Err(refused(RefuseReason::NotAnAnswerToQuestions)),
             };
             // Not applied there: the new engine's route is tried (at most one
             // of them knows the id).

@@ -30,7 +30,7 @@ use super::OpenCode;
 use super::listing::Skipped;
 use super::wire::{PermissionV2Request, QuestionRequest};
 use crate::backends::net::openapi::{self, Paths};
-use crate::backends::{BackendError, BackendEvent, EventSink, Problem};
+use crate::backends::{BackendError, BackendEvent, EventSink, Problem, RefuseReason};
 use crate::prompt::{Answer, Kind, Prompt, Reply};
 use crate::text;
 
@@ -298,12 +298,13 @@ impl OpenCode {
         prompt: &Prompt,
         reply: &Reply,
     ) -> Result<(), BackendError> {
-        let refused = |reason: &str| BackendError::Refused {
+        let refused = |reason: RefuseReason| BackendError::Refused {
             server: self.peer.label.clone(),
-            reason: reason.to_owned(),
+            reason,
         };
-        let id = text::url_segment(&prompt.id).map_err(|e| refused(&e.to_string()))?;
-        let session = text::url_segment(&prompt.session).map_err(|e| refused(&e.to_string()))?;
+        let id = text::url_segment(&prompt.id).map_err(|e| refused(RefuseReason::BadId(e)))?;
+        let session =
+            text::url_segment(&prompt.session).map_err(|e| refused(RefuseReason::BadId(e)))?;
         let base = format!("/api/session/{session}");
         let request = match (&prompt.kind, reply) {
             (Kind::Questions(_), Reply::Answer(Answer::Questions(answers))) => self
@@ -328,7 +329,7 @@ impl OpenCode {
                 )
                 .json(&body)
             }
-            _ => return Err(refused("not an answer to these questions")),
+            _ => return Err(refused(RefuseReason::NotAnAnswerToQuestions)),
         };
         self.call(request).await.map(drop)
     }
@@ -348,10 +349,7 @@ impl OpenCode {
                 BackendError::NotFound { .. } => error,
                 other => BackendError::Refused {
                     server: self.peer.label.clone(),
-                    reason: format!(
-                        "cannot confirm that the permission still waits: {}",
-                        other.for_log()
-                    ),
+                    reason: RefuseReason::PermissionUnconfirmed(Box::new(other)),
                 },
             })
     }

@@ -11,8 +11,8 @@ use bytes::Bytes;
 use super::OpenCode;
 use super::listing::{ListedKind, Listing, Skipped};
 use super::wire::{PermissionRequest, array_items};
-use crate::backends::BackendError;
 use crate::backends::net::http::{self, Answered};
+use crate::backends::{BackendError, RefuseReason};
 use crate::prompt::Prompt;
 use crate::text;
 
@@ -162,7 +162,7 @@ impl OpenCode {
             }),
             None => Err(BackendError::Refused {
                 server: self.peer.label.clone(),
-                reason: "cannot confirm that the permission's session is still running".into(),
+                reason: RefuseReason::SessionUnconfirmed,
             }),
         }
     }

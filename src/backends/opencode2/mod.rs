@@ -34,8 +34,8 @@ use super::net::openapi;
 use super::net::stream::{Flow, Follow};
 use super::shared::permission_reply;
 use super::{
-    AnswerIn, BackendError, BackendEvent, EventSink, Expected, Problem, ServerLabel, Timing,
-    id_within,
+    AnswerIn, BackendError, BackendEvent, EventSink, Expected, Problem, RefuseReason, ServerLabel,
+    Timing, id_within,
 };
 use crate::backends::net::sse::{MAX_EVENT_BYTES, SseEvent};
 use crate::prompt::{Answer, Kind, Prompt, Reply};
@@ -561,9 +561,9 @@ impl OpenCode2 {
             .data;
         form.into_prompt(None)
             .map(|(_, shape)| shape)
-            .map_err(|form::Unshowable(reason)| BackendError::Refused {
+            .map_err(|form::Unshowable(detail)| BackendError::Refused {
                 server: self.peer.label.clone(),
-                reason,
+                reason: RefuseReason::FormUnshowable { detail },
             })
     }
 }
@@ -608,12 +608,13 @@ impl Follow for OpenCode2 {
 
 impl OpenCode2 {
     pub(super) async fn send(&self, prompt: &Prompt, reply: &Reply) -> Result<(), BackendError> {
-        let refused = |reason: &str| BackendError::Refused {
+        let refused = |reason: RefuseReason| BackendError::Refused {
             server: self.peer.label.clone(),
-            reason: reason.to_owned(),
+            reason,
         };
-        let id = text::url_segment(&prompt.id).map_err(|e| refused(&e.to_string()))?;
-        let session = text::url_segment(&prompt.session).map_err(|e| refused(&e.to_string()))?;
+        let id = text::url_segment(&prompt.id).map_err(|e| refused(RefuseReason::BadId(e)))?;
+        let session =
+            text::url_segment(&prompt.session).map_err(|e| refused(RefuseReason::BadId(e)))?;
         let post = |path: String| self.request(reqwest::Method::POST, &path);
         let form = |action: &str| post(format!("/api/session/{session}/form/{id}/{action}"));
         // The model reads the message as the tool's result.
@@ -642,7 +643,7 @@ impl OpenCode2 {
                     (Shape::Link(None), Answer::Form(_)) => json!({}),
                     // Upstream: an external field is acknowledged with `true`.
                     (Shape::Link(Some(key)), Answer::Form(_)) => json!({ key: true }),
-                    _ => return Err(refused("not an answer to this form")),
+                    _ => return Err(refused(RefuseReason::NotAnAnswerToForm)),
                 };
                 form("reply").json(&json!({ "answer": answer }))
             }

@@ -154,9 +154,9 @@ impl PermissionRequest {
             _ => PermissionTitle::Action(subject.into_owned()),
         };
         let save = self.save.join(", ");
-        let save = text::bounded(&save, ALWAYS_LABEL_CHARS);
+        let save = text::cut(&save, ALWAYS_LABEL_CHARS).into_owned();
         let always = ChoiceLabel::Effect {
-            patterns: (!save.is_empty()).then(|| save.into_owned()),
+            patterns: (!save.kept.is_empty()).then_some(save),
         };
         let choice = |id: &str, label, effect| PermissionChoice {
             id: id.into(),

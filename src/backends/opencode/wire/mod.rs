@@ -279,9 +279,9 @@ impl PermissionRequest {
             effect,
         };
         let always = self.always.join(", ");
-        let always = text::bounded(&always, ALWAYS_LABEL_CHARS);
+        let always = text::cut(&always, ALWAYS_LABEL_CHARS).into_owned();
         let always = ChoiceLabel::Effect {
-            patterns: (!always.is_empty()).then(|| always.into_owned()),
+            patterns: (!always.kept.is_empty()).then_some(always),
         };
         // A file edit names its file; keep the full path beside the patterns.
         let mut patterns = self.patterns;

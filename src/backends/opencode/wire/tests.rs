@@ -1,4 +1,5 @@
 use super::*;
+use crate::backends::RefuseReason;
 use crate::backends::shared::permission_reply;
 use crate::prompt::{Answer, Reply};
 
@@ -226,10 +227,7 @@ fn each_permission_decision_maps_to_one_reply() {
         (pick("once"), reply("once")),
         (pick("always"), reply("always")),
         (pick("reject"), reply("reject")),
-        (
-            pick("allow-session"),
-            Err("not one of the permission's choices"),
-        ),
+        (pick("allow-session"), Err(RefuseReason::NotAChoice)),
         (Reply::Reject { message: None }, reply("reject")),
         (
             Reply::Reject {
@@ -244,7 +242,7 @@ fn each_permission_decision_maps_to_one_reply() {
         (Reply::Cancel, reply("reject")),
         (
             Reply::Answer(Answer::Questions(vec![])),
-            Err("not an answer to a permission"),
+            Err(RefuseReason::NotAnAnswerToPermission),
         ),
     ];
     for (decision, expected) in table {
