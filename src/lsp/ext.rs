@@ -356,8 +356,8 @@ pub(crate) struct ServerStatus {
     /// Why it is not connected, in the person's language.
     pub error: Option<String>,
     /// Not connected as a state, not a fault (no Codex daemon running):
-    /// nothing for the person to fix.
-    #[serde(default)]
+    /// nothing for the person to fix. Sent only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub idle: bool,
     /// No URL was configured: found running, `$ASK_LSP_URL` or the
     /// built-in default.

@@ -196,6 +196,18 @@ impl Drop for Setup {
     }
 }
 
+/// The common start: an editor following the daemon of Codex `var` (none:
+/// the test is skipped), and Codex's terminal UI on it.
+async fn on_the_daemon(var: &str) -> Option<(Setup, ask_sim::Sim, LspClient, Tmux)> {
+    let setup = Setup::new(codex_bin(var)?, "").await;
+    let sim = sim().await;
+    let mut client = setup.editor(&sim).await;
+    setup.start_daemon().await;
+    daemon_status_once(&mut client, true).await;
+    let tmux = setup.interactive("").await?;
+    Some((setup, sim, client, tmux))
+}
+
 /// The editor's next prompt from the Codex daemon.
 async fn next_daemon_prompt(client: &mut LspClient) -> Value {
     let ask = client.next_method("askQuestions/ask").await;
@@ -211,13 +223,7 @@ async fn next_daemon_prompt(client: &mut LspClient) -> Value {
 /// The editor allows one command and rejects another: each reaches Codex
 /// through its daemon, its terminal follows.
 async fn accepts_and_declines(var: &str) {
-    let Some(codex) = codex_bin(var) else { return };
-    let setup = Setup::new(codex, "").await;
-    let sim = sim().await;
-    let mut client = setup.editor(&sim).await;
-    setup.start_daemon().await;
-    daemon_status_once(&mut client, true).await;
-    let Some(tmux) = setup.interactive("").await else {
+    let Some((setup, _sim, mut client, tmux)) = on_the_daemon(var).await else {
         return;
     };
 
@@ -292,13 +298,7 @@ async fn codex_0_171_runs_what_the_editor_accepts_through_its_daemon() {
 /// `y` in Codex's own dialog withdraws the editor's prompt within a second;
 /// an answer from the editor after that is not sent.
 async fn answered_in_the_terminal(var: &str) {
-    let Some(codex) = codex_bin(var) else { return };
-    let setup = Setup::new(codex, "").await;
-    let sim = sim().await;
-    let mut client = setup.editor(&sim).await;
-    setup.start_daemon().await;
-    daemon_status_once(&mut client, true).await;
-    let Some(tmux) = setup.interactive("").await else {
+    let Some((setup, _sim, mut client, tmux)) = on_the_daemon(var).await else {
         return;
     };
     let target = setup.project().join("in-terminal");
@@ -329,13 +329,7 @@ async fn codex_0_171_y_in_the_terminal_withdraws_the_editors_prompt() {
 /// Codex's own question tool, answered in the editor: the model reads the
 /// answer exactly as chosen.
 async fn question_answered_in_the_editor(var: &str) {
-    let Some(codex) = codex_bin(var) else { return };
-    let setup = Setup::new(codex, "").await;
-    let sim = sim().await;
-    let mut client = setup.editor(&sim).await;
-    setup.start_daemon().await;
-    daemon_status_once(&mut client, true).await;
-    let Some(tmux) = setup.interactive("").await else {
+    let Some((setup, _sim, mut client, tmux)) = on_the_daemon(var).await else {
         return;
     };
     let seen = setup.received().await.len();
@@ -435,13 +429,7 @@ async fn codex_0_171_secret_answered_in_the_editor_reaches_the_model_and_no_log(
 /// `"secret"`) is never asked it: it is told to answer in Codex's
 /// terminal, and the question stays there.
 async fn secret_left_to_the_terminal(var: &str) {
-    let Some(codex) = codex_bin(var) else { return };
-    let setup = Setup::new(codex, "").await;
-    let sim = sim().await;
-    let mut client = setup.editor(&sim).await;
-    setup.start_daemon().await;
-    daemon_status_once(&mut client, true).await;
-    let Some(tmux) = setup.interactive("").await else {
+    let Some((_setup, _sim, mut client, tmux)) = on_the_daemon(var).await else {
         return;
     };
     tmux.type_line("SECRET: Which API token should I use").await;
@@ -549,13 +537,7 @@ async fn codex_0_171_secret_typed_in_watch_is_never_echoed() {
 /// A file change is shown as a diff; declined, nothing is written; accepted,
 /// the file is written.
 async fn file_change_as_a_diff(var: &str) {
-    let Some(codex) = codex_bin(var) else { return };
-    let setup = Setup::new(codex, "").await;
-    let sim = sim().await;
-    let mut client = setup.editor(&sim).await;
-    setup.start_daemon().await;
-    daemon_status_once(&mut client, true).await;
-    let Some(tmux) = setup.interactive("").await else {
+    let Some((setup, _sim, mut client, tmux)) = on_the_daemon(var).await else {
         return;
     };
     let declined = setup.project().join("declined.txt");
