@@ -44,8 +44,8 @@ pub(crate) struct Environment {
     /// `$XDG_RUNTIME_DIR`: where the hook sockets live.
     #[cfg(unix)]
     runtime_dir: Option<PathBuf>,
-    /// `$CODEX_HOME`, else `~/.codex`: whose Codex daemon is followed,
-    /// unless `$ASK_LSP_CODEX=0` (docs/codex.md).
+    /// `$CODEX_HOME`, else `~/.codex` once Codex was used from it: whose
+    /// Codex daemon is followed, unless `$ASK_LSP_CODEX=0` (docs/codex.md).
     #[cfg(unix)]
     codex_home: Option<PathBuf>,
     /// `$ASK_LSP_LOG` is set.
@@ -99,9 +99,18 @@ impl Environment {
             #[cfg(unix)]
             codex_home: match std::env::var("ASK_LSP_CODEX").is_ok_and(|v| v == "0") {
                 true => None,
-                false => path("CODEX_HOME")
-                    .map(PathBuf::from)
-                    .or_else(|| path("HOME").map(|home| PathBuf::from(home).join(".codex"))),
+                // `~/.codex` only once Codex has been used from it (a
+                // person without Codex hears nothing of it); a home named
+                // by `$CODEX_HOME` always, made later or not.
+                false => path("CODEX_HOME").map(PathBuf::from).or_else(|| {
+                    path("HOME")
+                        .map(|home| PathBuf::from(home).join(".codex"))
+                        .filter(|home| {
+                            ["config.toml", "auth.json", "app-server-control"]
+                                .iter()
+                                .any(|name| home.join(name).exists())
+                        })
+                }),
             },
             log: std::env::var_os("ASK_LSP_LOG").is_some(),
             hook_timeout_ms: std::env::var("ASK_LSP_HOOK_TIMEOUT_MS").ok(),

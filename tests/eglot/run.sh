@@ -13,6 +13,9 @@
 # Prints "N passed, N failed"; kills everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# A Codex used on this machine (~/.codex) is not this suite's: its daemon
+# would be one more server in every status.
+export ASK_LSP_CODEX=0
 ROOT=$PWD
 BIN=$(realpath "${ASK_LSP_BIN:-$ROOT/target/debug/ask-lsp}")
 [ -x "$BIN" ] || cargo build --quiet

@@ -7,6 +7,9 @@
 # runs only the specs whose name holds a or b.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# A Codex used on this machine (~/.codex) is not this suite's: its daemon
+# would be one more server in every status.
+export ASK_LSP_CODEX=0
 NVIM_VERSION=0.11.4
 BIN=${ASK_LSP_BIN:-$PWD/target/debug/ask-lsp}
 [ -x "$BIN" ] || cargo build --quiet

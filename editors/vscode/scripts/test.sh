@@ -6,6 +6,9 @@
 # Installs what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A Codex used on this machine (~/.codex) is not this suite's: its daemon
+# would be one more server in every status.
+export ASK_LSP_CODEX=0
 export ASK_LSP_BIN=${ASK_LSP_BIN:-$(cd ../.. && pwd)/target/debug/ask-lsp}
 export ASK_SIM_BIN=${ASK_SIM_BIN:-$(cd ../.. && pwd)/target/debug/ask-sim}
 [ -x "$ASK_LSP_BIN" ] && [ -x "$ASK_SIM_BIN" ] || (cd ../.. && cargo build --quiet)
