@@ -302,6 +302,7 @@ fn exemplars() -> BTreeMap<&'static str, (Value, Value)> {
             (
                 json(ServerStatus {
                     generation: Some("2".into()),
+                    idle: true,
                     ..server.clone()
                 }),
                 json(&server),
