@@ -463,11 +463,6 @@ pub fn cut(s: &str, max_chars: usize) -> Cut<'_> {
     }
 }
 
-/// [`cut`], with its note in English: `… (+1,234 more characters)`.
-pub fn bounded(s: &str, max_chars: usize) -> Cow<'_, str> {
-    cut(s, max_chars).english()
-}
-
 /// Where to cut `s`, known to have more than `keep` characters: the kept
 /// part, at most `keep`, and how many are hidden, counting `hidden_after`
 /// more that follow `s` in the text it was taken from.

@@ -281,7 +281,6 @@ impl Broker {
         if self.store.knows(&key) {
             return None;
         }
-        let shown = || crate::text::for_display(&key, crate::text::DISPLAY_ID_CHARS).into_owned();
         let (prompt, unshowable) = match prompt.checked() {
             Ok(prompt) => (prompt, None),
             Err(Refused {
@@ -290,7 +289,7 @@ impl Broker {
             }) => {
                 self.notice(Notice::Unshowable {
                     server: server.to_string(),
-                    key: shown(),
+                    key: key.clone(),
                     error: error.clone(),
                     stand_in: true,
                 });
@@ -302,7 +301,7 @@ impl Broker {
             }) => {
                 self.notice(Notice::Unshowable {
                     server: server.to_string(),
-                    key: shown(),
+                    key: key.clone(),
                     error,
                     stand_in: false,
                 });

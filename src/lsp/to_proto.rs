@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::ext;
 use crate::broker::{Counters, Pending, Reason, Resolution, ServerStatus, State, Status};
-use crate::present::{backend_error, prompt_text, sentences, who};
+use crate::present::{self, backend_error, prompt_text, sentences, who};
 use crate::prompt::{Effect, FieldKind, FieldOption, FieldValue, Form, Kind, TextFormat};
 use crate::text;
 
@@ -65,8 +65,8 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
     ext::AskParams {
         key: pending.key.clone(),
         server: pending.server.to_string(),
-        request_id: text::for_display(&prompt.id, text::DISPLAY_ID_CHARS).into_owned(),
-        session_id: text::for_display(&prompt.session, text::DISPLAY_ID_CHARS).into_owned(),
+        request_id: present::cut::for_display(&prompt.id, text::DISPLAY_ID_CHARS).into_owned(),
+        session_id: present::cut::for_display(&prompt.session, text::DISPLAY_ID_CHARS).into_owned(),
         kind,
         title: who::title(&pending.title),
         source: ext::Source {
@@ -80,7 +80,7 @@ pub(crate) fn ask_params(pending: &Pending, queued: usize) -> ext::AskParams {
         origin: ext::Origin {
             // Kept raw for matching the tool call's end; shown neutralised.
             tool_call_id: (prompt.origin.tool_call.as_deref())
-                .map(|call| text::for_display(call, text::DISPLAY_ID_CHARS).into_owned()),
+                .map(|call| present::cut::for_display(call, text::DISPLAY_ID_CHARS).into_owned()),
             agent: prompt.origin.agent.clone(),
             session_title: prompt
                 .origin

@@ -20,3 +20,8 @@ pub(crate) fn note(hidden: usize) -> String {
 pub(crate) fn for_display(input: &str, max_chars: usize) -> Cow<'_, str> {
     text::cut_for_display(input, max_chars).noted(note)
 }
+
+/// A cut a prompt keeps ([`text::Cut`]), noted in the person's language.
+pub(crate) fn noted(cut: &text::Cut<'_>) -> String {
+    cut.clone().noted(note).into_owned()
+}

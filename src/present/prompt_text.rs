@@ -7,7 +7,7 @@ use super::i18n::tr;
 use super::invalid::prompt_error;
 use std::borrow::Cow;
 
-use super::cut::for_display;
+use super::cut::{for_display, noted};
 use crate::prompt::{
     ChoiceLabel, Effect, Field, FieldKind, FieldValue, Form, Link, Permission, PermissionChoice,
     PermissionTitle, PromptError, Question, TitleName,
@@ -183,9 +183,13 @@ pub(crate) fn link(message: &str, link: &Link) -> String {
 /// Why a link's host deserves a second look, in the person's language.
 pub(crate) fn link_warning(link: &Link) -> Option<String> {
     let warning = link.warning()?;
-    let written = warning
-        .written_host
-        .map(|written| tr!("link.written_host", written = written, domain = link.domain));
+    let written = warning.written_host.map(|written| {
+        tr!(
+            "link.written_host",
+            written = noted(&written),
+            domain = link.domain
+        )
+    });
     let internationalised = warning.internationalised.map(|idn| {
         let mixed = idn.mixed_scripts.map_or(String::new(), |(a, b)| {
             tr!("link.mixed_scripts", a = a, b = b)
@@ -193,7 +197,7 @@ pub(crate) fn link_warning(link: &Link) -> Option<String> {
         tr!(
             "link.internationalised",
             domain = link.domain,
-            shown = idn.shown,
+            shown = noted(&idn.shown),
             mixed = mixed
         )
     });
@@ -286,9 +290,9 @@ pub(crate) fn choice_title(choice: &PermissionChoice) -> String {
         ChoiceLabel::Agent(label) => {
             let does = effect(choice.effect);
             let starts = label.kept.starts_with(&does);
-            let label = label.clone().noted(super::cut::note);
+            let label = noted(label);
             match starts {
-                true => label.into_owned(),
+                true => label,
                 false => tr!("choice.title", does = does, label = label),
             }
         }
@@ -303,14 +307,14 @@ pub(crate) fn choice_title(choice: &PermissionChoice) -> String {
 /// the person's language.
 pub(crate) fn choice_label(choice: &PermissionChoice) -> String {
     match &choice.label {
-        ChoiceLabel::Agent(label) => label.clone().noted(super::cut::note).into_owned(),
+        ChoiceLabel::Agent(label) => noted(label),
         ChoiceLabel::Effect { patterns: None } => effect(choice.effect),
         ChoiceLabel::Effect {
             patterns: Some(patterns),
         } => tr!(
             "choice.with_patterns",
             does = effect(choice.effect),
-            patterns = patterns.clone().noted(super::cut::note)
+            patterns = noted(patterns)
         ),
         ChoiceLabel::Stores(stores) => super::stores::stores_label(stores),
         ChoiceLabel::ForSession => tr!("choice.for_session"),
@@ -342,10 +346,14 @@ pub(crate) fn title_name(name: &TitleName) -> String {
 pub(crate) fn title_words(action: &str, title: &PermissionTitle) -> String {
     match title {
         PermissionTitle::Agent(title) => title.clone(),
-        PermissionTitle::Run(command) => tr!("permission.run", command = command),
-        PermissionTitle::Edit(path) => tr!("permission.edit", path = path),
+        PermissionTitle::Run(command) => tr!("permission.run", command = noted(command)),
+        PermissionTitle::Edit(path) => tr!("permission.edit", path = noted(path)),
         PermissionTitle::Action(subject) => {
-            tr!("permission.action", action = action, subject = subject)
+            tr!(
+                "permission.action",
+                action = action,
+                subject = noted(subject)
+            )
         }
         PermissionTitle::Unnamed => tr!("permission.unnamed", action = action),
         PermissionTitle::CannotShow(why) => tr!("permission.cannot_show", reason = reason(why)),

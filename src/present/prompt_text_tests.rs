@@ -53,6 +53,22 @@ fn an_agents_title_stays_as_received_and_ask_lsps_is_worded() {
         assert_eq!(permission_title(&ours), "运行 rm -rf build/");
         assert_eq!(permission_title(&unnamed), "权限：bash");
     });
+    // A command cut to fit the title says what it hid in the same language
+    // (it was noted in English below the presentation).
+    let long = "x".repeat(130);
+    let cut = permission(PermissionTitle::Run(
+        crate::text::cut(&long, 120).into_owned(),
+    ));
+    assert_eq!(
+        cut.english_title(),
+        format!("Run {}… (+10 more characters)", "x".repeat(120))
+    );
+    in_locale(Locale::ZhCn, || {
+        assert_eq!(
+            permission_title(&cut),
+            format!("运行 {}…（另有 10 个字符）", "x".repeat(120))
+        );
+    });
 }
 
 #[test]

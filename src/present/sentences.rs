@@ -74,14 +74,17 @@ pub(crate) fn notice(notice: &Notice) -> String {
             key,
             error,
             stand_in,
-        } => match stand_in {
-            true => tr!(
+        } => match (
+            stand_in,
+            super::cut::for_display(key, text::DISPLAY_ID_CHARS),
+        ) {
+            (true, key) => tr!(
                 "notice.unshowable_listed",
                 server = server,
                 key = key,
                 error = prompt_error(error)
             ),
-            false => tr!(
+            (false, key) => tr!(
                 "notice.unshowable",
                 server = server,
                 key = key,

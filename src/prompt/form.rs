@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::{FieldProblem, FieldType, PromptError, UrlProblem, check_len, limits, line, text};
-use crate::text::{for_display, one_line};
+use crate::text::{cut_for_display, for_display, one_line};
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Form {
@@ -425,11 +425,12 @@ impl Link {
                 .unwrap_or(&written),
         };
         if written_host != host && written_host != unicode {
-            warning.written_host = Some(for_display(&written, DISPLAY_WRITTEN_CHARS).into_owned());
+            warning.written_host =
+                Some(cut_for_display(&written, DISPLAY_WRITTEN_CHARS).into_owned());
         }
         if host.split('.').any(|label| label.starts_with("xn--")) {
             warning.internationalised = Some(Internationalised {
-                shown: for_display(&unicode, DISPLAY_WRITTEN_CHARS).into_owned(),
+                shown: cut_for_display(&unicode, DISPLAY_WRITTEN_CHARS).into_owned(),
                 mixed_scripts: unicode.split('.').find_map(mixed_scripts),
             });
         }
@@ -443,7 +444,7 @@ impl Link {
 pub(crate) struct LinkWarning {
     /// What the link's text shows where its host goes, when a browser opens
     /// another host.
-    pub written_host: Option<String>,
+    pub written_host: Option<crate::text::Cut<'static>>,
     pub internationalised: Option<Internationalised>,
 }
 
@@ -451,7 +452,7 @@ pub(crate) struct LinkWarning {
 /// its labels mixes (a look-alike?).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Internationalised {
-    pub shown: String,
+    pub shown: crate::text::Cut<'static>,
     pub mixed_scripts: Option<(&'static str, &'static str)>,
 }
 

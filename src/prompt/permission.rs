@@ -2,6 +2,7 @@
 //! a file) and the person picks one of the choices its server offers.
 
 use super::{PromptError, limits, line, text};
+use crate::text::Cut;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Permission {
@@ -38,11 +39,11 @@ pub(crate) enum PermissionTitle {
     /// What the agent or its server sent, shown as received.
     Agent(String),
     /// Run this command line (cut to fit a title).
-    Run(String),
-    /// Edit this file.
-    Edit(String),
-    /// The action on this subject (`webfetch: https://…`).
-    Action(String),
+    Run(Cut<'static>),
+    /// Edit this file (cut to fit a title).
+    Edit(Cut<'static>),
+    /// The action on this subject (`webfetch: https://…`), cut to fit.
+    Action(Cut<'static>),
     /// Nothing says what: the action alone.
     Unnamed,
     /// A request ask-lsp cannot show, and why; it can only be rejected.
@@ -121,12 +122,10 @@ impl From<&str> for PermissionTitle {
 pub(crate) enum ChoiceLabel {
     /// The agent's label, whole unless a stand-in cut it (`present/` words
     /// the cut's note in the person's language).
-    Agent(crate::text::Cut<'static>),
+    Agent(Cut<'static>),
     /// The patterns as cut to a label's length; `present/` words the cut's
     /// note in the person's language.
-    Effect {
-        patterns: Option<crate::text::Cut<'static>>,
-    },
+    Effect { patterns: Option<Cut<'static>> },
     /// Allows, and stores this in the agent's own settings: said in
     /// ask-lsp's words, the exact JSON beside them.
     Stores(Box<super::Stores>),
@@ -140,7 +139,7 @@ pub(crate) enum ChoiceLabel {
 
 impl From<String> for ChoiceLabel {
     fn from(label: String) -> Self {
-        ChoiceLabel::Agent(crate::text::Cut {
+        ChoiceLabel::Agent(Cut {
             kept: label.into(),
             hidden: 0,
         })
@@ -172,14 +171,20 @@ impl Permission {
     pub(super) fn into_checked(mut self) -> Result<Permission, PromptError> {
         self.action = line("permission action", &self.action, limits::HEADER_LEN)?;
         let title = |t: &str| line("permission title", t, limits::QUESTION_LEN);
+        let cut_title = |t: Cut<'static>| -> Result<Cut<'static>, PromptError> {
+            Ok(Cut {
+                kept: title(&t.kept)?.into(),
+                hidden: t.hidden,
+            })
+        };
         self.title = match self.title {
             PermissionTitle::Agent(t) => match title(&t)? {
                 t if t.is_empty() => PermissionTitle::Unnamed,
                 t => PermissionTitle::Agent(t),
             },
-            PermissionTitle::Run(t) => PermissionTitle::Run(title(&t)?),
-            PermissionTitle::Edit(t) => PermissionTitle::Edit(title(&t)?),
-            PermissionTitle::Action(t) => PermissionTitle::Action(title(&t)?),
+            PermissionTitle::Run(t) => PermissionTitle::Run(cut_title(t)?),
+            PermissionTitle::Edit(t) => PermissionTitle::Edit(cut_title(t)?),
+            PermissionTitle::Action(t) => PermissionTitle::Action(cut_title(t)?),
             PermissionTitle::CannotShow(why) => PermissionTitle::CannotShow(why),
             PermissionTitle::Unnamed => PermissionTitle::Unnamed,
             PermissionTitle::Tool { asker, tool } => PermissionTitle::Tool {
@@ -278,9 +283,9 @@ impl Permission {
 pub(super) fn english_title(action: &str, title: &PermissionTitle) -> String {
     match title {
         PermissionTitle::Agent(title) => title.clone(),
-        PermissionTitle::Run(command) => format!("Run {command}"),
-        PermissionTitle::Edit(path) => format!("Edit {path}"),
-        PermissionTitle::Action(subject) => format!("{action}: {subject}"),
+        PermissionTitle::Run(command) => format!("Run {}", command.clone().english()),
+        PermissionTitle::Edit(path) => format!("Edit {}", path.clone().english()),
+        PermissionTitle::Action(subject) => format!("{action}: {}", subject.clone().english()),
         PermissionTitle::Unnamed => format!("Permission: {action}"),
         PermissionTitle::CannotShow(why) => format!(
             "A permission request that cannot be shown here ({}); it can only be rejected",

@@ -1,5 +1,10 @@
 use super::*;
 
+/// [`cut`] noted in English.
+fn bounded(s: &str, max_chars: usize) -> Cow<'_, str> {
+    cut(s, max_chars).english()
+}
+
 const FLAG_SCOTLAND: &str = "\u{1f3f4}\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}";
 
 /// Every character shown as `⟨U+…⟩`: each group's ends and more.

@@ -265,7 +265,7 @@ pub(super) fn asked(
             }
             let title = match (&p.reason, paths.first()) {
                 (Some(reason), _) => PermissionTitle::Agent(reason.clone()),
-                (None, Some(path)) => PermissionTitle::Edit(path.clone()),
+                (None, Some(path)) => PermissionTitle::Edit(path.clone().into()),
                 (None, None) => PermissionTitle::Unnamed,
             };
             Asked {

@@ -103,7 +103,7 @@ fn claude_prompt(input: ClaudeInput, roots: &[PathBuf]) -> Result<(Prompt, Agent
             path: edit.path,
             note: edit.note,
         },
-        (None, Some(description)) => PermissionTitle::Action(description.to_owned()),
+        (None, Some(description)) => PermissionTitle::Action(description.to_owned().into()),
         (None, None) => PermissionTitle::Tool {
             asker: Asker::ClaudeCode,
             tool: input.tool_name.clone(),

@@ -144,14 +144,12 @@ impl PermissionRequest {
             .command
             .clone()
             .unwrap_or_else(|| self.resources.join(", "));
-        let subject = text::bounded(&subject, TITLE_DETAIL_CHARS);
+        let subject = text::cut(&subject, TITLE_DETAIL_CHARS).into_owned();
         let title = match self.reason.as_deref().map(str::trim) {
             Some(reason) if !reason.is_empty() => PermissionTitle::Agent(reason.to_owned()),
             // OpenCode 2 renamed the action `bash` to `shell`.
-            _ if matches!(self.action.as_str(), "bash" | "shell") => {
-                PermissionTitle::Run(subject.into_owned())
-            }
-            _ => PermissionTitle::Action(subject.into_owned()),
+            _ if matches!(self.action.as_str(), "bash" | "shell") => PermissionTitle::Run(subject),
+            _ => PermissionTitle::Action(subject),
         };
         let save = self.save.join(", ");
         let save = text::cut(&save, ALWAYS_LABEL_CHARS).into_owned();

@@ -327,7 +327,7 @@ fn bash(command: &str, patterns: &[&str]) -> Prompt {
     let mut prompt = database();
     prompt.kind = Kind::Permission(Box::new(Permission {
         action: "bash".into(),
-        title: PermissionTitle::Run(command.into()),
+        title: PermissionTitle::Run(command.to_owned().into()),
         patterns: patterns.iter().map(|p| p.to_string()).collect(),
         command: Some(command.into()),
         diff: None,

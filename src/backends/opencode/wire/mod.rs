@@ -267,11 +267,11 @@ impl PermissionRequest {
             .clone()
             .or_else(|| filepath.clone())
             .unwrap_or_else(|| self.patterns.join(", "));
-        let subject = text::bounded(&subject, TITLE_DETAIL_CHARS);
+        let subject = text::cut(&subject, TITLE_DETAIL_CHARS).into_owned();
         let title = match self.permission.as_str() {
-            "bash" | "shell" => PermissionTitle::Run(subject.into_owned()),
-            "edit" => PermissionTitle::Edit(subject.into_owned()),
-            _ => PermissionTitle::Action(subject.into_owned()),
+            "bash" | "shell" => PermissionTitle::Run(subject),
+            "edit" => PermissionTitle::Edit(subject),
+            _ => PermissionTitle::Action(subject),
         };
         let choice = |id: &str, label, effect| PermissionChoice {
             id: id.into(),
