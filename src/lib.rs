@@ -24,6 +24,7 @@ mod text;
 /// For the fuzz target (`fuzz/`): not an API.
 #[doc(hidden)]
 pub mod fuzzing {
+    pub use crate::backends::cause::ChunkFault;
     pub use crate::backends::net::h1::Dechunker;
     pub use crate::backends::net::sse::{SseDecoder, SseItem};
 

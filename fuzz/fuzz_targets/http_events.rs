@@ -6,11 +6,11 @@
 //! the reads fell.
 #![no_main]
 
-use ask_lsp::fuzzing::{Dechunker, SseDecoder, SseItem, http_head};
+use ask_lsp::fuzzing::{ChunkFault, Dechunker, SseDecoder, SseItem, http_head};
 use libfuzzer_sys::fuzz_target;
 
 /// The body and the end (`Ok(more)` or the error) of `wire` fed in pieces.
-fn dechunk(wire: &[u8], piece: usize) -> (Vec<u8>, Result<bool, String>) {
+fn dechunk(wire: &[u8], piece: usize) -> (Vec<u8>, Result<bool, ChunkFault>) {
     let mut dechunker = Dechunker::default();
     let mut body = Vec::new();
     let mut end = Ok(true);

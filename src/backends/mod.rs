@@ -8,6 +8,7 @@
 //! decoder.
 
 #[cfg(unix)]
+pub(crate) mod cause;
 pub(crate) mod codex;
 mod elicitation;
 pub(crate) mod generation;
@@ -25,6 +26,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
+pub(crate) use self::cause::Cause;
 use crate::prompt::{KindName, Prompt, Reply};
 use crate::settings::{ServerKind, ServerSpec};
 use crate::text::IdError;
@@ -267,7 +269,7 @@ pub(crate) enum BackendError {
     },
     Connect {
         server: ServerLabel,
-        message: String,
+        cause: Cause,
         hint: ConnectHint,
     },
     /// The server took the connection and answered nothing in time.
@@ -277,10 +279,11 @@ pub(crate) enum BackendError {
     SubscriptionUnanswered {
         server: ServerLabel,
     },
-    /// The event stream's request could not be made (`reason`).
+    /// The event stream's request could not be made, or its answer was not
+    /// HTTP.
     Malformed {
         server: ServerLabel,
-        reason: String,
+        cause: Cause,
         expected: Expected,
     },
     NoEvents {
@@ -288,10 +291,10 @@ pub(crate) enum BackendError {
         status: u16,
         expected: Expected,
     },
-    /// The event stream broke off (`message`: what the reader saw).
+    /// The event stream broke off.
     Stream {
         server: ServerLabel,
-        message: String,
+        cause: Cause,
     },
     Stalled {
         server: ServerLabel,

@@ -243,7 +243,7 @@ mod tests {
                 server: "s".into(),
                 error: Some(crate::backends::BackendError::Stream {
                     server: crate::backends::ServerLabel::Hook,
-                    message: format!("down {n}"),
+                    cause: crate::backends::Cause::Said(format!("down {n}")),
                 }),
             });
             tx.send(resolved(&key));

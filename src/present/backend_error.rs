@@ -11,8 +11,10 @@ use std::time::Duration;
 
 use super::i18n::{Locale, in_locale, tr};
 use super::problem::id_error;
+use crate::backends::cause::ChunkFault;
 use crate::backends::{
-    AuthAdvice, BackendError, BodyKind, ConnectHint, Expected, RefuseReason, ServerLabel, StartHint,
+    AuthAdvice, BackendError, BodyKind, Cause, ConnectHint, Expected, RefuseReason, ServerLabel,
+    StartHint,
 };
 use crate::settings::ServerKind;
 use crate::text;
@@ -80,12 +82,12 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
         }
         BackendError::Connect {
             server,
-            message,
+            cause: why,
             hint,
         } => tr!(
             "backend.connect",
             server = server_label(server),
-            message = message,
+            cause = cause(why),
             hint = connect_hint(*hint)
         ),
         BackendError::Unanswered { server } => {
@@ -99,12 +101,12 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
         }
         BackendError::Malformed {
             server,
-            reason,
+            cause: why,
             expected,
         } => tr!(
             "backend.malformed",
             server = server_label(server),
-            reason = reason,
+            cause = cause(why),
             expected = expected_server(*expected)
         ),
         BackendError::NoEvents {
@@ -117,11 +119,11 @@ pub(crate) fn backend_error(error: &BackendError) -> String {
             status = status,
             expected = expected_server(*expected)
         ),
-        BackendError::Stream { server, message } => {
+        BackendError::Stream { server, cause: why } => {
             tr!(
                 "backend.stream",
                 server = server_label(server),
-                message = message
+                cause = cause(why)
             )
         }
         BackendError::Stalled { server, after } => {
@@ -150,6 +152,33 @@ impl fmt::Display for BackendError {
 }
 
 impl std::error::Error for BackendError {}
+
+/// Why a connection failed or broke off, in the person's language; what
+/// the system or a library said, as it said it.
+pub(crate) fn cause(cause: &Cause) -> String {
+    match cause {
+        Cause::TimedOut => tr!("cause.timed_out"),
+        Cause::Failed => tr!("cause.failed"),
+        Cause::ClosedBeforeResponse => tr!("cause.closed_before_response"),
+        Cause::ClosedMidResponse => tr!("cause.closed_mid_response"),
+        Cause::DaemonClosed => tr!("cause.daemon_closed"),
+        Cause::HeadTooLarge { kib } => tr!("cause.head_too_large", kib = kib),
+        Cause::NotHttp { detail } => tr!("cause.not_http", detail = detail),
+        Cause::Framing(ChunkFault::ChunkSize) => tr!("cause.chunk_size"),
+        Cause::Framing(ChunkFault::ChunkSizeTooLarge) => tr!("cause.chunk_size_too_large"),
+        Cause::Framing(ChunkFault::ChunkLineTooLong) => tr!("cause.chunk_line_too_long"),
+        Cause::Framing(ChunkFault::ChunkEnd) => tr!("cause.chunk_end"),
+        Cause::Framing(ChunkFault::TrailersTooLarge) => tr!("cause.trailers_too_large"),
+        Cause::Said(said) => said.clone(),
+    }
+}
+
+/// In English, for logs.
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&in_locale(Locale::En, || cause(self)))
+    }
+}
 
 /// What the server said, with the note of what its cut hid in the
 /// person's language.

@@ -49,7 +49,7 @@ fn errors() -> Vec<BackendError> {
         BackendError::SubscriptionUnanswered { server: server() },
         BackendError::Stream {
             server: server(),
-            message: "no bytes for 30s".into(),
+            cause: Cause::ClosedMidResponse,
         },
         BackendError::Stalled {
             server: server(),
@@ -90,7 +90,7 @@ fn errors() -> Vec<BackendError> {
         }
         errors.push(BackendError::Malformed {
             server: server(),
-            reason: "relative URL without a base".into(),
+            cause: Cause::Said("relative URL without a base".into()),
             expected,
         });
         errors.push(BackendError::NoEvents {
@@ -106,7 +106,7 @@ fn errors() -> Vec<BackendError> {
     ] {
         errors.push(BackendError::Connect {
             server: server(),
-            message: "connection refused".into(),
+            cause: Cause::Said("connection refused".into()),
             hint,
         });
     }
@@ -186,6 +186,88 @@ fn every_refusal_reason_is_worded_in_chinese_without_english() {
     );
 }
 
+fn causes() -> Vec<Cause> {
+    vec![
+        Cause::TimedOut,
+        Cause::Failed,
+        Cause::ClosedBeforeResponse,
+        Cause::ClosedMidResponse,
+        Cause::DaemonClosed,
+        Cause::HeadTooLarge { kib: 64 },
+        Cause::NotHttp {
+            detail: "invalid HTTP version".into(),
+        },
+        Cause::Framing(ChunkFault::ChunkSize),
+        Cause::Framing(ChunkFault::ChunkSizeTooLarge),
+        Cause::Framing(ChunkFault::ChunkLineTooLong),
+        Cause::Framing(ChunkFault::ChunkEnd),
+        Cause::Framing(ChunkFault::TrailersTooLarge),
+        Cause::Said("connection reset by peer".into()),
+    ]
+}
+
+/// Each cause by number: a new one fails to compile here until the samples
+/// above have it.
+fn cause_variant(cause: &Cause) -> usize {
+    match cause {
+        Cause::TimedOut => 0,
+        Cause::Failed => 1,
+        Cause::ClosedBeforeResponse => 2,
+        Cause::ClosedMidResponse => 3,
+        Cause::DaemonClosed => 4,
+        Cause::HeadTooLarge { .. } => 5,
+        Cause::NotHttp { .. } => 6,
+        Cause::Framing(ChunkFault::ChunkSize) => 7,
+        Cause::Framing(ChunkFault::ChunkSizeTooLarge) => 8,
+        Cause::Framing(ChunkFault::ChunkLineTooLong) => 9,
+        Cause::Framing(ChunkFault::ChunkEnd) => 10,
+        Cause::Framing(ChunkFault::TrailersTooLarge) => 11,
+        Cause::Said(_) => 12,
+    }
+}
+
+/// Why a stream broke off, in Chinese with none of ask-lsp's English words
+/// (#45: the reader's own findings were English strings); what the system
+/// said stays as it said it; English for logs.
+#[test]
+fn every_cause_is_worded_in_chinese_without_english() {
+    let covered: BTreeSet<usize> = causes().iter().map(cause_variant).collect();
+    assert_eq!(covered, (0..13).collect());
+    for why in causes() {
+        let error = BackendError::Stream {
+            server: server(),
+            cause: why.clone(),
+        };
+        let en = error.to_string();
+        let zh = in_locale(Locale::ZhCn, || backend_error(&error));
+        assert!(en.ends_with(&why.to_string()), "{en}");
+        match &why {
+            Cause::Said(said) => assert!(zh.ends_with(said.as_str()), "{zh}"),
+            _ => {
+                let kept = match &why {
+                    Cause::NotHttp { detail } => detail.as_str(),
+                    _ => "",
+                };
+                for word in why
+                    .to_string()
+                    .split(|c: char| !c.is_ascii_alphabetic())
+                    .filter(|word| word.len() > 3 && !kept.contains(word))
+                {
+                    assert!(!zh.contains(word), "{word:?} in {zh}");
+                }
+            }
+        }
+    }
+    assert_eq!(
+        BackendError::Stream {
+            server: server(),
+            cause: Cause::DaemonClosed,
+        }
+        .to_string(),
+        "OpenCode at http://127.0.0.1:4096: the daemon closed the connection"
+    );
+}
+
 /// Each variant by number: a new one fails to compile here until the
 /// samples above have it.
 fn variant(error: &BackendError) -> usize {
@@ -230,7 +312,7 @@ fn display_is_english_whatever_the_persons_language() {
     assert_eq!(
         in_locale(Locale::ZhCn, || BackendError::Connect {
             server: server(),
-            message: "connection refused".into(),
+            cause: Cause::Said("connection refused".into()),
             hint: ConnectHint::Start(StartHint::OpenCodeServe),
         }
         .to_string()),
@@ -347,7 +429,7 @@ fn chinese_words_keep_what_the_server_and_the_system_said() {
     assert_eq!(
         zh(BackendError::Connect {
             server: server(),
-            message: "connection refused".into(),
+            cause: Cause::Said("connection refused".into()),
             hint: ConnectHint::Start(StartHint::OpenCodeServe),
         }),
         "无法连接 http://127.0.0.1:4096 上的 OpenCode：connection refused — `opencode serve` 是否在那里运行？"

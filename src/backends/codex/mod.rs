@@ -28,6 +28,7 @@ use tokio::sync::mpsc;
 
 use self::discovery::Unfollowed;
 use self::wire::{Asked, Expect};
+use super::Cause;
 use super::{Backend, BackendError, BackendEvent, EventSink, ServerLabel, Source};
 use crate::prompt::{Prompt, Reply, SessionTitle};
 use crate::settings::{BackendKind, ServerKind, ServerSpec, UrlSource};
@@ -197,7 +198,7 @@ impl CodexDaemon {
         };
         let broken = |e: std::io::Error| BackendError::Stream {
             server: self.label(),
-            message: e.to_string(),
+            cause: Cause::said(&e.to_string()),
         };
         if let Err(e) = ws::upgrade(&mut stream).await {
             return broken(e);
@@ -280,7 +281,7 @@ impl CodexDaemon {
                 ws::Incoming::Closed => {
                     break BackendError::Stream {
                         server: self.label(),
-                        message: "the daemon closed the connection".into(),
+                        cause: Cause::DaemonClosed,
                     };
                 }
             };

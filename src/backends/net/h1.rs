@@ -12,6 +12,8 @@
 //! (fuzz/fuzz_targets/http_events.rs).
 
 use std::io;
+
+use crate::backends::cause::{Cause, ChunkFault};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -48,13 +50,13 @@ pub(in crate::backends) struct Head {
 /// Why an event stream could not be opened (here or through reqwest).
 pub(in crate::backends) enum OpenError {
     /// Connecting or writing the request failed: the server is not there.
-    Connect(String),
+    Connect(Cause),
     /// reqwest could not reach it (`https://`): kept whole, for the hint
     /// its cause chooses (an untrusted certificate).
     Unreachable(reqwest::Error),
     /// It answered something that is not an HTTP/1.1 response, or the
     /// request could not be built.
-    Malformed(String),
+    Malformed(Cause),
 }
 
 /// Opens `request` (a GET without a body, to an `http://` URL) on a
@@ -80,10 +82,9 @@ pub(in crate::backends) async fn open(
     loop {
         if filled == buffer.len() {
             if buffer.len() >= MAX_HEAD {
-                return Err(OpenError::Malformed(format!(
-                    "the response head is over {} KiB",
-                    MAX_HEAD >> 10
-                )));
+                return Err(OpenError::Malformed(Cause::HeadTooLarge {
+                    kib: MAX_HEAD >> 10,
+                }));
             }
             buffer.resize((buffer.len() * 2).min(MAX_HEAD), 0);
         }
@@ -92,9 +93,7 @@ pub(in crate::backends) async fn open(
             .await
             .map_err(|error| OpenError::Connect(io_cause(&error)))?;
         if read == 0 {
-            return Err(OpenError::Malformed(
-                "the connection closed before a response".into(),
-            ));
+            return Err(OpenError::Malformed(Cause::ClosedBeforeResponse));
         }
         filled += read;
         if let Some((head, framing, used)) = parse_head(&buffer[..filled])? {
@@ -158,9 +157,9 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(Head, Framing, usize)>, OpenError>
             Ok(httparse::Status::Complete(used)) => used,
             Ok(httparse::Status::Partial) => return Ok(None),
             Err(error) => {
-                return Err(OpenError::Malformed(format!(
-                    "it did not answer in HTTP/1.1 ({error})"
-                )));
+                return Err(OpenError::Malformed(Cause::NotHttp {
+                    detail: error.to_string(),
+                }));
             }
         };
         let status = response.code.unwrap_or_default();
@@ -234,7 +233,7 @@ pub(in crate::backends) struct Body {
 impl Body {
     /// Reads once from the socket and hands each run of body bytes in it to
     /// `data`: `Ok(false)` once the body has ended.
-    pub async fn read(&mut self, mut data: impl FnMut(&[u8])) -> Result<bool, String> {
+    pub async fn read(&mut self, mut data: impl FnMut(&[u8])) -> Result<bool, Cause> {
         if !self.framing.more() {
             return Ok(false);
         }
@@ -250,7 +249,7 @@ impl Body {
             let read = READ_BUFFER.with_borrow_mut(|buffer| match self.socket.try_read(buffer) {
                 Ok(0) => Some(match self.framing {
                     Framing::UntilClose => Ok(false),
-                    _ => Err("the connection closed in the middle of the response".into()),
+                    _ => Err(Cause::ClosedMidResponse),
                 }),
                 Ok(read) => Some(deliver(&mut self.framing, &buffer[..read], &mut data)),
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => None,
@@ -267,9 +266,9 @@ fn deliver(
     framing: &mut Framing,
     bytes: &[u8],
     mut data: impl FnMut(&[u8]),
-) -> Result<bool, String> {
+) -> Result<bool, Cause> {
     match framing {
-        Framing::Chunked(dechunker) => dechunker.feed(bytes, data),
+        Framing::Chunked(dechunker) => Ok(dechunker.feed(bytes, data)?),
         Framing::Length(left) => {
             let take = bytes
                 .len()
@@ -322,7 +321,11 @@ impl Dechunker {
     /// Feeds received bytes; each run of chunk data goes to `data`.
     /// `Ok(false)` once the last chunk and the trailers have been read
     /// (anything after them is ignored); `Err` on broken framing.
-    pub fn feed(&mut self, mut bytes: &[u8], mut data: impl FnMut(&[u8])) -> Result<bool, String> {
+    pub fn feed(
+        &mut self,
+        mut bytes: &[u8],
+        mut data: impl FnMut(&[u8]),
+    ) -> Result<bool, ChunkFault> {
         while let Some((&byte, rest)) = bytes.split_first() {
             self.state = match self.state {
                 Chunk::Data { left } => {
@@ -353,29 +356,29 @@ impl Dechunker {
                 }
                 Chunk::Size => match hex(byte) {
                     Some(digit) => Chunk::Digits { size: digit },
-                    None => return Err(broken("a chunk size")),
+                    None => return Err(ChunkFault::ChunkSize),
                 },
                 Chunk::Digits { size } => match hex(byte) {
                     // Room for one more digit (leading zeros take none).
                     Some(digit) if size >> 60 == 0 => Chunk::Digits {
                         size: size << 4 | digit,
                     },
-                    Some(_) => return Err("a chunk size is too large".into()),
+                    Some(_) => return Err(ChunkFault::ChunkSizeTooLarge),
                     None => Self::after_size(size, byte, 0)?,
                 },
                 Chunk::Extension { size, taken } => Self::after_size(size, byte, taken + 1)?,
                 Chunk::DataCr => match byte {
                     b'\r' => Chunk::DataLf,
                     b'\n' => Chunk::Size,
-                    _ => return Err(broken("the end of a chunk")),
+                    _ => return Err(ChunkFault::ChunkEnd),
                 },
                 Chunk::DataLf => match byte {
                     b'\n' => Chunk::Size,
-                    _ => return Err(broken("the end of a chunk")),
+                    _ => return Err(ChunkFault::ChunkEnd),
                 },
                 Chunk::Trailer { line, taken } => {
                     if taken >= MAX_TRAILERS {
-                        return Err("the trailers are too large".into());
+                        return Err(ChunkFault::TrailersTooLarge);
                     }
                     match byte {
                         b'\n' if line == 0 => Chunk::Done,
@@ -402,16 +405,16 @@ impl Dechunker {
 
     /// A byte on a chunk-size line after its digits: extensions and
     /// whitespace are skipped (bounded), LF ends the line.
-    fn after_size(size: u64, byte: u8, taken: usize) -> Result<Chunk, String> {
+    fn after_size(size: u64, byte: u8, taken: usize) -> Result<Chunk, ChunkFault> {
         if taken > MAX_CHUNK_LINE {
-            return Err("a chunk-size line is too long".into());
+            return Err(ChunkFault::ChunkLineTooLong);
         }
         Ok(match byte {
             b'\n' if size == 0 => Chunk::Trailer { line: 0, taken: 0 },
             b'\n' => Chunk::Data { left: size },
             b'\r' | b';' | b' ' | b'\t' | b'=' | b'"' => Chunk::Extension { size, taken },
             byte if byte.is_ascii_graphic() && taken > 0 => Chunk::Extension { size, taken },
-            _ => return Err(broken("a chunk size")),
+            _ => return Err(ChunkFault::ChunkSize),
         })
     }
 }
@@ -435,13 +438,12 @@ fn hex(byte: u8) -> Option<u64> {
     (byte as char).to_digit(16).map(u64::from)
 }
 
-fn broken(what: &str) -> String {
-    format!("the server broke the chunked framing at {what}")
-}
-
 /// "connection refused", as reqwest's errors are shown (`http::cause`).
-fn io_cause(error: &io::Error) -> String {
-    super::http::cause_text(&error.to_string())
+fn io_cause(error: &io::Error) -> Cause {
+    match error.kind() {
+        io::ErrorKind::TimedOut => Cause::TimedOut,
+        _ => Cause::said(&error.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -472,7 +474,7 @@ mod tests {
     }
 
     /// Decodes `wire` fed in pieces of the given sizes (cycled).
-    fn decode(wire: &[u8], pieces: &[usize]) -> Result<(Vec<u8>, bool), String> {
+    fn decode(wire: &[u8], pieces: &[usize]) -> Result<(Vec<u8>, bool), ChunkFault> {
         let mut dechunker = Dechunker::default();
         let mut body = Vec::new();
         let mut more = true;
@@ -506,35 +508,23 @@ mod tests {
     #[test]
     fn broken_framing_is_an_error_not_a_guess() {
         for (wire, error) in [
-            (
-                &b"zz\r\n"[..],
-                "the server broke the chunked framing at a chunk size",
-            ),
-            (
-                b"3\r\nabcX",
-                "the server broke the chunked framing at the end of a chunk",
-            ),
-            (
-                b"3\r\nabc\rX",
-                "the server broke the chunked framing at the end of a chunk",
-            ),
-            (b"11111111111111111\r\n", "a chunk size is too large"),
-            (
-                b"\r\n",
-                "the server broke the chunked framing at a chunk size",
-            ),
+            (&b"zz\r\n"[..], ChunkFault::ChunkSize),
+            (b"3\r\nabcX", ChunkFault::ChunkEnd),
+            (b"3\r\nabc\rX", ChunkFault::ChunkEnd),
+            (b"11111111111111111\r\n", ChunkFault::ChunkSizeTooLarge),
+            (b"\r\n", ChunkFault::ChunkSize),
         ] {
-            assert_eq!(decode(wire, &[1]), Err(error.to_owned()), "{wire:?}");
+            assert_eq!(decode(wire, &[1]), Err(error), "{wire:?}");
         }
         let long_extension = [&b"5;"[..], &[b'a'; MAX_CHUNK_LINE + 2]].concat();
         assert_eq!(
             decode(&long_extension, &[100]),
-            Err("a chunk-size line is too long".to_owned())
+            Err(ChunkFault::ChunkLineTooLong)
         );
         let long_trailers = [&b"0\r\n"[..], &[b'a'; MAX_TRAILERS + 2]].concat();
         assert_eq!(
             decode(&long_trailers, &[100]),
-            Err("the trailers are too large".to_owned())
+            Err(ChunkFault::TrailersTooLarge)
         );
     }
 
@@ -574,7 +564,9 @@ mod tests {
         };
         assert_eq!(
             error,
-            "it did not answer in HTTP/1.1 (invalid HTTP version)"
+            Cause::NotHttp {
+                detail: "invalid HTTP version".into()
+            }
         );
     }
 

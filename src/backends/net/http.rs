@@ -9,7 +9,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 
-use crate::backends::{BackendError, BodyKind, ConnectHint, Expected, ServerLabel, Timing};
+use crate::backends::{BackendError, BodyKind, Cause, ConnectHint, Expected, ServerLabel, Timing};
 
 /// Whom errors name, and the advice each backend gives.
 pub(in crate::backends) struct Peer {
@@ -213,7 +213,7 @@ impl Peer {
 
     /// The server could not be reached, for `reason` ("connection refused");
     /// `untrusted_certificate` when TLS refused its certificate.
-    pub fn not_connected(&self, reason: String, untrusted_certificate: bool) -> BackendError {
+    pub fn not_connected(&self, cause: Cause, untrusted_certificate: bool) -> BackendError {
         let hint = if untrusted_certificate {
             ConnectHint::UntrustedCertificate
         } else {
@@ -221,7 +221,7 @@ impl Peer {
         };
         BackendError::Connect {
             server: self.label.clone(),
-            message: reason,
+            cause,
             hint,
         }
     }
@@ -264,15 +264,15 @@ pub(in crate::backends) fn content_type(response: &reqwest::Response) -> String 
 
 /// The innermost cause of a reqwest error ("connection refused"): the outer
 /// layers repeat the URL and say "error sending request".
-pub(in crate::backends) fn cause(error: &reqwest::Error) -> String {
+pub(in crate::backends) fn cause(error: &reqwest::Error) -> Cause {
     if error.is_timeout() {
-        return "timed out".into();
+        return Cause::TimedOut;
     }
     let mut inner: &dyn std::error::Error = error;
     while let Some(source) = inner.source() {
         inner = source;
     }
-    cause_text(&inner.to_string())
+    Cause::said(&inner.to_string())
 }
 
 /// Whether `error` is rustls refusing the server's certificate (an unknown
@@ -291,20 +291,6 @@ fn untrusted_certificate(error: &reqwest::Error) -> bool {
         };
     }
     false
-}
-
-/// An error's text as shown to people: lower case, without the OS's error
-/// number.
-pub(in crate::backends) fn cause_text(text: &str) -> String {
-    let text = match text.find(" (os error") {
-        Some(at) => &text[..at],
-        None => text,
-    };
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => "the connection failed".into(),
-    }
 }
 
 /// The answer of an API whose every answer is JSON (OpenCode's): a JSON 404
@@ -419,13 +405,16 @@ pub(super) mod tests {
 
     #[tokio::test]
     async fn an_untrusted_certificate_names_the_ca_and_only_it() {
-        let BackendError::Connect { message, hint, .. } =
+        let BackendError::Connect { cause, hint, .. } =
             failure(&untrusted_tls_server().await).await
         else {
             panic!("not a connect error");
         };
-        assert_eq!(hint, ConnectHint::UntrustedCertificate, "{message}");
-        assert!(message.starts_with("invalid peer certificate"), "{message}");
+        assert_eq!(hint, ConnectHint::UntrustedCertificate, "{cause:?}");
+        assert!(
+            matches!(&cause, Cause::Said(said) if said.starts_with("invalid peer certificate")),
+            "{cause:?}"
+        );
 
         // Nothing listens on a port just freed: refused, not a certificate.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -436,13 +425,13 @@ pub(super) mod tests {
             format!("https://127.0.0.1:{port}/"),
             format!("http://127.0.0.1:{port}/"),
         ] {
-            let BackendError::Connect { message, hint, .. } = failure(&url).await else {
+            let BackendError::Connect { cause, hint, .. } = failure(&url).await else {
                 panic!("not a connect error");
             };
             assert_eq!(
                 hint,
                 ConnectHint::Start(crate::backends::StartHint::OpenCodeServe),
-                "{message}"
+                "{cause:?}"
             );
         }
     }

@@ -46,13 +46,20 @@ impl Paths {
 /// `Ok(None)` when the server has none (404, or a web page), an error when
 /// there is no answer to go by now (unreachable, slow, 5xx).
 pub(crate) async fn read(request: reqwest::RequestBuilder) -> Result<Option<Paths>, String> {
-    let mut response = request.send().await.map_err(|e| http::cause(&e))?;
+    let mut response = request
+        .send()
+        .await
+        .map_err(|e| http::cause(&e).to_string())?;
     let status = response.status().as_u16();
     if !matches!(status, 200 | 404) {
         return Err(format!("answered {status}"));
     }
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| http::cause(&e))? {
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| http::cause(&e).to_string())?
+    {
         if body.len() + chunk.len() > MAX_DOC {
             return Err(format!("over the {} MiB bound", MAX_DOC >> 20));
         }

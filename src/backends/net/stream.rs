@@ -10,6 +10,7 @@ use futures_util::future::BoxFuture;
 
 use super::h1::{self, OpenError};
 use super::http::Peer;
+use crate::backends::cause::Cause;
 use crate::backends::net::sse::{SseDecoder, SseEvent, SseItem};
 use crate::backends::{BackendError, BackendEvent, EventSink, Timing};
 
@@ -67,8 +68,8 @@ enum End {
 /// Why an event stream broke off.
 #[derive(Debug, PartialEq, Eq)]
 enum Broke {
-    /// Reading failed: the reader's words.
-    Read(String),
+    /// Reading failed.
+    Read(Cause),
     /// Nothing came for this long, not even a heartbeat.
     Stalled(Duration),
 }
@@ -158,17 +159,17 @@ async fn connect_once<F: Follow>(
                 false,
             );
         }
-        Ok(Err(OpenError::Connect(reason))) => {
-            return (End::Failed(peer.not_connected(reason, false)), false);
+        Ok(Err(OpenError::Connect(cause))) => {
+            return (End::Failed(peer.not_connected(cause, false)), false);
         }
         Ok(Err(OpenError::Unreachable(error))) => {
             return (End::Failed(peer.unreachable(&error)), false);
         }
-        Ok(Err(OpenError::Malformed(reason))) => {
+        Ok(Err(OpenError::Malformed(cause))) => {
             return (
                 End::Failed(BackendError::Malformed {
                     server: peer.label.clone(),
-                    reason,
+                    cause,
                     expected: peer.expected,
                 }),
                 false,
@@ -211,7 +212,7 @@ async fn connect_once<F: Follow>(
             Err(broke) => {
                 let server = peer.label.clone();
                 let error = match broke {
-                    Broke::Read(message) => BackendError::Stream { server, message },
+                    Broke::Read(cause) => BackendError::Stream { server, cause },
                     Broke::Stalled(after) => BackendError::Stalled { server, after },
                 };
                 return (End::Failed(error), true);
@@ -265,7 +266,7 @@ impl Source {
         decoder: &mut SseDecoder,
         relevant: fn(&[u8]) -> bool,
         items: &mut Vec<SseItem>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, Cause> {
         match self {
             Source::Socket(body) => {
                 body.read(|data| decoder.feed_filtered(data, relevant, items))
