@@ -42,8 +42,8 @@ const FLOORS: &[&[&str]] = &[
     &["backends/net"],
     // The backend interface: events, errors, timing.
     &["backends"],
-    // The bounded queue backends send into.
-    &["backends/sink"],
+    // The bounded queue backends send into; why a connection failed.
+    &["backends/sink", "backends/cause"],
     &["settings"],
     // The model, and the sanitiser it uses.
     &["prompt"],
