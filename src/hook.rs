@@ -31,6 +31,9 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(50);
 const TELL_WITHIN: Duration = Duration::from_secs(2);
 /// Claude Code's hook event for an MCP server's form.
 const ELICITATION: &str = "Elicitation";
+/// How long the first instance asked has to decide before the others are
+/// asked too.
+const STAGGER: Duration = Duration::from_millis(40);
 /// An answer line is a decision: small.
 const MAX_ANSWER: u64 = 64 * 1024;
 
@@ -119,22 +122,27 @@ fn request_line(agent: &str, input: &[u8]) -> Vec<u8> {
     request
 }
 
-/// Asks every instance whose workspace holds `cwd` at once, else the most
-/// recent that takes the connection; the first decision wins. Returning
-/// drops the other connections, which withdraws the prompt there.
+/// Asks the instances whose workspace holds `cwd`, else the most recent
+/// that takes the connection; the first decision wins. Returning drops the
+/// other connections, which withdraws the prompt there.
+///
+/// The most recent holding instance is asked first, the others once it has
+/// not decided within [`STAGGER`] (or at once when it cannot): a rule
+/// decides there without waking them all, and on busy cores each woken
+/// instance delayed the answer (docs/hook.md). A prompt for a person shows
+/// in the other editors that much later; which answers count is unchanged.
 async fn ask(cwd: Option<&Path>, request: &[u8]) -> Result<Value, NoDecision> {
     let (holding, others) =
         instances(cwd).map_err(|e| NoDecision::NoInstance { error: Some(e) })?;
     if holding.is_empty() && others.is_empty() {
         return Err(NoDecision::NoInstance { error: None });
     }
-    // Every one connected first, then the requests in one burst: sending
-    // each as soon as it was connected measured no better on busy cores
-    // (docs/hook.md).
     let mut asked = FuturesUnordered::new();
-    for socket in &holding {
+    let mut rest = holding.iter();
+    for socket in rest.by_ref() {
         if let Some(stream) = connect(socket).await {
             asked.push(exchange(stream, request));
+            break;
         }
     }
     if asked.is_empty() {
@@ -145,17 +153,38 @@ async fn ask(cwd: Option<&Path>, request: &[u8]) -> Result<Value, NoDecision> {
             }
         }
     }
+    let mut rest = Some(rest);
+    let stagger = tokio::time::sleep(STAGGER);
+    tokio::pin!(stagger);
     let mut outcome = Err(NoDecision::NoInstanceAnswers);
-    while let Some(answer) = asked.next().await {
-        match answer {
+    loop {
+        let answer = tokio::select! {
+            answer = asked.next() => answer,
+            () = &mut stagger, if rest.is_some() => None,
+        };
+        let in_time = match answer {
             // A permission's decision, or a form's.
-            Ok(answer) if answer.get("behavior").is_some() || answer.get("action").is_some() => {
+            Some(Ok(answer))
+                if answer.get("behavior").is_some() || answer.get("action").is_some() =>
+            {
                 return Ok(answer);
             }
-            other => outcome = other,
+            Some(other) => {
+                outcome = other;
+                true
+            }
+            None if rest.is_none() => return outcome,
+            None => false,
+        };
+        // Undecided there, or not within the stagger: every other one now.
+        if asked.is_empty() || !in_time {
+            for socket in rest.take().into_iter().flatten() {
+                if let Some(stream) = connect(socket).await {
+                    asked.push(exchange(stream, request));
+                }
+            }
         }
     }
-    outcome
 }
 
 /// Tells every instance (any of them may show the prompt), each answering

@@ -791,6 +791,90 @@ async fn every_editor_on_the_workspace_is_asked_and_the_first_answer_withdraws_t
     assert!(second.shutdown().await.success());
 }
 
+/// The most recent editor on the workspace is asked first: its rule decides
+/// without the others being asked at all (20 woken instances delayed the
+/// answer on busy cores, #47). What it leaves to a person reaches the
+/// others too, and any of them answers. (Fails on the old code: every editor
+/// got the first request at once.)
+#[tokio::test]
+async fn a_rule_of_the_most_recent_editor_decides_before_the_others_are_asked() {
+    let runtime = Runtime::new();
+    let sim = sim().await;
+    let root = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(root.path()).unwrap();
+    let mut older = runtime.editor(&sim, Some(&root)).await;
+    let mut recent =
+        LspClient::start(&[("XDG_RUNTIME_DIR", runtime.path()), ("ASK_LSP_HOOK", "1")]).await;
+    let policy =
+        json!({"permissions": [{"action": "Bash", "match": "touch *", "decision": "allow"}]});
+    recent
+        .request(
+            "initialize",
+            json!({"processId": null, "rootUri": format!("file://{}", root.display()),
+                   "capabilities": extension_caps(),
+                   "initializationOptions": {"servers": [{"url": sim.url()}], "policy": policy}}),
+        )
+        .await;
+    recent.notify("initialized", json!({})).await;
+    let socket = runtime.socket_of(recent.child().id().unwrap());
+    wait_for(|| socket.exists()).await;
+    let cwd = root.to_str().unwrap();
+
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, bash("touch made", cwd).to_string().as_bytes()).await;
+    let (stdout, _) = finish(hook).await;
+    assert_eq!(decision(&stdout)["behavior"], "allow");
+
+    // Left to a person by the recent one's rules: the older one is asked
+    // too, and this is the first request it ever got.
+    let sent_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let mut hook = runtime.hook(&["claude"]);
+    feed(&mut hook, bash("rm made", cwd).to_string().as_bytes()).await;
+    let asked = older.next_method("askQuestions/ask").await;
+    assert_eq!(
+        asked["params"]["permission"]["command"], "rm made",
+        "{asked}"
+    );
+    let shown_recent = recent.next_method("askQuestions/ask").await;
+    assert_eq!(shown_recent["params"]["permission"]["command"], "rm made");
+    older
+        .respond(
+            &asked["id"],
+            json!({"outcome": "rejected", "message": "no"}),
+        )
+        .await;
+    let (stdout, _) = finish(hook).await;
+    assert_eq!(
+        decision(&stdout),
+        json!({"behavior": "deny", "message": "no"})
+    );
+    let cancel = recent.next_method("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], shown_recent["id"]);
+    // What the older one counts of the requests that reached it (its
+    // description file, rewritten after its decision): this one alone.
+    let description = runtime
+        .sockets()
+        .join(format!("ask-lsp-{}.json", older.child().id().unwrap()));
+    let read = || -> Value {
+        std::fs::read(&description)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    };
+    wait_for(|| {
+        read()["lastRequestMs"]
+            .as_u64()
+            .is_some_and(|at| at >= sent_ms)
+    })
+    .await;
+    assert_eq!(read()["requests"], 1, "{}", read());
+    assert!(older.shutdown().await.success());
+    assert!(recent.shutdown().await.success());
+}
+
 #[tokio::test]
 async fn a_starting_instance_removes_the_sockets_of_dead_ones() {
     use std::os::unix::fs::PermissionsExt;
