@@ -45,15 +45,29 @@ impl Runtime {
         root: Option<&Path>,
         locale: Option<&str>,
     ) -> LspClient {
+        self.editor_with(sim, root, locale, None).await
+    }
+
+    /// [`Runtime::editor_in`] with the workspace's `policy`.
+    async fn editor_with(
+        &self,
+        sim: &ask_sim::Sim,
+        root: Option<&Path>,
+        locale: Option<&str>,
+        policy: Option<Value>,
+    ) -> LspClient {
         let mut client =
             LspClient::start(&[("XDG_RUNTIME_DIR", self.path()), ("ASK_LSP_HOOK", "1")]).await;
         let root_uri = root.map(|r| format!("file://{}", r.display()));
+        let mut options = json!({"servers": [{"url": sim.url()}]});
+        if let Some(policy) = policy {
+            options["policy"] = policy;
+        }
         client
             .request(
                 "initialize",
                 json!({"processId": null, "rootUri": root_uri, "capabilities": extension_caps(),
-                       "initializationOptions": {"servers": [{"url": sim.url()}]},
-                       "locale": locale}),
+                       "initializationOptions": options, "locale": locale}),
             )
             .await;
         client.notify("initialized", json!({})).await;
@@ -759,65 +773,23 @@ async fn watch_answers_a_hook_in_its_terminal() {
     assert!(!socket.exists());
 }
 
+/// Every editor on the workspace is asked, the most recent first: its rule
+/// decides without the others being asked at all (20 woken instances
+/// delayed the answer on busy cores, #47; fails on the old code, where every
+/// editor got the request at once). What it leaves to a person reaches the
+/// others too; the first answer, in any of them, withdraws it from the rest.
 #[tokio::test]
-async fn every_editor_on_the_workspace_is_asked_and_the_first_answer_withdraws_the_others() {
-    let runtime = Runtime::new();
-    let sim = sim().await;
-    let root = tempfile::tempdir().unwrap();
-    let mut first = runtime.editor(&sim, Some(root.path())).await;
-    let mut second = runtime.editor(&sim, Some(root.path())).await;
-    let cwd = root.path().to_str().unwrap();
-
-    let mut hook = runtime.hook(&["claude"]);
-    feed(&mut hook, bash("ls", cwd).to_string().as_bytes()).await;
-    let asked_first = first.next_method("askQuestions/ask").await;
-    let asked_second = second.next_method("askQuestions/ask").await;
-    second
-        .respond(
-            &asked_second["id"],
-            json!({"outcome": "rejected", "message": "not now"}),
-        )
-        .await;
-    let (stdout, _) = finish(hook).await;
-    assert_eq!(
-        decision(&stdout),
-        json!({"behavior": "deny", "message": "not now"})
-    );
-    let cancel = first.next_method("$/cancelRequest").await;
-    assert_eq!(cancel["params"]["id"], asked_first["id"]);
-    let resolved = first.next_method("askQuestions/resolved").await;
-    assert_eq!(resolved["params"]["here"], false);
-    assert!(first.shutdown().await.success());
-    assert!(second.shutdown().await.success());
-}
-
-/// The most recent editor on the workspace is asked first: its rule decides
-/// without the others being asked at all (20 woken instances delayed the
-/// answer on busy cores, #47). What it leaves to a person reaches the
-/// others too, and any of them answers. (Fails on the old code: every editor
-/// got the first request at once.)
-#[tokio::test]
-async fn a_rule_of_the_most_recent_editor_decides_before_the_others_are_asked() {
+async fn every_editor_is_asked_the_most_recent_first_and_the_first_answer_withdraws_the_others() {
     let runtime = Runtime::new();
     let sim = sim().await;
     let root = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(root.path()).unwrap();
     let mut older = runtime.editor(&sim, Some(&root)).await;
-    let mut recent =
-        LspClient::start(&[("XDG_RUNTIME_DIR", runtime.path()), ("ASK_LSP_HOOK", "1")]).await;
     let policy =
         json!({"permissions": [{"action": "Bash", "match": "touch *", "decision": "allow"}]});
-    recent
-        .request(
-            "initialize",
-            json!({"processId": null, "rootUri": format!("file://{}", root.display()),
-                   "capabilities": extension_caps(),
-                   "initializationOptions": {"servers": [{"url": sim.url()}], "policy": policy}}),
-        )
+    let mut recent = runtime
+        .editor_with(&sim, Some(&root), None, Some(policy))
         .await;
-    recent.notify("initialized", json!({})).await;
-    let socket = runtime.socket_of(recent.child().id().unwrap());
-    wait_for(|| socket.exists()).await;
     let cwd = root.to_str().unwrap();
 
     let mut hook = runtime.hook(&["claude"]);
@@ -853,6 +825,8 @@ async fn a_rule_of_the_most_recent_editor_decides_before_the_others_are_asked() 
     );
     let cancel = recent.next_method("$/cancelRequest").await;
     assert_eq!(cancel["params"]["id"], shown_recent["id"]);
+    let resolved = recent.next_method("askQuestions/resolved").await;
+    assert_eq!(resolved["params"]["here"], false);
     // What the older one counts of the requests that reached it (its
     // description file, rewritten after its decision): this one alone.
     let description = runtime
@@ -1171,21 +1145,11 @@ async fn a_policy_answers_claudes_questions() {
     // holds (hook_socket.rs shows the other side).
     let project = tempfile::tempdir().unwrap();
     let project = std::fs::canonicalize(project.path()).unwrap();
-    let mut client =
-        LspClient::start(&[("XDG_RUNTIME_DIR", runtime.path()), ("ASK_LSP_HOOK", "1")]).await;
     let policy = json!({"agents": {"claude": {"mode": "auto",
                         "rules": [{"match": "database", "answers": ["Postgres"]}]}}});
-    client
-        .request(
-            "initialize",
-            json!({"processId": null, "rootUri": format!("file://{}", project.display()),
-                   "capabilities": extension_caps(),
-                   "initializationOptions": {"servers": [{"url": sim.url()}], "policy": policy}}),
-        )
+    let client = runtime
+        .editor_with(&sim, Some(&project), None, Some(policy))
         .await;
-    client.notify("initialized", json!({})).await;
-    let socket = runtime.socket_of(client.child().id().unwrap());
-    wait_for(|| socket.exists()).await;
     let tool_input = json!({"questions": [{"question": "Which database?", "header": "Database",
         "multiSelect": false, "options": [{"label": "SQLite", "description": ""},
                                           {"label": "Postgres", "description": ""}]}]});
