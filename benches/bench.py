@@ -549,7 +549,7 @@ class RealOpenCode:
     def __init__(self, llm_out=None, bin=None):
         self.root = tempfile.TemporaryDirectory(prefix="ask-lsp-bench-oc-")
         root = self.root.name
-        for name in ("home", "config/opencode", "data", "cache", "state", "project"):
+        for name in ("home", "config/opencode", "data", "cache", "state", "project", "tmp"):
             os.makedirs(os.path.join(root, name))
         port_file = os.path.join(root, "llm.port")
         # With llm_out, the same mock LLM stamping its question tool calls.
@@ -583,7 +583,8 @@ class RealOpenCode:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env={"PATH": os.environ["PATH"], "HOME": f"{root}/home", "XDG_CONFIG_HOME": f"{root}/config",
                  "XDG_DATA_HOME": f"{root}/data", "XDG_CACHE_HOME": f"{root}/cache",
-                 "XDG_STATE_HOME": f"{root}/state", "OPENCODE_DISABLE_MODELS_FETCH": "1",
+                 "XDG_STATE_HOME": f"{root}/state", "TMPDIR": f"{root}/tmp",
+                 "OPENCODE_DISABLE_MODELS_FETCH": "1",
                  "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
                  "OPENCODE_CLIENT": "cli"})
         self.address = f"127.0.0.1:{port}"

@@ -71,7 +71,7 @@ sim_url() { sed -n 's/^listening on //p' "$tmp/$1.out"; }
 
 start_opencode() {
   local oc=$tmp/opencode
-  mkdir -p "$oc"/{home,config/opencode,data,cache,state,project}
+  mkdir -p "$oc"/{home,config/opencode,data,cache,state,project,tmp}
   python3 tests/opencode/mock_llm.py "$oc/llm.port" &
   pids+=($!)
   for _ in $(seq 100); do [ -s "$oc/llm.port" ] && break; sleep 0.1; done
@@ -91,7 +91,7 @@ EOF
   OC_URL=http://127.0.0.1:$port
   OC_DIR=$oc/project
   (cd "$oc/project" && exec env -i PATH="$PATH" HOME="$oc/home" XDG_CONFIG_HOME="$oc/config" \
-    XDG_DATA_HOME="$oc/data" XDG_CACHE_HOME="$oc/cache" XDG_STATE_HOME="$oc/state" \
+    XDG_DATA_HOME="$oc/data" XDG_CACHE_HOME="$oc/cache" XDG_STATE_HOME="$oc/state" TMPDIR="$oc/tmp" \
     OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 \
     OPENCODE_DISABLE_DEFAULT_PLUGINS=1 OPENCODE_CLIENT=cli \
     "$ASK_LSP_OPENCODE_BIN" serve --hostname 127.0.0.1 --port "$port") >"$oc/server.log" 2>&1 &

@@ -58,6 +58,7 @@ impl Offline {
             "cache",
             "state",
             "project",
+            "tmp",
         ] {
             std::fs::create_dir_all(root.path().join(dir)).unwrap();
         }
@@ -130,6 +131,10 @@ pub fn spawn_server(
         .env("XDG_DATA_HOME", root.join("data"))
         .env("XDG_CACHE_HOME", root.join("cache"))
         .env("XDG_STATE_HOME", root.join("state"))
+        // The environment is cleared: without its own temp folder OpenCode
+        // (a Bun executable) leaves a 5.5 MB copy of a native library in
+        // /tmp on every start.
+        .env("TMPDIR", root.join("tmp"))
         .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
         .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
         .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
