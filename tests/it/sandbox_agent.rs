@@ -18,15 +18,9 @@ use tokio::process::{Child, Command};
 
 struct Server {
     _root: tempfile::TempDir,
-    process: Child,
+    _process: common::Group,
     url: String,
     http: reqwest::Client,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.process.start_kill();
-    }
 }
 
 impl Server {
@@ -59,26 +53,26 @@ impl Server {
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         let port = free_port();
-        let process = Command::new(bin)
-            .args([
-                "--no-token",
-                "server",
-                "--no-telemetry",
-                "--port",
-                &port.to_string(),
-            ])
-            .env("HOME", root.path().join("home"))
-            .env("XDG_DATA_HOME", root.path().join("data"))
-            // Its OpenCode API's state, else shared in /tmp.
-            .env("OPENCODE_COMPAT_DB_PATH", root.path().join("opencode.db"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("sandbox-agent starts");
+        let process = common::Group::spawn(
+            Command::new(bin)
+                .args([
+                    "--no-token",
+                    "server",
+                    "--no-telemetry",
+                    "--port",
+                    &port.to_string(),
+                ])
+                .env("HOME", root.path().join("home"))
+                .env("XDG_DATA_HOME", root.path().join("data"))
+                // Its OpenCode API's state, else shared in /tmp.
+                .env("OPENCODE_COMPAT_DB_PATH", root.path().join("opencode.db"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        )
+        .expect("sandbox-agent starts");
         let server = Server {
             _root: root,
-            process,
+            _process: process,
             url: format!("http://127.0.0.1:{port}"),
             http: common::http_client(),
         };

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
-use super::{LspClient, WAIT, extension_caps, free_port, http_client};
+use super::{Group, LspClient, WAIT, extension_caps, free_port, http_client};
 
 pub use super::agents::required;
 
@@ -19,7 +19,7 @@ pub use super::agents::required;
 /// gives a custom agent), a mock model API, and a project. Everything the
 /// agent reads on stdin is also written to `stdin.log`.
 pub struct AcpAgent {
-    _sandbox_agent: Child,
+    _sandbox_agent: Group,
     _api: Child,
     pub api_port: u16,
     pub url: String,
@@ -56,21 +56,21 @@ impl AcpAgent {
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         let port = free_port();
-        let process = Command::new(sandbox_agent)
-            .args([
-                "--no-token",
-                "server",
-                "--no-telemetry",
-                "--port",
-                &port.to_string(),
-            ])
-            .env("HOME", dir.path().join("home"))
-            .env("XDG_DATA_HOME", dir.path().join("data"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("sandbox-agent starts");
+        let process = Group::spawn(
+            Command::new(sandbox_agent)
+                .args([
+                    "--no-token",
+                    "server",
+                    "--no-telemetry",
+                    "--port",
+                    &port.to_string(),
+                ])
+                .env("HOME", dir.path().join("home"))
+                .env("XDG_DATA_HOME", dir.path().join("data"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        )
+        .expect("sandbox-agent starts");
         let agent = AcpAgent {
             _sandbox_agent: process,
             _api: api,

@@ -330,6 +330,30 @@ pub fn http_client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
+/// A process in a process group of its own, the whole group killed when
+/// dropped: what it started goes with it (sandbox-agent's agents outlived
+/// it, codex-acp for an hour after the run).
+pub struct Group(tokio::process::Child);
+
+impl Group {
+    pub fn spawn(command: &mut tokio::process::Command) -> std::io::Result<Group> {
+        command
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map(Group)
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.id().and_then(|pid| i32::try_from(pid).ok()) {
+            // SAFETY: signals the process group this test started.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+    }
+}
+
 /// A port nothing listens on now, for a server the test starts.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
