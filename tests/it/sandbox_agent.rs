@@ -53,23 +53,7 @@ impl Server {
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         let port = free_port();
-        let process = common::Group::spawn(
-            Command::new(bin)
-                .args([
-                    "--no-token",
-                    "server",
-                    "--no-telemetry",
-                    "--port",
-                    &port.to_string(),
-                ])
-                .env("HOME", root.path().join("home"))
-                .env("XDG_DATA_HOME", root.path().join("data"))
-                // Its OpenCode API's state, else shared in /tmp.
-                .env("OPENCODE_COMPAT_DB_PATH", root.path().join("opencode.db"))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null()),
-        )
-        .expect("sandbox-agent starts");
+        let process = common::acp_agent::sandbox_agent_server(Path::new(&bin), root.path(), port);
         let server = Server {
             _root: root,
             _process: process,

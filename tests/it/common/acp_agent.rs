@@ -27,6 +27,29 @@ pub struct AcpAgent {
     pub dir: tempfile::TempDir,
 }
 
+/// sandbox-agent serving on `port`, its home, data and state in `root`
+/// (its agents under `root/data/sandbox-agent/bin/agent_processes`), in a
+/// process group killed whole when dropped.
+pub fn sandbox_agent_server(bin: &Path, root: &Path, port: u16) -> Group {
+    Group::spawn(
+        Command::new(bin)
+            .args([
+                "--no-token",
+                "server",
+                "--no-telemetry",
+                "--port",
+                &port.to_string(),
+            ])
+            .env("HOME", root.join("home"))
+            .env("XDG_DATA_HOME", root.join("data"))
+            // Its OpenCode API's state, else shared in /tmp.
+            .env("OPENCODE_COMPAT_DB_PATH", root.join("opencode.db"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    )
+    .expect("sandbox-agent starts")
+}
+
 impl AcpAgent {
     /// Starts `mock_api` (a script under the crate, given its port),
     /// makes `dirs` in a temporary folder beside `project` and sandbox-agent's
@@ -56,21 +79,7 @@ impl AcpAgent {
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         let port = free_port();
-        let process = Group::spawn(
-            Command::new(sandbox_agent)
-                .args([
-                    "--no-token",
-                    "server",
-                    "--no-telemetry",
-                    "--port",
-                    &port.to_string(),
-                ])
-                .env("HOME", dir.path().join("home"))
-                .env("XDG_DATA_HOME", dir.path().join("data"))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null()),
-        )
-        .expect("sandbox-agent starts");
+        let process = sandbox_agent_server(sandbox_agent, dir.path(), port);
         let agent = AcpAgent {
             _sandbox_agent: process,
             _api: api,
