@@ -17,7 +17,7 @@ use tokio::process::Child;
 
 use crate::opencode_harness as harness;
 
-use harness::{Offline, spawn_server};
+use harness::{Offline, Serve};
 
 /// The real server and the mock LLM, each killed (by PID) when dropped.
 struct OpenCode {
@@ -47,9 +47,25 @@ impl OpenCode {
             llm_url,
             turn,
         } = Offline::prepare(&plugin).await;
-        let port = free_port();
-        let mut opencode = OpenCode {
-            server: spawn_server(&bin, root.path(), hostname, port, password),
+        let http = common::http_client();
+        let serve = Serve {
+            bin: &bin,
+            root: root.path(),
+            hostname,
+            password,
+        };
+        let (server, port) = serve
+            .on_a_free_port(|port| {
+                let url = OpenCode::url_of(hostname, port);
+                let probe = http.get(format!("{url}/global/health"));
+                match password {
+                    Some(password) => probe.basic_auth("opencode", Some(password)),
+                    None => probe,
+                }
+            })
+            .await;
+        Some(OpenCode {
+            server,
             bin,
             root,
             password: password.map(str::to_owned),
@@ -57,17 +73,19 @@ impl OpenCode {
             port,
             llm,
             llm_url,
-            http: common::http_client(),
+            http,
             _turn: turn,
-        };
-        opencode.wait_healthy().await;
-        Some(opencode)
+        })
     }
 
     fn url(&self) -> String {
-        match self.hostname.parse::<std::net::IpAddr>() {
-            Ok(std::net::IpAddr::V6(ip)) => format!("http://[{ip}]:{}", self.port),
-            _ => format!("http://{}:{}", self.hostname, self.port),
+        OpenCode::url_of(self.hostname, self.port)
+    }
+
+    fn url_of(hostname: &str, port: u16) -> String {
+        match hostname.parse::<std::net::IpAddr>() {
+            Ok(std::net::IpAddr::V6(ip)) => format!("http://[{ip}]:{port}"),
+            _ => format!("http://{hostname}:{port}"),
         }
     }
 
@@ -82,19 +100,14 @@ impl OpenCode {
     /// Kills the server process and starts a new one on the same port.
     async fn restart(&mut self) {
         self.server.kill().await.unwrap();
-        self.server = spawn_server(
-            &self.bin,
-            self.root.path(),
-            self.hostname,
-            self.port,
-            self.password.as_deref(),
-        );
-        self.wait_healthy().await;
-    }
-
-    async fn wait_healthy(&mut self) {
+        let serve = Serve {
+            bin: &self.bin,
+            root: self.root.path(),
+            hostname: self.hostname,
+            password: self.password.as_deref(),
+        };
         let probe = self.request(reqwest::Method::GET, "/global/health");
-        harness::wait_healthy(&mut self.server, probe).await;
+        self.server = serve.on(self.port, probe).await;
     }
 
     fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {

@@ -18,7 +18,7 @@ use tokio::process::Child;
 
 use crate::opencode_harness as harness;
 
-use harness::{Offline, STARTUP, spawn_server};
+use harness::{Offline, STARTUP, Serve};
 
 /// The real server and the mock LLM, each killed (by PID) when dropped.
 struct OpenCode {
@@ -40,17 +40,25 @@ impl OpenCode {
             llm_url,
             turn,
         } = Offline::prepare(&plugin).await;
-        let port = free_port();
-        let mut opencode = OpenCode {
-            server: spawn_server(&bin, root.path(), "127.0.0.1", port, None),
+        let http = common::http_client();
+        let serve = Serve {
+            bin: &bin,
+            root: root.path(),
+            hostname: "127.0.0.1",
+            password: None,
+        };
+        let (server, port) = serve
+            .on_a_free_port(|port| http.get(format!("http://127.0.0.1:{port}/global/health")))
+            .await;
+        let opencode = OpenCode {
+            server,
             root,
             port,
             llm,
             llm_url,
-            http: common::http_client(),
+            http,
             _turn: turn,
         };
-        opencode.wait_healthy().await;
         opencode.warm_up().await;
         Some(opencode)
     }
@@ -65,11 +73,6 @@ impl OpenCode {
             .join("project")
             .to_string_lossy()
             .into_owned()
-    }
-
-    async fn wait_healthy(&mut self) {
-        let probe = self.http.get(format!("{}/global/health", self.url()));
-        harness::wait_healthy(&mut self.server, probe).await;
     }
 
     /// On a fresh 1.18.34 the first new-engine prompts are sometimes never

@@ -5,7 +5,6 @@
 //! (1.18.34's new engine), which each add their own way of asking.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::json;
@@ -112,61 +111,122 @@ impl Offline {
     }
 }
 
-/// `opencode serve` in `root`'s directories and nothing of this machine's.
-pub fn spawn_server(
-    bin: &Path,
-    root: &Path,
-    hostname: &str,
-    port: u16,
-    password: Option<&str>,
-) -> Child {
-    let mut command = Command::new(bin);
-    command
-        .args(["serve", "--hostname", hostname, "--port", &port.to_string()])
-        .current_dir(root.join("project"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", root.join("home"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("XDG_DATA_HOME", root.join("data"))
-        .env("XDG_CACHE_HOME", root.join("cache"))
-        .env("XDG_STATE_HOME", root.join("state"))
-        // The environment is cleared: without its own temp folder OpenCode
-        // (a Bun executable) leaves a 5.5 MB copy of a native library in
-        // /tmp on every start.
-        .env("TMPDIR", root.join("tmp"))
-        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
-        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
-        .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
-        .env("OPENCODE_CLIENT", "cli")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
-    if let Some(password) = password {
-        command.env("OPENCODE_SERVER_PASSWORD", password);
-    }
-    command.spawn().expect("opencode starts")
+/// How `opencode serve` is started: where, on which address, with which
+/// password.
+pub struct Serve<'a> {
+    pub bin: &'a Path,
+    pub root: &'a Path,
+    pub hostname: &'a str,
+    pub password: Option<&'a str>,
 }
 
-/// Until `probe` (a `GET /global/health`) answers 2xx. Early requests can
-/// hang while the server starts: short timeouts.
-pub async fn wait_healthy(server: &mut Child, probe: reqwest::RequestBuilder) {
-    let deadline = tokio::time::Instant::now() + STARTUP;
-    loop {
-        let answered = (probe.try_clone().expect("a GET clones"))
-            .timeout(Duration::from_secs(1))
-            .send()
-            .await;
-        if answered.is_ok_and(|r| r.status().is_success()) {
-            return;
+/// What OpenCode 1.18.33 and 1.18.34 print before exiting 1 when their port
+/// is taken.
+const PORT_TAKEN: &str = "ServeError";
+
+/// How often a start is tried again because the port was taken.
+const PORT_TRIES: usize = 5;
+
+impl Serve<'_> {
+    /// A healthy server on a free port, and that port. Between `free_port`
+    /// and OpenCode's bind another test's connection can take the port
+    /// (OpenCode then exits with `ServeError`): then again on another.
+    /// `probe` builds the health check (`GET /global/health`) for a port.
+    pub async fn on_a_free_port(
+        &self,
+        probe: impl Fn(u16) -> reqwest::RequestBuilder,
+    ) -> (Child, u16) {
+        for _ in 0..PORT_TRIES {
+            let port = crate::common::free_port();
+            if let Some(server) = self.healthy(port, probe(port)).await {
+                return (server, port);
+            }
         }
-        if let Ok(Some(status)) = server.try_wait() {
-            panic!("opencode exited during start-up: {status}");
+        panic!("opencode found its port taken {PORT_TRIES} times in a row");
+    }
+
+    /// A healthy server on `port` (a restart keeps its address), started
+    /// again while the port is taken.
+    pub async fn on(&self, port: u16, probe: reqwest::RequestBuilder) -> Child {
+        for _ in 0..PORT_TRIES {
+            if let Some(server) = self
+                .healthy(port, probe.try_clone().expect("a GET clones"))
+                .await
+            {
+                return server;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "opencode not healthy within {STARTUP:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        panic!("opencode found port {port} taken {PORT_TRIES} times in a row");
+    }
+
+    /// The server once `probe` answers 2xx; `None` when it exited because
+    /// its port was taken. Any other exit fails the test with what OpenCode
+    /// printed. Early requests can hang while the server starts: short
+    /// timeouts.
+    async fn healthy(&self, port: u16, probe: reqwest::RequestBuilder) -> Option<Child> {
+        let log = self.root.join(format!("opencode-{port}.log"));
+        let mut server = self.spawn(port, &log);
+        let deadline = tokio::time::Instant::now() + STARTUP;
+        loop {
+            let answered = (probe.try_clone().expect("a GET clones"))
+                .timeout(Duration::from_secs(1))
+                .send()
+                .await;
+            if answered.is_ok_and(|r| r.status().is_success()) {
+                return Some(server);
+            }
+            if let Ok(Some(status)) = server.try_wait() {
+                let printed = std::fs::read_to_string(&log).unwrap_or_default();
+                if printed.contains(PORT_TAKEN) {
+                    return None;
+                }
+                panic!("opencode exited during start-up: {status}; it printed:\n{printed}");
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "opencode not healthy within {STARTUP:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// `opencode serve` in `root`'s directories and nothing of this
+    /// machine's, what it prints in `log`.
+    fn spawn(&self, port: u16, log: &Path) -> Child {
+        let root = self.root;
+        let printed = std::fs::File::create(log).expect("a log in the test's folder");
+        let mut command = Command::new(self.bin);
+        command
+            .args([
+                "serve",
+                "--hostname",
+                self.hostname,
+                "--port",
+                &port.to_string(),
+            ])
+            .current_dir(root.join("project"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", root.join("home"))
+            .env("XDG_CONFIG_HOME", root.join("config"))
+            .env("XDG_DATA_HOME", root.join("data"))
+            .env("XDG_CACHE_HOME", root.join("cache"))
+            .env("XDG_STATE_HOME", root.join("state"))
+            // The environment is cleared: without its own temp folder
+            // OpenCode (a Bun executable) leaves a 5.5 MB copy of a native
+            // library in /tmp on every start.
+            .env("TMPDIR", root.join("tmp"))
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+            .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+            .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
+            .env("OPENCODE_CLIENT", "cli")
+            .stdout(printed.try_clone().expect("the log opens twice"))
+            .stderr(printed)
+            .kill_on_drop(true);
+        if let Some(password) = self.password {
+            command.env("OPENCODE_SERVER_PASSWORD", password);
+        }
+        command.spawn().expect("opencode starts")
     }
 }

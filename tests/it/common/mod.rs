@@ -354,12 +354,32 @@ impl Drop for Group {
     }
 }
 
-/// A port nothing listens on now, for a server the test starts.
+/// A port nothing listens on now, for a server the test starts. Chosen below
+/// the kernel's ephemeral range: a port from `bind(0)` is free only until the
+/// next outgoing connection or `bind(0)` takes it, and with hundreds of
+/// those in parallel a server started a moment later sometimes found its
+/// port taken.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port()
+    use std::hash::{BuildHasher, RandomState};
+    let ephemeral_from = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    const LOWEST: u16 = 10_000;
+    let span = ephemeral_from.saturating_sub(LOWEST).max(1);
+    let random = RandomState::new();
+    for attempt in 0u16..1000 {
+        let port = LOWEST + (random.hash_one(attempt) % u64::from(span)) as u16;
+        // A machine without IPv6 has no `::1` to take.
+        let free = |ip: &str| match std::net::TcpListener::bind((ip, port)) {
+            Ok(_) => true,
+            Err(error) => error.kind() != std::io::ErrorKind::AddrInUse,
+        };
+        if free("127.0.0.1") && free("::1") {
+            return port;
+        }
+    }
+    panic!("no free loopback port below {ephemeral_from}")
 }
 
 pub async fn wait_for(mut condition: impl FnMut() -> bool) {
