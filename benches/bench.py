@@ -11,9 +11,9 @@ not part of the test suites. Environment: BENCH_RUNS (5), BENCH_EVENTS
 (1,000,000), BENCH_ONLY (comma-separated parts: per_event, opencode, wakeups,
 visible, hook, throughput, latency, pending, idle, footprint, memory), BENCH_QUIET_S (30, the
 wake-up part's quiet window), BENCH_PROMPTS (50, per surface in the time to a
-visible prompt), BENCH_SURFACES (nvim,vscode), BENCH_LOADS (quiet,loaded: the time
-to a visible prompt and the hook on the machine as it is, then with a busy loop
-per core), ASK_LSP_BASE_BIN (an ask-lsp to compare
+visible prompt), BENCH_SURFACES (nvim,vscode), BENCH_LOADS (quiet,build: the time
+to a visible prompt and the hook on the machine as it is, then with another
+build running; `loaded` adds a busy loop per core instead), ASK_LSP_BASE_BIN (an ask-lsp to compare
 beside this one in the per-event and wake-up parts, e.g. the last release).
 """
 
@@ -27,6 +27,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+# The checkout this bench is in (the `build` load builds a copy of it).
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("ASK_LSP_BIN", "target/release/ask-lsp")
 SCAN = os.environ.get("SCAN_BIN", "target/release/examples/scan_limit")
 READ = os.environ.get("READ_BIN", "target/release/examples/stream_read")
@@ -48,8 +50,8 @@ TIMED_LLM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "timed_llm.
 VISIBLE_PROMPTS = int(os.environ.get("BENCH_PROMPTS", "50"))
 VISIBLE_SURFACES = os.environ.get("BENCH_SURFACES", "nvim,vscode").split(",")
 # The machine the time to a visible prompt and the hook are measured on:
-# quiet, and with another build's worth of CPU taken (CpuLoad).
-LOADS = os.environ.get("BENCH_LOADS", "quiet,loaded").split(",")
+# quiet, and with another build running (Machine).
+LOADS = os.environ.get("BENCH_LOADS", "quiet,build").split(",")
 MOCK_LLM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "opencode", "mock_llm.py")
 SDK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sdk", "consume.mjs")
 # Node and Python consumers doing ask-lsp's work with ask-lsp's prefilter.
@@ -778,32 +780,56 @@ PROBE = "ask-lsp-bench-probe"
 PROBE_POLICY = {"permissions": [{"action": "bash", "match": f"echo {PROBE}", "decision": "allow"}]}
 
 
-class CpuLoad:
-    """While open, with `loaded`: one busy loop per core at the default
-    priority (what `stress --cpu N` does), the cores as taken as a `cargo
-    build` of another copy keeps them, but the same from run to run. Started
-    once the editor is up and stopped after the last prompt: the session's
-    first prompt is measured under it."""
+class Machine:
+    """What else runs while the time to a visible prompt or the hook is
+    measured: `quiet` (nothing the bench adds), `build` (another build:
+    `cargo build --release` of a copy of this tree, started clean again
+    whenever it ends, as a developer's machine has one beside the editor) or
+    `loaded` (one busy loop per core at the default priority, what `stress
+    --cpu N` does: the cores taken the same way from run to run). Started
+    once the editor is up and stopped after the last prompt, so the
+    session's first prompt is measured under it."""
 
-    def __init__(self, loaded):
-        self.loops = os.cpu_count() if loaded else 0
+    NAMES = {"quiet": "quiet", "build": "another build running", "loaded": "a busy loop per core"}
+
+    def __init__(self, kind):
+        assert kind in self.NAMES, f"BENCH_LOADS: {kind!r} is none of {', '.join(self.NAMES)}"
+        self.kind = kind
         self.procs = []
+        self.copy = None
 
     def __enter__(self):
-        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                      for _ in range(self.loops)]
+        if self.kind == "loaded":
+            self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                          for _ in range(os.cpu_count())]
+        elif self.kind == "build":
+            self.copy = tempfile.TemporaryDirectory(prefix="ask-lsp-bench-build-")
+            subprocess.run(["git", "clone", "--quiet", "--local", ROOT, self.copy.name], check=True)
+            # Its own target folder, removed before each build: always a clean
+            # build, dependencies compiled too (from cargo's cache: offline).
+            loop = "while :; do rm -rf target; cargo build --release --locked --offline --quiet; done"
+            self.procs = [subprocess.Popen(["sh", "-c", loop], cwd=self.copy.name, start_new_session=True,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+        time.sleep(0 if self.kind == "quiet" else 5)   # the load taken before the first prompt
         return self
 
     def __exit__(self, *exc):
         for proc in self.procs:
-            proc.kill()
+            if self.kind == "build":
+                os.killpg(proc.pid, 9)
+            else:
+                proc.kill()
             proc.wait()
+        self.procs = []
+        if self.copy:
+            self.copy.cleanup()
+            self.copy = None
 
     def name(self):
-        return f"{self.loops} busy loops added" if self.loops else "no busy loop"
+        return self.NAMES[self.kind]
 
 
-def time_to_visible(surface, count=VISIBLE_PROMPTS, loaded=False):
+def time_to_visible(surface, count=VISIBLE_PROMPTS, machine="quiet"):
     """Agent asks → prompt visible: the real OpenCode asks `count` questions
     one after the other (a new session each, the mock LLM calling the
     question tool; the next once the last turn has ended), the Neovim plugin
@@ -875,8 +901,7 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS, loaded=False):
         # The probe's own `prompt asked` is not one of the timed prompts.
         probes = sum(1 for line in open(lsp_log) if "prompt asked" in line)
         time.sleep(1)
-        cpu = CpuLoad(loaded).__enter__()
-        time.sleep(1 if loaded else 0)
+        cpu = Machine(machine).__enter__()
         load0, uptime0 = load(), uptime()
         for i in range(count):
             session = server.prompt("ASK:single")
@@ -927,7 +952,7 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS, loaded=False):
         if values:
             assert len(values) == count, f"{len(values)} {name} stamps for {count} prompts"
     return {"surface": surface, "load": load0, "load_after": load1, "uptime": uptime0, "uptime_after": uptime1,
-            "count": count, "clock_ms": clock, "hops": hops, "machine": CpuLoad(loaded).name()}
+            "count": count, "clock_ms": clock, "hops": hops, "machine": Machine.NAMES[machine]}
 
 
 def wakeups(servers, bin=BIN, heartbeat_s=10):
@@ -990,7 +1015,7 @@ print(json.dumps({"ms": times, "spawn_ms": spawns}))
 """
 
 
-def hook_overhead(count=50, instances=1, loaded=False):
+def hook_overhead(count=50, instances=1, machine="quiet"):
     """`ask-lsp hook claude` with `instances` LSP servers running on the
     same folder (editors open on one project: the hook asks each): hook
     spawned (the Popen) to its decision line read, the decision taken at
@@ -1016,8 +1041,7 @@ def hook_overhead(count=50, instances=1, loaded=False):
         "session_id": "bench", "transcript_path": "/nonexistent/t.jsonl", "cwd": root,
         "permission_mode": "default", "hook_event_name": "PermissionRequest", "tool_name": "Bash",
         "tool_input": {"command": "git status --short", "description": "Show the status"}}).encode()
-    with CpuLoad(loaded) as cpu:
-        time.sleep(1 if loaded else 0)
+    with Machine(machine) as cpu:
         load0 = load()
         timer = subprocess.run([sys.executable, "-c", HOOK_TIMER, BIN, str(count)], input=request,
                                capture_output=True, env=hook_env)
@@ -1420,7 +1444,7 @@ def main():
                           file=sys.stderr)
                     continue
                 for machine in LOADS:
-                    v = time_to_visible(surface, loaded=machine == "loaded")
+                    v = time_to_visible(surface, machine=machine)
                     extra["visible"].append(v)
                     ms = sorted(visible_ms(v))
                     print(f"  time to visible, {surface} ({v['machine']}): p50 {statistics.median(ms):.1f} ms"
@@ -1432,7 +1456,7 @@ def main():
         extra["hook"] = []
         for machine in LOADS:
             for n in HOOK_INSTANCES:
-                h = hook_overhead(instances=n, loaded=machine == "loaded")
+                h = hook_overhead(instances=n, machine=machine)
                 extra["hook"].append(h)
                 print(f"  hook, {h['instances']} instance(s), {h['machine']}: p50 {statistics.median(h['ms']):.1f} ms"
                       f" p99 {percentile(h['ms'], 0.99):.1f} ms (load {h['load']:.2f})", file=sys.stderr)
