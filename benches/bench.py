@@ -230,10 +230,14 @@ class Lsp:
 
     def __init__(self, servers, surface="extension", env=None, pin=None, bin=BIN, root=None,
                  policy=None, directory="/bench"):
+        # Its hook socket and description file in a folder of its own, gone
+        # with it: killed, it cannot remove them (unless the caller names one).
+        self.runtime = tempfile.TemporaryDirectory(prefix="ask-lsp-bench-runtime-")
         self.spawned = time.perf_counter()
         self.proc = subprocess.Popen([bin], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, preexec_fn=pin,
-                                     env={**os.environ, "ASK_LSP_LOG": "error", **(env or {})})
+                                     env={**os.environ, "ASK_LSP_LOG": "error",
+                                          "XDG_RUNTIME_DIR": self.runtime.name, **(env or {})})
         self.asked = {}            # requestID -> perf_counter when read
         self.pending = 0
         self.connected = 0         # servers askQuestions/status says are connected
@@ -333,6 +337,7 @@ class Lsp:
     def close(self):
         self.proc.kill()
         self.proc.wait()
+        self.runtime.cleanup()
 
 
 CORES = sorted(os.sched_getaffinity(0))
@@ -926,6 +931,8 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS, machine="quiet"):
         stamps = {what: [int(line.split()[1]) for line in lines if line.startswith(what + " ")]
                   for what in ("request", "received", "built", "shown")}
         clock = [float(line.split()[1]) for line in lines if line.startswith("clock ")]
+        frames = [dict(zip(("start", "end", "script", "forced"), (int(a), int(b), float(c), float(d))))
+                  for a, b, c, d in (line.split()[1:] for line in lines if line.startswith("frame "))]
         llm = [int(v) for v in open(llm_out).read().split()]
         taken = [realtime_of_log(line) for line in open(lsp_log) if "prompt asked" in line][probes:]
     except BaseException:
@@ -952,7 +959,7 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS, machine="quiet"):
         if values:
             assert len(values) == count, f"{len(values)} {name} stamps for {count} prompts"
     return {"surface": surface, "load": load0, "load_after": load1, "uptime": uptime0, "uptime_after": uptime1,
-            "count": count, "clock_ms": clock, "hops": hops, "machine": Machine.NAMES[machine]}
+            "count": count, "clock_ms": clock, "frames": frames, "hops": hops, "machine": Machine.NAMES[machine]}
 
 
 def wakeups(servers, bin=BIN, heartbeat_s=10):
@@ -1324,6 +1331,24 @@ def print_visible(results):
         for label, a, b in hops:
             ms = sorted(visible_ms(v, a, b))
             print(f"| {label} | {ms[0]:.1f} | {statistics.median(ms):.1f} | {percentile(ms, 0.99):.1f} | {ms[-1]:.1f} |")
+        if v["hops"]["built"]:
+            print_long_frames(v)
+
+
+def print_long_frames(v):
+    """The page's long animation frames (over 50 ms) that overlap a prompt's
+    way from ask-lsp's `prompt asked` to drawn: where a slow prompt's time
+    went in the renderer."""
+    slow = [(i + 1, f) for i, (a, b) in enumerate(zip(v["hops"]["taken"], v["hops"]["shown"]))
+            for f in v["frames"] if f["start"] < b and f["end"] > a]
+    what = "between ask-lsp's `prompt asked` and the prompt drawn"
+    if not slow:
+        print(f"\nNo long animation frame (over 50 ms) in the page {what}.")
+        return
+    print(f"\nLong animation frames (over 50 ms) in the page {what}:\n")
+    print("| prompt | frame | its scripts | of which forced style and layout |\n| --- | --- | --- | --- |")
+    for i, f in slow:
+        print(f"| {i} | {(f['end'] - f['start']) / 1e6:.1f} ms | {f['script']:.1f} ms | {f['forced']:.1f} ms |")
 
 
 def visible_summary(results, hook=None):

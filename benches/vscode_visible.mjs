@@ -9,7 +9,9 @@
 // appended to $BENCH_OUT as ns; then Escape rejects it (the
 // extension's Esc) so the agent's turn ends. `clock <ms>` lines give the
 // page clock minus Date.now() at the start and end (its drift from the
-// realtime clock over the run). Prints `ready` once the workbench is up.
+// realtime clock over the run); `frame <start ns> <end ns> <script ms>
+// <forced style and layout ms>` lines the page's long animation frames.
+// Prints `ready` once the workbench is up.
 // Env: CODE_SERVER_DIR, CODE_SERVER_NODE, ASK_LSP_VSIX, ASK_LSP_BIN,
 // BENCH_OPENCODE_URL, BENCH_OPENCODE_DIR, BENCH_POLICY, BENCH_OUT, BENCH_PROMPTS.
 // Ends when stdin closes; a `screenshot` line on stdin saves the page to
@@ -59,6 +61,26 @@ function watchQuickPick() {
   });
 }
 
+/**
+ * Installed in the page: keeps the long animation frames (over 50 ms: the
+ * browser reports no shorter ones) with their script time and the style
+ * and layout the scripts forced, to tell where a slow prompt's time went.
+ */
+function watchLongFrames() {
+  window.__askFrames = [];
+  new PerformanceObserver((list) => {
+    for (const frame of list.getEntries()) {
+      const scripts = frame.scripts ?? [];
+      window.__askFrames.push({
+        start: performance.timeOrigin + frame.startTime,
+        end: performance.timeOrigin + frame.startTime + frame.duration,
+        script: scripts.reduce((sum, s) => sum + s.duration, 0),
+        forced: scripts.reduce((sum, s) => sum + s.forcedStyleAndLayoutDuration, 0),
+      });
+    }
+  }).observe({ type: 'long-animation-frame', buffered: true });
+}
+
 /** ms since the epoch to ns, without a double's rounding of the ns. */
 function ns(ms) {
   const whole = Math.floor(ms);
@@ -86,6 +108,7 @@ async function main() {
     marked = marked.then(() => page.keyboard.press('Escape'));
   });
   await page.evaluate(watchQuickPick);
+  await page.evaluate(watchLongFrames);
   const clock = async () => {
     const offset = await page.evaluate(() => performance.timeOrigin + performance.now() - Date.now());
     fs.writeSync(out, `clock ${offset}\n`);
@@ -107,6 +130,9 @@ async function main() {
   }
   await marked;
   await clock();
+  for (const f of await page.evaluate(() => window.__askFrames)) {
+    fs.writeSync(out, `frame ${ns(f.start)} ${ns(f.end)} ${f.script.toFixed(1)} ${f.forced.toFixed(1)}\n`);
+  }
 }
 
 main().then(cleanup, async (error) => {
