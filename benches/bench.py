@@ -812,10 +812,13 @@ class Machine:
             subprocess.run(["git", "clone", "--quiet", "--local", ROOT, self.copy.name], check=True)
             # Its own target folder, removed before each build: always a clean
             # build, dependencies compiled too (from cargo's cache: offline).
-            loop = "while :; do rm -rf target; cargo build --release --locked --offline --quiet; done"
+            loop = "while :; do rm -rf target; cargo build --release --locked --offline --quiet || exit 1; done"
             self.procs = [subprocess.Popen(["sh", "-c", loop], cwd=self.copy.name, start_new_session=True,
                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
         time.sleep(0 if self.kind == "quiet" else 5)   # the load taken before the first prompt
+        # A build that failed would leave the machine quiet under a `build` label.
+        assert self.kind != "build" or self.procs[0].poll() is None, \
+            "BENCH_LOADS=build: `cargo build --release --locked --offline` failed in a copy of this tree (run it here to see why)"
         return self
 
     def __exit__(self, *exc):
