@@ -19,6 +19,7 @@ beside this one in the per-event and wake-up parts, e.g. the last release).
 
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -824,7 +825,7 @@ class Machine:
     def __exit__(self, *exc):
         for proc in self.procs:
             if self.kind == "build":
-                os.killpg(proc.pid, 9)
+                os.killpg(proc.pid, signal.SIGKILL)   # the loop, cargo and its rustc
             else:
                 proc.kill()
             proc.wait()
@@ -909,7 +910,7 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS, machine="quiet"):
         # The probe's own `prompt asked` is not one of the timed prompts.
         probes = sum(1 for line in open(lsp_log) if "prompt asked" in line)
         time.sleep(1)
-        cpu = Machine(machine).__enter__()
+        beside = Machine(machine).__enter__()
         load0, uptime0 = load(), uptime()
         for i in range(count):
             session = server.prompt("ASK:single")
@@ -926,7 +927,7 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS, machine="quiet"):
             # The rejection has ended the turn before the next one asks.
             assert server.settled(session, 60), f"turn {i + 1} did not end"
         load1, uptime1 = load(), uptime()
-        cpu.__exit__()
+        beside.__exit__()
         if surface == "vscode":
             editor.stdin.close()
             editor.wait(timeout=30)
@@ -946,8 +947,8 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS, machine="quiet"):
               file=sys.stderr)
         raise
     finally:
-        if "cpu" in locals():
-            cpu.__exit__()
+        if "beside" in locals():
+            beside.__exit__()
         if editor and editor.poll() is None:
             editor.kill()
             editor.wait()
@@ -1051,7 +1052,7 @@ def hook_overhead(count=50, instances=1, machine="quiet"):
         "session_id": "bench", "transcript_path": "/nonexistent/t.jsonl", "cwd": root,
         "permission_mode": "default", "hook_event_name": "PermissionRequest", "tool_name": "Bash",
         "tool_input": {"command": "git status --short", "description": "Show the status"}}).encode()
-    with Machine(machine) as cpu:
+    with Machine(machine) as beside:
         load0 = load()
         timer = subprocess.run([sys.executable, "-c", HOOK_TIMER, BIN, str(count)], input=request,
                                capture_output=True, env=hook_env)
@@ -1066,7 +1067,7 @@ def hook_overhead(count=50, instances=1, machine="quiet"):
     idle.wait()
     runtime.cleanup()
     return {"load": load0, "load_after": load1, "ms": sorted(times), "spawn_ms": sorted(spawns),
-            "instances": instances, "machine": cpu.name()}
+            "instances": instances, "machine": beside.name()}
 
 
 def percentile(values, p):
