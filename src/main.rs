@@ -205,15 +205,19 @@ impl ServerFlags {
             "--url" => self.urls.push((None, value.to_owned())),
             // The server resolves a relative directory against its own.
             "--directory" => {
-                let absolute =
-                    std::path::absolute(value).map_err(|e| cli::bad_directory(value, &e))?;
-                self.directory = Some(absolute.to_string_lossy().into_owned());
+                self.directory = Some(absolute(flag, value)?);
             }
             "--sandbox-agent" => self.sandbox_agent = Some(value.to_owned()),
             _ => return Ok(false),
         }
         Ok(true)
     }
+}
+
+/// `value` made absolute against this shell's directory.
+fn absolute(flag: &str, value: &str) -> Result<String, String> {
+    let absolute = std::path::absolute(value).map_err(|e| cli::bad_path(flag, value, &e))?;
+    Ok(absolute.to_string_lossy().into_owned())
 }
 
 fn milliseconds(flag: &str, value: &str) -> Result<u64, String> {
@@ -224,8 +228,10 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
     let mut servers = ServerFlags::default();
     let mut policy = serde_json::Map::new();
     let mut notify = serde_json::Map::new();
+    let mut codex_homes = Vec::new();
     let mut known = SERVER_FLAGS.to_vec();
     known.extend([
+        "--codex-home",
         "--policy",
         "--timeout-ms",
         "--policy-json",
@@ -238,6 +244,7 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
             continue;
         }
         match flag {
+            "--codex-home" => codex_homes.push(absolute(flag, value)?),
             "--policy" => {
                 policy.insert("mode".into(), json!(value));
             }
@@ -275,6 +282,7 @@ async fn watch_command(args: &[String]) -> Result<(), String> {
         servers: servers.urls,
         directory: servers.directory,
         sandbox_agent: servers.sandbox_agent,
+        codex_homes,
         policy: (!policy.is_empty()).then_some(serde_json::Value::Object(policy)),
         notify: (!notify.is_empty()).then_some(serde_json::Value::Object(notify)),
         exit_on_eof: true,

@@ -93,6 +93,9 @@ pub struct WatchOptions {
     /// Follow sandbox-agent's ACP server with this id at each URL, instead
     /// of OpenCode.
     pub sandbox_agent: Option<String>,
+    /// Codex homes whose daemons are followed besides `$CODEX_HOME`, as
+    /// absolute paths (`--codex-home`; the `codexHomes` setting's rules).
+    pub codex_homes: Vec<String>,
     /// A `policy` object as in the LSP configuration (docs/policies.md).
     pub policy: Option<serde_json::Value>,
     /// A `notify` object as in the LSP configuration, where `terminal`
@@ -128,6 +131,8 @@ pub async fn watch(
         &env,
     )
     .map_err(|e| e.to_string())?;
+    let codex_homes =
+        crate::settings::codex_homes_from_flags(options.codex_homes).map_err(|e| e.to_string())?;
     let policies = Policies::from_json(options.policy.as_ref()).map_err(|e| e.to_string())?;
     let notify = crate::settings::notify::Settings::from_json(
         options.notify.as_ref(),
@@ -143,7 +148,7 @@ pub async fn watch(
         let watching = tr!("watch.watching", url = server.url, found = found);
         let _ = writeln!(output, "ask-lsp: {watching}");
     }
-    let started = app::start(servers, roots, &[], policies, notify);
+    let started = app::start(servers, roots, &codex_homes, policies, notify);
     Watch::new(started.broker, output, options.exit_on_eof)
         .run(started.updates, input)
         .await;

@@ -69,9 +69,11 @@ pub fn not_a_number(flag: &str, value: &str) -> String {
     )
 }
 
-pub fn bad_directory(value: &str, error: &std::io::Error) -> String {
+/// `--directory` or `--codex-home`: a path that cannot be made absolute.
+pub fn bad_path(flag: &str, value: &str, error: &std::io::Error) -> String {
     tr!(
-        "cli.bad_directory",
+        "cli.bad_path",
+        flag = flag,
         value = format!("{value:?}"),
         error = error
     )

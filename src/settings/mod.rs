@@ -453,6 +453,17 @@ pub fn servers_from_flags(
     })
 }
 
+/// `watch --codex-home` (each already absolute), under the `codexHomes`
+/// setting's rules; an error names the flag.
+pub fn codex_homes_from_flags(homes: Vec<String>) -> Result<Vec<std::path::PathBuf>, ConfigError> {
+    codex_homes(homes).map_err(|e| match e {
+        ConfigError::CodexHome { path, reason, .. } => {
+            ConfigError::Flag(format!("--codex-home {path:?}: {reason}"))
+        }
+        other => other,
+    })
+}
+
 pub fn servers_from_raw(
     servers: Vec<RawServer>,
     env: &EnvDefaults,

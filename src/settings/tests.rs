@@ -285,3 +285,13 @@ fn codex_homes_are_absolute_and_each_once() {
     let merged = merge_settings(&current, &json!({"codexHomes": ["/h/a"]})).unwrap();
     assert_eq!(merged["servers"], current["servers"]);
 }
+
+/// `watch --codex-home`: the setting's rules, an error naming the flag.
+#[test]
+fn codex_homes_from_flags_name_the_flag() {
+    let homes = codex_homes_from_flags(vec!["/h/a".into(), "/h/a/".into()]).unwrap();
+    assert_eq!(homes, [std::path::PathBuf::from("/h/a")]);
+    let many: Vec<String> = (0..17).map(|n| format!("/h/{n}")).collect();
+    let error = codex_homes_from_flags(many).unwrap_err().to_string();
+    assert_eq!(error, "--codex-home \"/h/16\": more than 16 Codex homes");
+}

@@ -534,6 +534,47 @@ async fn codex_0_171_secret_typed_in_watch_is_never_echoed() {
     secret_typed_in_watch(NEXT).await;
 }
 
+/// `ask-lsp watch --codex-home DIR` with `$CODEX_HOME` not followed
+/// (`ASK_LSP_CODEX=0`): the home named on the command line is followed, and
+/// its daemon's question is answered in watch's terminal.
+#[tokio::test]
+async fn a_codex_home_named_on_watchs_command_line_is_followed() {
+    let Some(codex) = codex_bin(PINNED) else {
+        return;
+    };
+    let setup = Setup::new(codex, "").await;
+    setup.start_daemon().await;
+    let cwd = setup.project().join("watch");
+    std::fs::create_dir(&cwd).unwrap();
+    let command = format!(
+        "env XDG_RUNTIME_DIR={runtime} ASK_LSP_CODEX=0 ASK_LSP_HOOK=0 LANG=C.UTF-8 \
+         {bin} watch --url http://127.0.0.1:1 --directory {project} --codex-home {home}",
+        home = setup.home().display(),
+        runtime = setup.runtime().display(),
+        bin = env!("CARGO_BIN_EXE_ask-lsp"),
+        project = setup.project().display(),
+    );
+    let Some(watch) = Tmux::start(&command, &cwd, Duration::from_secs(60)) else {
+        return;
+    };
+    watch.wait_for("ask-lsp:").await;
+    let Some(tmux) = setup.interactive("").await else {
+        return;
+    };
+    let seen = setup.received().await.len();
+    tmux.type_line("ASK: Which database should I use").await;
+    watch.wait_for("Which database should I use").await;
+    watch.wait_for("SQLite").await;
+    watch.keys(&["-l", "2"]);
+    watch.keys(&["Enter"]);
+    let told = setup.told_after(seen).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&told).unwrap(),
+        json!({"answers": {"db": {"answers": ["SQLite"]}}}),
+        "{told}"
+    );
+}
+
 /// A file change is shown as a diff; declined, nothing is written; accepted,
 /// the file is written.
 async fn file_change_as_a_diff(var: &str) {

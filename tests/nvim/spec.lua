@@ -428,6 +428,23 @@ test('zh-CN: setup{ locale } is sent to ask-lsp; the float speaks Chinese around
   vim.fn.delete(log)
 end)
 
+test('setup{ codex_homes } reaches ask-lsp: each home is followed as a server of its own', function()
+  local home = vim.fn.tempname()
+  vim.fn.mkdir(home, 'p')
+  local nvim = embedded({ mode = 'now' }, { codex_homes = { home } })
+  local socket = 'unix:' .. home .. '/app-server-control/app-server-control.sock'
+  wait_for(function()
+    return nvim.lua([[
+      for _, server in ipairs(require('ask-lsp.client').status.servers or {}) do
+        if server.url == ... then return true end
+      end
+      return false
+    ]], socket)
+  end, 'a status naming ' .. socket)
+  vim.fn.jobstop(nvim.chan)
+  vim.fn.delete(home, 'rf')
+end)
+
 test('multi-select in the float: number keys toggle, <CR> submits', function()
   local before = #received()
   local request = ask(checks)

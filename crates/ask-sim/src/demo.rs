@@ -77,6 +77,7 @@ pub async fn run() -> std::io::Result<()> {
         servers: vec![(Some("demo".into()), sim.url())],
         directory: None,
         sandbox_agent: None,
+        codex_homes: Vec::new(),
         policy: None,
         notify: None,
         exit_on_eof: false,

@@ -45,6 +45,7 @@ function settings() {
     policy: c.get('policy'),
     notify: c.get('notify'),
     locale: c.get('locale'),
+    codexHomes: c.get('codexHomes'),
   });
 }
 

@@ -84,6 +84,8 @@ export interface Settings {
   notify?: unknown;
   /** `askLsp.locale`: `""` (or unset) lets the server follow `initialize.locale`. */
   locale?: string;
+  /** `askLsp.codexHomes`: absolute paths; ask-lsp refuses a relative one. */
+  codexHomes?: string[];
 }
 
 /** The ask-lsp configuration (initializationOptions / didChangeConfiguration). */
@@ -102,6 +104,8 @@ export function toServerConfig(settings: Settings): Record<string, unknown> {
   // Always sent, "" included: a settings update that left `locale` out would
   // keep the language set before (the server keeps keys an update omits).
   config.locale = settings.locale?.trim() ?? '';
+  // Always sent too, for the same reason: emptied, it stops the homes.
+  config.codexHomes = settings.codexHomes ?? [];
   return config;
 }
 

@@ -41,14 +41,15 @@ test('picks become answers, typed text is trimmed, single-select takes one', () 
 });
 
 test('settings become ask-lsp configuration', () => {
-  assert.deepEqual(logic.toServerConfig({ servers: [], directory: '' }), { servers: [{ directory: undefined }], locale: '' });
+  assert.deepEqual(logic.toServerConfig({ servers: [], directory: '' }), { servers: [{ directory: undefined }], locale: '', codexHomes: [] });
   assert.deepEqual(
     logic.toServerConfig({ servers: [{ url: 'http://a:1' }, { url: 'http://b:2', directory: '/b' }], directory: '/p', policy: { mode: 'reject' } }),
-    { servers: [{ url: 'http://a:1', directory: '/p' }, { url: 'http://b:2', directory: '/b' }], policy: { mode: 'reject' }, locale: '' },
+    { servers: [{ url: 'http://a:1', directory: '/p' }, { url: 'http://b:2', directory: '/b' }], policy: { mode: 'reject' }, locale: '', codexHomes: [] },
   );
-  assert.deepEqual(logic.toServerConfig({ surface: 'messageRequest' }), { servers: [{ directory: undefined }], surface: 'messageRequest', locale: '' });
-  assert.deepEqual(logic.toServerConfig({ notify: { desktop: true } }), { servers: [{ directory: undefined }], notify: { desktop: true }, locale: '' });
-  assert.deepEqual(logic.toServerConfig({ notify: null }), { servers: [{ directory: undefined }], locale: '' });
+  assert.deepEqual(logic.toServerConfig({ surface: 'messageRequest' }), { servers: [{ directory: undefined }], surface: 'messageRequest', locale: '', codexHomes: [] });
+  assert.deepEqual(logic.toServerConfig({ notify: { desktop: true } }), { servers: [{ directory: undefined }], notify: { desktop: true }, locale: '', codexHomes: [] });
+  assert.deepEqual(logic.toServerConfig({ notify: null }), { servers: [{ directory: undefined }], locale: '', codexHomes: [] });
+  assert.deepEqual(logic.toServerConfig({ codexHomes: ['/h/a'] }).codexHomes, ['/h/a']);
 });
 
 test('status bar text', () => {

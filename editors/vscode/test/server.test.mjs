@@ -4,6 +4,9 @@
 // firing when a question is answered elsewhere.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
 import {
@@ -57,9 +60,10 @@ async function sidecar(onAsk, settings = { servers: [{ url: sim }] }, editorLoca
   children.push(child);
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
   const resolved = [];
+  const statuses = [];
   connection.onRequest(proto.ask, onAsk);
   connection.onNotification(proto.resolved, (p) => resolved.push(p));
-  connection.onNotification(proto.status, () => {});
+  connection.onNotification(proto.status, (p) => statuses.push(p));
   connection.onNotification('window/showMessage', () => {});
   connection.onNotification('window/logMessage', () => {});
   connection.listen();
@@ -69,7 +73,7 @@ async function sidecar(onAsk, settings = { servers: [{ url: sim }] }, editorLoca
     initializationOptions: logic.toServerConfig(settings),
   });
   connection.sendNotification('initialized', {});
-  return { connection, resolved };
+  return { connection, resolved, statuses };
 }
 
 before(async () => {
@@ -157,6 +161,21 @@ test('every setting in package.json is a key ask-lsp accepts', async () => {
   (await sidecar(() => ({ outcome: 'deferred' }), auto)).connection.dispose();
   // The check can fail: a key ask-lsp does not know is refused.
   await assert.rejects(sidecar(() => ({ outcome: 'deferred' }), { servers: [{ url: sim, colour: 'red' }] }), /unknown field `colour`/);
+});
+
+test('askLsp.codexHomes reaches ask-lsp: each home is followed as a server of its own; a relative one is refused by name', async () => {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ask-lsp-codex-home-'));
+  try {
+    assert.deepEqual(manifest.contributes.configuration.properties['askLsp.codexHomes'].default, []);
+    const { connection, statuses } = await sidecar(() => ({ outcome: 'deferred' }), { servers: [{ url: sim }], codexHomes: [home] });
+    const socket = `unix:${home}/app-server-control/app-server-control.sock`;
+    await waitFor(() => statuses.some((s) => (s.servers ?? []).some((server) => server.url === socket)), `a status naming ${socket}`);
+    connection.dispose();
+    await assert.rejects(sidecar(() => ({ outcome: 'deferred' }), { servers: [{ url: sim }], codexHomes: ['codex'] }),
+      /codexHomes\[0\] "codex": not an absolute path/);
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
 });
 
 test('askLsp.locale reaches ask-lsp: the title and choices it computes are in that language', async () => {

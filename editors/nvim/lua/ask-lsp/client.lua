@@ -192,6 +192,7 @@ function M.start()
       policy = opts.policy,
       notify = opts.notify,
       locale = opts.locale,
+      codexHomes = opts.codex_homes,
     }),
     handlers = handlers,
   }, { attach = false })

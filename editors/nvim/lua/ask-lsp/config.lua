@@ -48,6 +48,9 @@
 ---of ask-lsp's): 'en' or 'zh-CN' (zh_CN.UTF-8 and the like work too). nil:
 ---v:lang, else $LC_ALL/$LC_MESSAGES/$LANG, else English.
 ---@field locale? string
+---Codex homes (absolute paths) whose app-server daemons ask-lsp follows
+---besides $CODEX_HOME (else ~/.codex); sent as initializationOptions.codexHomes.
+---@field codex_homes? string[]
 
 local M = {}
 
@@ -63,6 +66,7 @@ M.defaults = {
   focus = { mode = 'idle', idle_ms = 1500 },
   diff = 'split',
   locale = nil,
+  codex_homes = nil,
 }
 
 ---@type ask-lsp.Config
@@ -109,6 +113,7 @@ function M.set(opts)
     return type(v) == 'number' and v >= 0
   end, 'a number of milliseconds')
   vim.validate('locale', M.options.locale, 'string', true)
+  vim.validate('codex_homes', M.options.codex_homes, 'table', true)
   require('ask-lsp.i18n').setting = M.options.locale
   return M.options
 end
