@@ -111,8 +111,7 @@ default_mode_request_user_input = true
         self.interactive_in(flags, &self.project()).await
     }
 
-    /// [`Setup::interactive`] with `cwd` as Codex's working directory (its
-    /// parent names the tmux server: a second one at once needs another).
+    /// [`Setup::interactive`] with `cwd` as Codex's working directory.
     async fn interactive_in(&self, flags: &str, cwd: &Path) -> Option<Tmux> {
         let command = format!(
             "env CODEX_HOME={home} HOME={home} XDG_RUNTIME_DIR={runtime} {codex} \
@@ -124,6 +123,23 @@ default_mode_request_user_input = true
         let tmux = Tmux::start(&command, cwd, Duration::from_secs(60))?;
         tmux.wait_for("Ask Codex to do anything").await;
         Some(tmux)
+    }
+
+    /// `ask-lsp watch` in a tmux of its own, following this project with
+    /// `env` and `flags` added (no hook socket, no OpenCode); then Codex's
+    /// UI beside it.
+    async fn watch_beside(&self, env: &str, flags: &str) -> Option<(Tmux, Tmux)> {
+        let command = format!(
+            "env XDG_RUNTIME_DIR={runtime} ASK_LSP_HOOK=0 LANG=C.UTF-8 {env} {bin} watch \
+             --url http://127.0.0.1:1 --directory {project} {flags}",
+            runtime = self.runtime().display(),
+            bin = env!("CARGO_BIN_EXE_ask-lsp"),
+            project = self.project().display(),
+        );
+        let watch = Tmux::start(&command, &self.project(), Duration::from_secs(60))?;
+        watch.wait_for("ask-lsp:").await;
+        let tui = self.interactive("").await?;
+        Some((watch, tui))
     }
 
     /// Starts Codex's daemon for this home (`codex app-server daemon
@@ -470,25 +486,15 @@ async fn secret_typed_in_watch(var: &str) {
     let Some(codex) = codex_bin(var) else { return };
     let setup = Setup::new(codex, "").await;
     setup.start_daemon().await;
-    // Its own tmux server: named after the cwd's parent (the project).
-    let cwd = setup.project().join("watch");
-    std::fs::create_dir(&cwd).unwrap();
     let log = setup.dir.path().join("watch.log");
-    let command = format!(
-        "env CODEX_HOME={home} HOME={home} XDG_RUNTIME_DIR={runtime} ASK_LSP_CODEX=1 \
-         ASK_LSP_HOOK=0 ASK_LSP_LOG=trace LANG=C.UTF-8 {bin} watch --url http://127.0.0.1:1 \
-         --directory {project} 2>{log}",
-        home = setup.home().display(),
-        runtime = setup.runtime().display(),
-        bin = env!("CARGO_BIN_EXE_ask-lsp"),
-        project = setup.project().display(),
-        log = log.display(),
+    let env = format!(
+        "CODEX_HOME={home} HOME={home} ASK_LSP_CODEX=1 ASK_LSP_LOG=trace",
+        home = setup.home().display()
     );
-    let Some(watch) = Tmux::start(&command, &cwd, Duration::from_secs(60)) else {
-        return;
-    };
-    watch.wait_for("ask-lsp:").await;
-    let Some(tmux) = setup.interactive("").await else {
+    let Some((watch, tmux)) = setup
+        .watch_beside(&env, &format!("2>{}", log.display()))
+        .await
+    else {
         return;
     };
     let seen = setup.received().await.len();
@@ -544,21 +550,8 @@ async fn a_codex_home_named_on_watchs_command_line_is_followed() {
     };
     let setup = Setup::new(codex, "").await;
     setup.start_daemon().await;
-    let cwd = setup.project().join("watch");
-    std::fs::create_dir(&cwd).unwrap();
-    let command = format!(
-        "env XDG_RUNTIME_DIR={runtime} ASK_LSP_CODEX=0 ASK_LSP_HOOK=0 LANG=C.UTF-8 \
-         {bin} watch --url http://127.0.0.1:1 --directory {project} --codex-home {home}",
-        home = setup.home().display(),
-        runtime = setup.runtime().display(),
-        bin = env!("CARGO_BIN_EXE_ask-lsp"),
-        project = setup.project().display(),
-    );
-    let Some(watch) = Tmux::start(&command, &cwd, Duration::from_secs(60)) else {
-        return;
-    };
-    watch.wait_for("ask-lsp:").await;
-    let Some(tmux) = setup.interactive("").await else {
+    let flags = format!("--codex-home {}", setup.home().display());
+    let Some((watch, tmux)) = setup.watch_beside("ASK_LSP_CODEX=0", &flags).await else {
         return;
     };
     let seen = setup.received().await.len();
@@ -989,8 +982,7 @@ async fn two_codex_homes_are_followed_each_answered_on_its_own_daemon() {
             second.home().display()
         ))
     );
-    // Both UIs work in the editor's workspace (the second one level down:
-    // its tmux server is named by its directory's parent).
+    // Both UIs work in the editor's workspace (the second in a folder of it).
     let Some(tmux_one) = first.interactive("").await else {
         return;
     };

@@ -1,6 +1,7 @@
 //! A tmux server of a test's own, for agents that draw on a terminal.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// A tmux server of the test's own (`-L`), killed when dropped.
@@ -13,8 +14,8 @@ pub struct Tmux {
 impl Tmux {
     /// `command` in a new session at `cwd`; `None` (the test skips) when
     /// tmux cannot start and the run does not require every peer. The
-    /// server's name holds `cwd`'s parent, so tests running at once each
-    /// have their own.
+    /// server's name is this process's and a count: every `Tmux` has its
+    /// own, however alike the directories of tests running at once.
     pub fn start(command: &str, cwd: &Path, wait: Duration) -> Option<Tmux> {
         Tmux::start_sized(command, cwd, wait, (150, 40))
     }
@@ -26,12 +27,13 @@ impl Tmux {
         wait: Duration,
         size: (u16, u16),
     ) -> Option<Tmux> {
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
         let (columns, rows) = (size.0.to_string(), size.1.to_string());
         let tmux = Tmux {
             name: format!(
-                "ask-lsp-hook-{}-{}",
+                "ask-lsp-tmux-{}-{}",
                 std::process::id(),
-                cwd.parent().unwrap().file_name().unwrap().to_string_lossy()
+                STARTED.fetch_add(1, Ordering::Relaxed)
             ),
             wait,
         };
