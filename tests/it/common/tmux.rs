@@ -170,9 +170,37 @@ impl Tmux {
 }
 
 impl Drop for Tmux {
+    /// Kills the server and waits (up to 10 s) for the program in its pane
+    /// to exit: an agent writes its files as it exits (Claude Code its
+    /// `.claude.json`), which would make the test's temporary folder again
+    /// after the test removed it.
     fn drop(&mut self) {
+        let pane = std::process::Command::new("tmux")
+            .args([
+                "-L",
+                &self.name,
+                "display-message",
+                "-p",
+                "-t",
+                "0",
+                "#{pane_pid}",
+            ])
+            .output()
+            .ok()
+            .and_then(|out| {
+                String::from_utf8_lossy(&out.stdout)
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+            });
         let _ = std::process::Command::new("tmux")
             .args(["-L", &self.name, "kill-server"])
             .status();
+        let Some(pid) = pane else { return };
+        let running = std::path::PathBuf::from(format!("/proc/{pid}"));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while running.exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
