@@ -86,21 +86,29 @@ EOF
   # The plugin package, so OpenCode does not npm-install it at start.
   cp "$ASK_LSP_OPENCODE_PLUGIN_DIR"/package.json "$ASK_LSP_OPENCODE_PLUGIN_DIR"/package-lock.json "$oc/config/opencode/"
   ln -s "$ASK_LSP_OPENCODE_PLUGIN_DIR/node_modules" "$oc/config/opencode/node_modules"
-  local port
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  OC_URL=http://127.0.0.1:$port
   OC_DIR=$oc/project
-  (cd "$oc/project" && exec env -i PATH="$PATH" HOME="$oc/home" XDG_CONFIG_HOME="$oc/config" \
-    XDG_DATA_HOME="$oc/data" XDG_CACHE_HOME="$oc/cache" XDG_STATE_HOME="$oc/state" TMPDIR="$oc/tmp" \
-    OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 \
-    OPENCODE_DISABLE_DEFAULT_PLUGINS=1 OPENCODE_CLIENT=cli \
-    "$ASK_LSP_OPENCODE_BIN" serve --hostname 127.0.0.1 --port "$port") >"$oc/server.log" 2>&1 &
-  pids+=($!)
-  # Early requests can hang while the server starts: short probes.
-  for _ in $(seq 120); do
-    health=$(python3 -c "import urllib.request; print(urllib.request.urlopen('$OC_URL/global/health', timeout=1).status)" 2>/dev/null || true)
-    [ "$health" = 200 ] && return 0
-    sleep 0.5
+  # A port found free may be taken before OpenCode binds it: then OpenCode
+  # exits, and another port is tried.
+  local port pid
+  for _ in 1 2 3; do
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    OC_URL=http://127.0.0.1:$port
+    (cd "$oc/project" && exec env -i PATH="$PATH" HOME="$oc/home" XDG_CONFIG_HOME="$oc/config" \
+      XDG_DATA_HOME="$oc/data" XDG_CACHE_HOME="$oc/cache" XDG_STATE_HOME="$oc/state" TMPDIR="$oc/tmp" \
+      OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 \
+      OPENCODE_DISABLE_DEFAULT_PLUGINS=1 OPENCODE_CLIENT=cli \
+      "$ASK_LSP_OPENCODE_BIN" serve --hostname 127.0.0.1 --port "$port") >"$oc/server.log" 2>&1 &
+    pid=$!
+    pids+=("$pid")
+    # Early requests can hang while the server starts: short probes.
+    for _ in $(seq 120); do
+      health=$(python3 -c "import urllib.request; print(urllib.request.urlopen('$OC_URL/global/health', timeout=1).status)" 2>/dev/null || true)
+      [ "$health" = 200 ] && return 0
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.5
+    done
+    kill -0 "$pid" 2>/dev/null && break
+    echo "opencode exited on port $port:"; tail -n 5 "$oc/server.log"
   done
   echo "opencode not healthy"; tail -n 20 "$oc/server.log"
   exit 1
