@@ -581,13 +581,23 @@ class RealOpenCode:
                     open(os.path.join(config, name), "wb") as dst:
                 dst.write(src.read())
         os.symlink(os.path.join(OPENCODE_PLUGIN, "node_modules"), os.path.join(config, "node_modules"))
+        self.project = os.path.join(root, "project")
+        # A port found free may be taken before OpenCode binds it: OpenCode
+        # then exits, and another port is tried.
+        for _ in range(3):
+            if self.serve(bin or OPENCODE, root):
+                return
+        raise AssertionError("opencode exited three times before it was healthy")
+
+    def serve(self, bin, root):
+        """OpenCode on a port found free; whether it became healthy (False:
+        it exited first)."""
         import socket
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
-        self.project = os.path.join(root, "project")
         self.proc = subprocess.Popen(
-            [bin or OPENCODE, "serve", "--hostname", "127.0.0.1", "--port", str(port)], cwd=self.project,
+            [bin, "serve", "--hostname", "127.0.0.1", "--port", str(port)], cwd=self.project,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env={"PATH": os.environ["PATH"], "HOME": f"{root}/home", "XDG_CONFIG_HOME": f"{root}/config",
                  "XDG_DATA_HOME": f"{root}/data", "XDG_CACHE_HOME": f"{root}/cache",
@@ -598,14 +608,15 @@ class RealOpenCode:
         self.address = f"127.0.0.1:{port}"
         self.url = f"http://{self.address}"
         deadline = time.time() + 60
-        while True:
+        while self.proc.poll() is None:
             try:
                 if self.http("GET", "/global/health", timeout=1).status == 200:
-                    break
+                    return True
             except OSError:
                 pass
-            assert self.proc.poll() is None and time.time() < deadline, "opencode not healthy"
+            assert time.time() < deadline, "opencode not healthy"
             time.sleep(0.2)
+        return False
 
     def http(self, method, path, body=None, timeout=30):
         import http.client
