@@ -115,13 +115,18 @@ fn running_hook(runtime: &Path) -> Option<i32> {
     agents::running_hook(runtime, "codex")
 }
 
+/// An editor on the project, then Codex's terminal UI with the hook.
+async fn editor_and_codex() -> Option<(Setup, ask_sim::Sim, LspClient, Tmux)> {
+    let setup = Setup::new(codex_bin()?).await;
+    let sim = sim().await;
+    let client = setup.editor(&sim).await;
+    let tmux = setup.interactive("").await?;
+    Some((setup, sim, client, tmux))
+}
+
 #[tokio::test]
 async fn codex_runs_what_the_editor_allows_and_hears_why_it_rejects() {
-    let Some(codex) = codex_bin() else { return };
-    let setup = Setup::new(codex).await;
-    let sim = sim().await;
-    let mut client = setup.editor(&sim).await;
-    let Some(tmux) = setup.interactive("").await else {
+    let Some((setup, _sim, mut client, tmux)) = editor_and_codex().await else {
         return;
     };
 
@@ -225,11 +230,7 @@ async fn without_an_answer_from_the_editor_codex_asks_in_its_own_dialog() {
 /// dialog; nothing runs.
 #[tokio::test]
 async fn a_hook_killed_while_it_waits_leaves_the_editor_and_codex_asks() {
-    let Some(codex) = codex_bin() else { return };
-    let setup = Setup::new(codex).await;
-    let sim = sim().await;
-    let mut client = setup.editor(&sim).await;
-    let Some(tmux) = setup.interactive("").await else {
+    let Some((setup, _sim, mut client, tmux)) = editor_and_codex().await else {
         return;
     };
     let killed = setup.project().join("killed");
