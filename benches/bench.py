@@ -974,7 +974,7 @@ def time_to_visible(surface, count=VISIBLE_PROMPTS, machine="quiet"):
         if values:
             assert len(values) == count, f"{len(values)} {name} stamps for {count} prompts"
     return {"surface": surface, "load": load0, "load_after": load1, "uptime": uptime0, "uptime_after": uptime1,
-            "count": count, "clock_ms": clock, "frames": frames, "hops": hops, "machine": Machine.NAMES[machine]}
+            "count": count, "clock_ms": clock, "frames": frames, "hops": hops, "machine": beside.name()}
 
 
 def wakeups(servers, bin=BIN, heartbeat_s=10):

@@ -116,28 +116,17 @@ fn running_hook(runtime: &Path) -> Option<i32> {
 }
 
 /// Presses `key` in Codex's dialog until `done` (given the screen), and
-/// again while the dialog still shows 5 s after: an Escape pressed as the
-/// dialog showed was once lost on a loaded machine (the dialog stayed 40 s).
+/// again while the dialog still shows 5 s after (run 9 of 2026-11-29: an
+/// Escape pressed as the dialog showed left it on screen 40 s).
 async fn answer_dialog(tmux: &Tmux, key: &str, done: impl Fn(&str) -> bool) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let mut pressed = tokio::time::Instant::now();
     tmux.keys(&[key]);
-    loop {
-        let screen = tmux.screen();
-        if done(&screen) {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{key} in Codex's dialog did nothing:\n{screen}"
-        );
-        if pressed.elapsed() > Duration::from_secs(5) && screen.contains(CODEX_DIALOG) {
-            eprintln!("{key} again: Codex's dialog still shows");
-            tmux.keys(&[key]);
-            pressed = tokio::time::Instant::now();
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    tmux.press_again_until(
+        key,
+        Duration::from_secs(5),
+        |screen| screen.contains(CODEX_DIALOG),
+        done,
+    )
+    .await;
 }
 
 /// An editor on the project, then Codex's terminal UI with the hook.

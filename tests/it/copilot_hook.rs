@@ -184,21 +184,14 @@ async fn hook_started(runtime: &Path, agent: &str) {
 /// left edge), Enter again.
 async fn submit(tmux: &Tmux, line: &str) {
     tmux.type_line(line).await;
-    let deadline = tokio::time::Instant::now() + WAIT;
     let sent = format!(" ❯ {line}");
-    let mut entered = tokio::time::Instant::now();
-    while !tmux.screen().lines().any(|l| l.starts_with(&sent)) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "Copilot does not take the line:\n{}",
-            tmux.screen()
-        );
-        if entered.elapsed() > Duration::from_millis(1500) {
-            tmux.keys(&["Enter"]);
-            entered = tokio::time::Instant::now();
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    tmux.press_again_until(
+        "Enter",
+        Duration::from_millis(1500),
+        |_| true,
+        |screen| screen.lines().any(|l| l.starts_with(&sent)),
+    )
+    .await;
 }
 
 #[tokio::test]

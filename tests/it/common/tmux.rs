@@ -136,6 +136,37 @@ impl Tmux {
         }
     }
 
+    /// After the caller's first press of `key`: presses it again every
+    /// `every` while `again(screen)`, until `done(screen)`. An agent busy
+    /// redrawing may drop a key (seen: Copilot CLI an Enter during its MCP
+    /// reload; Codex an Escape as its dialog showed, on a loaded machine).
+    pub async fn press_again_until(
+        &self,
+        key: &str,
+        every: Duration,
+        again: impl Fn(&str) -> bool,
+        done: impl Fn(&str) -> bool,
+    ) {
+        let deadline = tokio::time::Instant::now() + self.wait;
+        let mut pressed = tokio::time::Instant::now();
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{key} pressed, never taken:\n{screen}"
+            );
+            if pressed.elapsed() > every && again(&screen) {
+                eprintln!("{key} again: not taken after {every:?}");
+                self.keys(&[key]);
+                pressed = tokio::time::Instant::now();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Types a line into the agent's input: Enter only once the agent
     /// shows the whole line (pressed before, a busy agent may take it as
     /// part of the typing and leave the line unsent). Typed again while
